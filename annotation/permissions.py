@@ -1,0 +1,46 @@
+"""Role rules (SPEC §1): checked on the server for every endpoint and page.
+
+A user without any role in a project sees nothing of it: 404, never 403. A member who lacks the
+role an action needs gets 403. Django staff act as admins of every project.
+"""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from annotation.models import Membership, Project
+
+Role = Membership.Role
+
+
+def roles_of(user: Any, project: Project) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    roles = set(
+        Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
+    )
+    if getattr(user, "is_staff", False):
+        roles.add(Role.ADMIN)
+    return roles
+
+
+def project_for(user: Any, slug: str, *allowed: str) -> Project:
+    """The project `slug` if `user` may act in it with one of the `allowed` roles (any if none)."""
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise Http404("No such project.")
+    held = roles_of(user, project)
+    if not held:
+        raise Http404("No such project.")
+    if allowed and not held.intersection(allowed):
+        raise PermissionDenied(f"This needs the {' or '.join(allowed)} role in this project.")
+    project.user_roles = held  # type: ignore[attr-defined]
+    return project
+
+
+def visible_projects(user: Any) -> "QuerySet[Project]":
+    if getattr(user, "is_staff", False):
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()

@@ -1,0 +1,124 @@
+"""Validation of a project's configuration: input schema, labels, tags and settings.
+
+Plain functions over plain data, shared by the API, the pages and the Django admin.
+"""
+
+import re
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+SPLITS = ("train", "dev", "test")
+FIELD_KINDS = ("text", "image_url")
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+# Column names the importer reserves for the example itself.
+RESERVED_FIELD_NAMES = {"id", "label", "split", "metadata"}
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "votes_per_item": 5,
+    "majority": 3,
+    "release_min_agreement": 3,
+    "validator_min_votes": 20,
+    "validator_max_disagreement": 0.8,
+    "claim_ttl": 2 * 60 * 60,
+    "lease_ttl": 10 * 60,
+    "max_perturbations_per_pivot": 5,
+    "max_edit_ratio": 0.5,
+    "require_label_change": True,
+    "control_rate": 0.1,
+}
+INT_SETTINGS = {
+    "votes_per_item": (1, 25),
+    "majority": (1, 25),
+    "validator_min_votes": (1, 1_000_000),
+    "claim_ttl": (60, 30 * 24 * 3600),
+    "lease_ttl": (10, 24 * 3600),
+    "max_perturbations_per_pivot": (1, 1000),
+}
+FRACTION_SETTINGS = ("validator_max_disagreement", "max_edit_ratio", "control_rate")
+
+
+def clean_fields(fields: Any) -> list[dict[str, Any]]:
+    if not isinstance(fields, list) or not fields:
+        raise ValidationError("fields must be a non-empty list of {name, kind, editable}.")
+    cleaned, seen = [], set()
+    for position, field in enumerate(fields, start=1):
+        if not isinstance(field, dict) or not isinstance(field.get("name"), str):
+            raise ValidationError(f"field {position} must be an object with a name.")
+        name = field["name"]
+        if not NAME_RE.match(name):
+            raise ValidationError(
+                f"field name {name!r} must start with a letter and hold only letters, digits, "
+                "'_' or '-'."
+            )
+        if name in RESERVED_FIELD_NAMES:
+            raise ValidationError(f"field name {name!r} is reserved.")
+        if name in seen:
+            raise ValidationError(f"field name {name!r} appears twice.")
+        kind = field.get("kind", "text")
+        if kind not in FIELD_KINDS:
+            raise ValidationError(f"field {name!r} has unknown kind {kind!r}.")
+        editable = field.get("editable", True)
+        if not isinstance(editable, bool):
+            raise ValidationError(f"field {name!r}: editable must be true or false.")
+        seen.add(name)
+        cleaned.append({"name": name, "kind": kind, "editable": editable})
+    if not any(f["editable"] for f in cleaned):
+        raise ValidationError("at least one field must be editable.")
+    return cleaned
+
+
+def clean_labels(labels: Any, extra_labels: Any) -> tuple[list[str], list[str]]:
+    for name, value in (("labels", labels), ("extra_labels", extra_labels)):
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ValidationError(f"{name} must be a list of non-empty strings.")
+    if len(labels) < 2:
+        raise ValidationError("labels must hold at least two labels.")
+    everything = labels + extra_labels
+    duplicates = sorted({label for label in everything if everything.count(label) > 1})
+    if duplicates:
+        raise ValidationError(f"labels repeat: {', '.join(duplicates)}.")
+    if len(everything) > 9:
+        # Keys 1-9 pick labels in the editor and the validation page.
+        raise ValidationError("at most 9 labels and extra labels in all.")
+    return labels, extra_labels
+
+
+def clean_settings(settings: Any) -> dict[str, Any]:
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise ValidationError("settings must be an object.")
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown:
+        raise ValidationError(f"unknown settings: {', '.join(unknown)}.")
+    merged = {**DEFAULT_SETTINGS, **settings}
+    for key, (low, high) in INT_SETTINGS.items():
+        value = merged[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValidationError(f"{key} must be an integer from {low} to {high}.")
+    for key in FRACTION_SETTINGS:
+        value = merged[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValidationError(f"{key} must be a number from 0 to 1.")
+    if not isinstance(merged["require_label_change"], bool):
+        raise ValidationError("require_label_change must be true or false.")
+    if not merged["votes_per_item"] / 2 < merged["majority"] <= merged["votes_per_item"]:
+        raise ValidationError("majority must be more than half of votes_per_item, and at most it.")
+    merged["release_min_agreement"] = _clean_min_agreement(
+        merged["release_min_agreement"], merged["votes_per_item"]
+    )
+    return merged
+
+
+def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int]:
+    """An integer for every split, or a per-split mapping such as {"test": 4}."""
+    values = value.values() if isinstance(value, dict) else [value]
+    if isinstance(value, dict) and set(value) - set(SPLITS):
+        raise ValidationError(f"release_min_agreement splits must be among {', '.join(SPLITS)}.")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= votes_per_item:
+            raise ValidationError(
+                f"release_min_agreement must be from 1 to votes_per_item ({votes_per_item})."
+            )
+    return value

@@ -1,0 +1,86 @@
+"""Server-rendered pages. Every view checks the role rules through annotation.permissions."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from annotation import services
+from annotation.api import members_of
+from annotation.forms import ImportForm, MemberForm
+from annotation.importers import ImportRejected, import_examples
+from annotation.permissions import Role, project_for, roles_of, visible_projects
+
+
+@login_required
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request.user).annotate(n_examples=Count("examples"))
+    rows = [(project, sorted(roles_of(request.user, project))) for project in projects]
+    return render(request, "annotation/project_list.html", {"rows": rows})
+
+
+@login_required
+def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug)
+    counts = {
+        (row["split"], row["label"]): row["n"]
+        for row in project.examples.values("split", "label").annotate(n=Count("id"))
+    }
+    splits = sorted({split for split, _ in counts})
+    table = [
+        (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
+    ]
+    context = {
+        "project": project,
+        "roles": project.user_roles,  # type: ignore[attr-defined]
+        "table": table,
+        "n_examples": sum(counts.values()),
+        "tags": project.tags.all(),
+        "guidelines": project.current_guidelines(),
+    }
+    return render(request, "annotation/dashboard.html", context)
+
+
+@login_required
+def import_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    errors = []
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            batch = import_examples(
+                project=project,
+                user=request.user,
+                data=upload.read(),
+                source_name=upload.name,
+                fmt=form.cleaned_data["format"] or None,
+                mapping=form.cleaned_data["mapping"],
+                default_split=form.cleaned_data["split"],
+            )
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Imported {batch.row_count} examples from {upload.name}.")
+            return redirect("project-import", slug=project.slug)
+    batches = project.import_batches.select_related("created_by")[:20]
+    context = {"project": project, "form": form, "errors": errors, "batches": batches}
+    return render(request, "annotation/import.html", context, status=400 if errors else 200)
+
+
+@login_required
+def members_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    form = MemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.member_set_roles(project=project, actor=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            messages.success(request, f"Roles of {form.cleaned_data['username']} saved.")
+            return redirect("project-members", slug=project.slug)
+    context = {"project": project, "form": form, "members": members_of(project)}
+    return render(request, "annotation/members.html", context)

@@ -1,0 +1,10 @@
+"""Test settings: real PostgreSQL unless DATABASE_URL says otherwise."""
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+from config.settings.local import *  # noqa: F403
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,51 @@
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_token_from_username_and_password_authenticates_api_calls(people):
+    client = APIClient()
+    response = client.post(
+        "/api/auth/token/", {"username": "erin", "password": "pw"}, format="json"
+    )
+    assert response.status_code == 200
+    token = response.json()["token"]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.get("/api/projects/sentiment/").status_code == 200
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert client.get("/api/projects/sentiment/").status_code == 401
+
+
+def test_token_with_wrong_password_is_refused(db):
+    UserFactory(username="u")
+    response = APIClient().post("/api/auth/token/", {"username": "u", "password": "no"})
+    assert response.status_code == 400
+    assert "token" not in response.json()
+
+
+def test_login_page_logs_in_and_logout_logs_out(people):
+    client = Client()
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200 and b"csrfmiddlewaretoken" in page.content
+    response = client.post("/accounts/login/", {"username": "erin", "password": "pw"})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200
+    bad = Client().post("/accounts/login/", {"username": "erin", "password": "wrong"})
+    assert b"didn't match" in bad.content
+    client.post("/accounts/logout/")
+    assert client.get("/").status_code == 302
+
+
+def test_openapi_schema_and_docs_are_served(people):
+    client = Client()
+    client.force_login(people["admin"])
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    assert "/api/projects/{slug}/examples/import/" in schema.json()["paths"]
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200
+    assert b"cdn" not in docs.content.lower()

@@ -1,0 +1,64 @@
+"""Test data comes from here."""
+
+import factory
+from django.contrib.auth import get_user_model
+
+from annotation.models import Example, Membership, Project, Tag
+from annotation.schema import DEFAULT_SETTINGS
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("pw")
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Project
+
+    name = factory.Sequence(lambda n: f"Project {n}")
+    slug = factory.Sequence(lambda n: f"project-{n}")
+    fields = factory.LazyFunction(lambda: [{"name": "text", "kind": "text", "editable": True}])
+    labels = factory.LazyFunction(lambda: ["positive", "negative"])
+    extra_labels = factory.LazyFunction(lambda: ["mixed"])
+    settings = factory.LazyFunction(lambda: dict(DEFAULT_SETTINGS))
+
+
+class TagFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Tag
+
+    project = factory.SubFactory(ProjectFactory)
+    name = factory.Sequence(lambda n: f"tag{n}")
+    description = "a phenomenon"
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    project = factory.SubFactory(ProjectFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Membership.Role.EXPERT
+
+
+class ExampleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Example
+
+    project = factory.SubFactory(ProjectFactory)
+    external_id = factory.Sequence(lambda n: f"ex-{n}")
+    fields = factory.Sequence(lambda n: {"text": f"The film number {n} was good."})
+    label = "positive"
+    split = "test"
+
+
+def member(project: Project, username: str, *roles: str):  # type: ignore[no-untyped-def]
+    user = UserFactory(username=username)
+    for role in roles:
+        MembershipFactory(project=project, user=user, role=role)
+    return user

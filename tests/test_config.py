@@ -1,0 +1,220 @@
+"""Settings, deployment files, the embedded demo path, and a real Celery round trip."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from celery import Celery
+
+from config.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_manage(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    env.pop("SECRET_KEY", None)
+    env.pop("CELERY_BROKER_URL", None)
+    return {**env, **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_check_deploy_is_clean_under_production_settings(tmp_path):
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        SECRET_KEY="x" * 20 + uuid.uuid4().hex + "Y" * 20,
+        CONTRASTLAB_VAR_DIR=str(tmp_path),
+    )
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_secret_key(tmp_path):
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="config.settings.production", CONTRASTLAB_VAR_DIR=str(tmp_path)
+    )
+    result = run_manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set the SECRET_KEY environment variable" in result.stderr
+
+
+def test_bad_environment_values_fail_loudly(tmp_path):
+    env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path), DEBUG="maybe")
+    result = run_manage("check", env=env)
+    assert result.returncode != 0
+    assert "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+def test_docker_compose_wires_the_full_stack():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert "healthcheck" in services["postgres"] and "healthcheck" in services["redis"]
+    assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
+    assert services["web"]["command"][0] == "gunicorn"
+    worker = services["worker"]["command"]
+    assert (
+        worker[:3] == ["celery", "-A", "config"] and worker[worker.index("-Q") + 1] == "evaluation"
+    )
+    for name in ("web", "worker"):
+        depends = services[name]["depends_on"]
+        assert depends["migrate"]["condition"] == "service_completed_successfully"
+        assert depends["redis"]["condition"] == "service_healthy"
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:" in env["DATABASE_URL"]
+        assert env["CELERY_BROKER_URL"].startswith("redis://redis:")
+        assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+        assert "SECRET_KEY" in env
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_evaluation_tasks_are_routed_to_the_evaluation_queue():
+    route = celery_app.amqp.router.route({}, "evaluation.tasks.ping")
+    assert route["queue"].name == "evaluation"
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def stop(process: subprocess.Popen) -> str:
+    process.send_signal(signal.SIGTERM)
+    try:
+        out, _ = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+    return out or ""
+
+
+@pytest.mark.slow
+def test_embedded_demo_path_on_sqlite_migrates_loads_twice_and_serves_login(tmp_path):
+    env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))
+    assert run_manage("migrate", "--noinput", env=env).returncode == 0
+    first = run_manage("load_demo", env=env)
+    second = run_manage("load_demo", env=env)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert "(40 originals)" in first.stdout and "(40 originals)" in second.stdout
+    assert "password for all: contrast-demo" in second.stdout
+    assert (tmp_path / "contrastlab.sqlite3").exists()
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+
+        def login_page() -> bytes | None:
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/").read()
+            except OSError:
+                return None
+
+        wait_for(lambda: login_page() is not None, 60, "the demo server")
+        assert b"Log in" in login_page()  # type: ignore[operator]
+    finally:
+        stop(server)
+
+
+@pytest.mark.slow
+def test_embedded_worker_runs_tasks_from_the_filesystem_broker(tmp_path):
+    env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))
+    worker = start_worker(env)
+    token = uuid.uuid4().hex
+    try:
+        code = (
+            "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
+            "'config.settings.local'); django.setup();"
+            f"from evaluation.tasks import ping; ping.delay('{token}')"
+        )
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, timeout=60)
+        queue = tmp_path / "broker" / "queue"
+        wait_for(lambda: not any(queue.iterdir()), 60, "the worker to take the message")
+        time.sleep(1)
+    finally:
+        log = stop(worker)
+    assert re.search(rf"succeeded in .*'pong:{token}'", log), log[-2000:]
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "evaluation",
+            "--concurrency",
+            "1",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "info",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_celery_round_trip_through_a_real_worker_on_redis(tmp_path):
+    redis_url = "redis://127.0.0.1:6379/15"
+    env = clean_env(
+        CONTRASTLAB_VAR_DIR=str(tmp_path),
+        CELERY_BROKER_URL=redis_url,
+        CELERY_RESULT_BACKEND=redis_url,
+    )
+    worker = start_worker(env)
+    client = Celery(broker=redis_url, backend=redis_url)
+    try:
+        token = uuid.uuid4().hex
+        result = client.send_task("evaluation.tasks.ping", args=[token], queue="evaluation")
+        assert result.get(timeout=90) == f"pong:{token}"
+    finally:
+        stop(worker)
+        client.close()
