@@ -214,3 +214,295 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action}"
+
+
+class Claim(models.Model):
+    """An expert's time-limited reservation of a pivot. One row per pivot, taken over on expiry."""
+
+    example = models.OneToOneField(Example, on_delete=models.CASCADE, related_name="claim")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    # When the editor was last opened on this pivot: the server's measure of time spent.
+    opened_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=models.F("opened_at")), name="claim_expires_after_open"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.expert} holds {self.example} until {self.expires_at:%H:%M}"
+
+    def is_live(self, now: Any = None) -> bool:
+        return self.expires_at > (now or timezone.now())
+
+
+class Perturbation(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        SUBMITTED = "submitted"
+        ACCEPTED = "accepted"
+        DISPUTED = "disputed"
+        REJECTED = "rejected"
+        NO_MAJORITY = "no_majority"
+        WITHDRAWN = "withdrawn"
+
+    RESOLVED = (Status.ACCEPTED, Status.DISPUTED, Status.REJECTED, Status.NO_MAJORITY)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="perturbations")
+    pivot = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="perturbations")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="perturbations"
+    )
+    fields = models.JSONField()
+    label = models.CharField(max_length=100, blank=True)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="perturbations")
+    rationale = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    guideline_version = models.PositiveIntegerField(default=0)
+    # Active seconds the editor reported, capped by the server's wall-clock measure.
+    seconds_spent = models.PositiveIntegerField(default=0)
+    wall_seconds = models.PositiveIntegerField(default=0)
+    edit_distance = models.FloatField(default=0.0)
+    tokens_changed = models.PositiveIntegerField(default=0)
+    # Set by an admin to allow an edit above the project's max_edit_ratio.
+    allow_large_edit = models.BooleanField(default=False)
+    # The majority label once validation resolved it (may differ from `label` when disputed).
+    majority_label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    status__in=[
+                        "draft",
+                        "submitted",
+                        "accepted",
+                        "disputed",
+                        "rejected",
+                        "no_majority",
+                        "withdrawn",
+                    ]
+                ),
+                name="perturbation_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(submitted_at__isnull=False) | Q(status="withdrawn"),
+                name="perturbation_submitted_has_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(edit_distance__gte=0) & Q(edit_distance__lte=1),
+                name="perturbation_edit_distance_range",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "status"]),
+            models.Index(fields=["project", "author", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"perturbation {self.pk} of {self.pivot}"
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.status in self.RESOLVED
+
+
+class PerturbationRevision(models.Model):
+    """An earlier state of a draft, kept when the draft changes."""
+
+    perturbation = models.ForeignKey(
+        Perturbation, on_delete=models.CASCADE, related_name="revisions"
+    )
+    number = models.PositiveIntegerField()
+    fields = models.JSONField()
+    label = models.CharField(max_length=100, blank=True)
+    tags = models.JSONField(default=list)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["perturbation", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["perturbation", "number"], name="revision_number_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"revision {self.number} of perturbation {self.perturbation_id}"
+
+
+class ValidationItem(models.Model):
+    """A perturbation to validate, or an original pivot mixed in as a control.
+
+    Validators see only the fields, so they cannot tell the two kinds apart.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+        CLOSED = "closed"  # withdrawn before anyone voted
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    perturbation = models.OneToOneField(
+        Perturbation, null=True, blank=True, on_delete=models.CASCADE, related_name="item"
+    )
+    control = models.OneToOneField(
+        Example, null=True, blank=True, on_delete=models.CASCADE, related_name="control_item"
+    )
+    # The author, copied here so that the queue can skip a validator's own items cheaply.
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    fields = models.JSONField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    counted_votes = models.PositiveIntegerField(default=0)
+    majority_label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(perturbation__isnull=False, control__isnull=True)
+                    | Q(perturbation__isnull=True, control__isnull=False)
+                ),
+                name="item_is_perturbation_or_control",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "resolved", "closed"]), name="item_status_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["project", "status", "-counted_votes", "created_at"], name="item_queue"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk}"
+
+    @property
+    def is_control(self) -> bool:
+        return self.control_id is not None
+
+    @property
+    def gold_label(self) -> str:
+        """The label the item is meant to have: the author's intended label, or the original's."""
+        if self.perturbation is not None:
+            return self.perturbation.label
+        assert self.control is not None
+        return self.control.label
+
+
+class Lease(models.Model):
+    """A validator's short reservation of an item, so that concurrent validators get different
+    items."""
+
+    item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="leases")
+    validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "validator"], name="lease_unique_per_item")
+        ]
+        indexes = [models.Index(fields=["validator", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.validator} leases item {self.item_id} until {self.expires_at:%H:%M}"
+
+
+class Vote(models.Model):
+    class Flag(models.TextChoices):
+        NOT_MINIMAL = "not_minimal"
+        UNGRAMMATICAL = "ungrammatical"
+        UNCLEAR = "unclear"
+
+    item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="votes")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="votes"
+    )
+    label = models.CharField(max_length=100)
+    flags = models.JSONField(default=list, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    guideline_version = models.PositiveIntegerField(default=0)
+    # False while the validator is unqualified: the vote is kept but does not count.
+    counts = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "validator"], name="vote_once_per_item"),
+            models.CheckConstraint(condition=~Q(label=""), name="vote_label_not_empty"),
+        ]
+        indexes = [models.Index(fields=["validator", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.validator} voted {self.label} on {self.item_id}"
+
+
+class ValidatorStatus(models.Model):
+    """Whether a validator's votes count in a project. No row means qualified."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="validators")
+    validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    qualified = models.BooleanField(default=True)
+    agreement = models.FloatField(null=True, blank=True)
+    changed_at = models.DateTimeField(default=timezone.now)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        verbose_name_plural = "validator statuses"
+        constraints = [
+            models.UniqueConstraint(fields=["project", "validator"], name="validator_status_unique")
+        ]
+
+    def __str__(self) -> str:
+        state = "qualified" if self.qualified else "unqualified"
+        return f"{self.validator} is {state} in project {self.project_id}"
+
+
+class Release(models.Model):
+    """An immutable, versioned bundle of accepted contrast sets. Written once, never changed."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
+    version = models.CharField(max_length=32)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    # split_strategy, seed, proportions, min_agreement: everything needed to reproduce it.
+    options = models.JSONField(default=dict)
+    counts = models.JSONField(default=dict)
+    statistics = models.JSONField(default=dict)
+    manifest = models.JSONField(default=dict)
+    bundle = models.CharField(max_length=255, blank=True)  # path under MEDIA_ROOT
+    perturbations = models.ManyToManyField(Perturbation, related_name="releases", blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "version"], name="release_version_unique"),
+            models.CheckConstraint(condition=~Q(version=""), name="release_version_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} {self.version}"

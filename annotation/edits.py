@@ -1,0 +1,87 @@
+"""Edit statistics between a pivot and its perturbation: pure functions, no Django.
+
+Tokens are words and single punctuation marks. The normalised edit distance is the token-level
+Levenshtein distance divided by the longer token count, as in DynaSent (Potts et al., 2021),
+Figure 2a. Whitespace never counts as an edit.
+"""
+
+import difflib
+import re
+from typing import Literal
+
+TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+PIECE_RE = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+
+Op = Literal["equal", "insert", "delete"]
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN_RE.findall(text)
+
+
+def normalize_whitespace(text: str) -> str:
+    return " ".join(text.split())
+
+
+def levenshtein(a: list[str], b: list[str]) -> int:
+    """Token-level edit distance (insertions, deletions, substitutions all cost 1)."""
+    # Minimal edits share long prefixes and suffixes; trimming them keeps this fast.
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    a, b = a[start:end_a], b[start:end_b]
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, token_a in enumerate(a, start=1):
+        current = [i]
+        for j, token_b in enumerate(b, start=1):
+            current.append(
+                min(
+                    previous[j] + 1,
+                    current[j - 1] + 1,
+                    previous[j - 1] + (token_a != token_b),
+                )
+            )
+        previous = current
+    return previous[-1]
+
+
+def edit_distance(original: str, edited: str) -> float:
+    """Normalised token edit distance in [0, 1]; 0 exactly when the token lists are equal."""
+    a, b = tokenize(original), tokenize(edited)
+    longest = max(len(a), len(b))
+    if longest == 0:
+        return 0.0
+    return levenshtein(a, b) / longest
+
+
+def word_diff(original: str, edited: str) -> list[tuple[Op, str]]:
+    """A word-level diff: joining the equal and delete parts gives `original` back, and joining
+    the equal and insert parts gives `edited` back."""
+    a, b = PIECE_RE.findall(original), PIECE_RE.findall(edited)
+    ops: list[tuple[Op, str]] = []
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            ops.append(("equal", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            ops.append(("delete", "".join(a[i1:i2])))
+        if j2 > j1:
+            ops.append(("insert", "".join(b[j1:j2])))
+    return ops
+
+
+def fields_edit_distance(pivot: dict[str, str], edited: dict[str, str], names: list[str]) -> float:
+    """Edit distance over several fields: total token edits over total longer lengths."""
+    changed = longest = 0
+    for name in names:
+        a, b = tokenize(pivot.get(name, "")), tokenize(edited.get(name, ""))
+        changed += levenshtein(a, b)
+        longest += max(len(a), len(b))
+    return 0.0 if longest == 0 else changed / longest
