@@ -341,9 +341,10 @@ class PerturbationRevision(models.Model):
 
 
 class ValidationItem(models.Model):
-    """A perturbation to validate, or an original pivot mixed in as a control.
+    """A perturbation to validate, an original pivot mixed in as a control, or an item whose
+    responses were imported from elsewhere (`external_id`).
 
-    Validators see only the fields, so they cannot tell the two kinds apart.
+    Validators see only the fields, so they cannot tell the kinds apart.
     """
 
     class Status(models.TextChoices):
@@ -362,7 +363,12 @@ class ValidationItem(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    external_id = models.CharField(max_length=255, blank=True)
     fields = models.JSONField()
+    split = models.CharField(max_length=8, default="test")
+    # The label the item is meant to have: the author's intended label, or the original's.
+    # Empty for imported items, whose only truth is their votes.
+    gold_label = models.CharField(max_length=100, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     counted_votes = models.PositiveIntegerField(default=0)
     majority_label = models.CharField(max_length=100, blank=True)
@@ -374,10 +380,17 @@ class ValidationItem(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=(
-                    Q(perturbation__isnull=False, control__isnull=True)
-                    | Q(perturbation__isnull=True, control__isnull=False)
+                    Q(perturbation__isnull=False, control__isnull=True, external_id="")
+                    | Q(perturbation__isnull=True, control__isnull=False, external_id="")
+                    | (Q(perturbation__isnull=True, control__isnull=True) & ~Q(external_id=""))
                 ),
-                name="item_is_perturbation_or_control",
+                name="item_is_perturbation_control_or_external",
+            ),
+            models.CheckConstraint(condition=Q(split__in=SPLITS), name="item_split_valid"),
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=~Q(external_id=""),
+                name="item_external_id_unique",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["open", "resolved", "closed"]), name="item_status_valid"
@@ -395,14 +408,6 @@ class ValidationItem(models.Model):
     @property
     def is_control(self) -> bool:
         return self.control_id is not None
-
-    @property
-    def gold_label(self) -> str:
-        """The label the item is meant to have: the author's intended label, or the original's."""
-        if self.perturbation is not None:
-            return self.perturbation.label
-        assert self.control is not None
-        return self.control.label
 
 
 class Lease(models.Model):

@@ -42,6 +42,8 @@ def items_open_for(perturbation: Perturbation) -> Item:
         perturbation=perturbation,
         author=perturbation.author,
         fields=perturbation.fields,
+        split=perturbation.pivot.split,
+        gold_label=perturbation.label,
     )
     _top_up_controls(perturbation.project, perturbation.pivot)
     return item
@@ -55,7 +57,13 @@ def _top_up_controls(project: Project, pivot: Example) -> None:
     items = Item.objects.filter(project=project)
     controls = items.filter(control__isnull=False).count()
     if controls + 1 <= rate * (items.count() + 1) + 1e-9:
-        Item.objects.create(project=project, control=pivot, author=None, fields=pivot.fields)
+        Item.objects.create(
+            project=project,
+            control=pivot,
+            fields=pivot.fields,
+            split=pivot.split,
+            gold_label=pivot.label,
+        )
 
 
 def item_close_for(perturbation: Perturbation) -> None:
@@ -87,7 +95,7 @@ def _candidates(project: Project, validator: Any, now: Any) -> Any:
 
 
 @transaction.atomic
-def next_item(*, project: Project, validator: Any) -> Item | None:
+def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | None:
     """Lease the open item this validator should label next, or None when none is left.
 
     Prefers items closest to completion, then the oldest. The item row is locked (FOR UPDATE
@@ -96,22 +104,18 @@ def next_item(*, project: Project, validator: Any) -> Item | None:
     assigned beyond votes_per_item.
     """
     now = timezone.now()
-    held = (
-        Lease.objects.filter(
-            validator=validator, expires_at__gt=now, item__project=project, item__status="open"
-        )
-        .select_related("item")
-        .first()
-    )
+    leases = Lease.objects.filter(validator=validator, item__project=project)
+    leases.filter(item__in=list(skip)).delete()
+    held = leases.filter(expires_at__gt=now, item__status="open").select_related("item").first()
     if held is not None:
         return held.item
     skip_locked = connection.features.has_select_for_update_skip_locked
     for _ in range(5):
-        item = (
-            _candidates(project, validator, now).select_for_update(skip_locked=skip_locked).first()
-        )
+        candidates = _candidates(project, validator, now).exclude(pk__in=list(skip))
+        item = candidates.select_for_update(skip_locked=skip_locked).first()
         if item is None:
             return None
+        # A fresh statement sees leases committed while we waited for the row lock.
         if _candidates(project, validator, now).filter(pk=item.pk).exists():
             Lease.objects.update_or_create(
                 item=item,
@@ -328,3 +332,38 @@ def _recount(item: Item) -> None:
 def item_is_released(item: Item) -> bool:
     """Released perturbations keep their resolution: a release never changes."""
     return Release.objects.filter(perturbations__item=item).exists()
+
+
+# Adjudication ----------------------------------------------------------------------------------
+
+
+class AdjudicationError(Exception):
+    pass
+
+
+@transaction.atomic
+def perturbation_adjudicate(
+    *, perturbation: Perturbation, admin: Any, decision: str
+) -> Perturbation:
+    """Accept a disputed perturbation under its majority label, or reject it."""
+    perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
+    if perturbation.status != Perturbation.Status.DISPUTED:
+        raise AdjudicationError(
+            f"Only disputed perturbations can be adjudicated; this one is {perturbation.status}."
+        )
+    if decision not in ("accept", "reject"):
+        raise AdjudicationError("decision must be accept or reject.")
+    perturbation.status = (
+        Perturbation.Status.ACCEPTED if decision == "accept" else Perturbation.Status.REJECTED
+    )
+    perturbation.save(update_fields=["status"])
+    audit(
+        actor=admin,
+        action="adjudicated",
+        project=perturbation.project,
+        perturbation=perturbation.pk,
+        decision=decision,
+        intended_label=perturbation.label,
+        majority_label=perturbation.majority_label,
+    )
+    return perturbation

@@ -11,7 +11,9 @@ from annotation import services
 from annotation.api import members_of
 from annotation.forms import ImportForm, MemberForm
 from annotation.importers import ImportRejected, import_examples
+from annotation.models import Perturbation
 from annotation.permissions import Role, project_for, roles_of, visible_projects
+from annotation.stats import project_stats, tag_coverage
 
 
 @login_required
@@ -32,13 +34,21 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     table = [
         (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
     ]
+    roles = project.user_roles  # type: ignore[attr-defined]
+    status_counts = dict(
+        project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
+    )
     context = {
         "project": project,
-        "roles": project.user_roles,  # type: ignore[attr-defined]
+        "roles": roles,
         "table": table,
         "n_examples": sum(counts.values()),
-        "tags": project.tags.all(),
+        "tags": tag_coverage(project),
         "guidelines": project.current_guidelines(),
+        "perturbation_counts": [(s, status_counts.get(s, 0)) for s in Perturbation.Status.values],
+        "n_perturbations": sum(status_counts.values()),
+        # Agreement figures and vote distributions are for admins only.
+        "stats": project_stats(project) if Role.ADMIN in roles else None,
     }
     return render(request, "annotation/dashboard.html", context)
 

@@ -1,0 +1,205 @@
+// The perturbation editor: live word diff, edit-ratio meter, keyboard, autosave, submit.
+// The server re-checks everything; this file only helps the expert see what they did.
+(function () {
+  "use strict";
+  const config = JSON.parse(document.getElementById("editor-config").textContent);
+  const form = document.getElementById("editor");
+  const statusLine = document.getElementById("save-status");
+  const errorBox = document.getElementById("editor-error");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  const WORD = /[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu;
+  const PIECE = /\s+|[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu;
+  const tokens = (text) => text.match(WORD) || [];
+  const pieces = (text) => text.match(PIECE) || [];
+
+  function trim(a, b) {
+    let start = 0;
+    while (start < a.length && start < b.length && a[start] === b[start]) start++;
+    let endA = a.length, endB = b.length;
+    while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA--; endB--; }
+    return [start, endA, endB];
+  }
+
+  function levenshtein(a, b) {
+    const [start, endA, endB] = trim(a, b);
+    a = a.slice(start, endA); b = b.slice(start, endB);
+    let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const current = [i];
+      for (let j = 1; j <= b.length; j++) {
+        current[j] = Math.min(previous[j] + 1, current[j - 1] + 1,
+                              previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      previous = current;
+    }
+    return previous[b.length];
+  }
+
+  // Word diff as [op, text] pairs, with op in "equal", "insert", "delete".
+  function diff(before, after) {
+    const a = pieces(before), b = pieces(after);
+    const [start, endA, endB] = trim(a, b);
+    const out = [];
+    const push = (op, text) => { if (text) out.push([op, text]); };
+    push("equal", a.slice(0, start).join(""));
+    const midA = a.slice(start, endA), midB = b.slice(start, endB);
+    if (midA.length * midB.length > 4e6) {
+      push("delete", midA.join("")); push("insert", midB.join(""));
+    } else {
+      const n = midA.length, m = midB.length;
+      const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+      for (let i = n - 1; i >= 0; i--)
+        for (let j = m - 1; j >= 0; j--)
+          lcs[i][j] = midA[i] === midB[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      let i = 0, j = 0;
+      while (i < n || j < m) {
+        if (i < n && j < m && midA[i] === midB[j]) { push("equal", midA[i]); i++; j++; }
+        else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { push("insert", midB[j]); j++; }
+        else { push("delete", midA[i]); i++; }
+      }
+    }
+    push("equal", a.slice(endA).join(""));
+    // Merge neighbours with the same op so highlights read as phrases.
+    return out.reduce((acc, [op, text]) => {
+      const last = acc[acc.length - 1];
+      if (last && last[0] === op) last[1] += text; else acc.push([op, text]);
+      return acc;
+    }, []);
+  }
+
+  function renderDiff(target, ops) {
+    target.replaceChildren(...ops.map(([op, text]) => {
+      if (op === "equal") return document.createTextNode(text);
+      const el = document.createElement(op === "insert" ? "ins" : "del");
+      el.textContent = text;
+      return el;
+    }));
+  }
+
+  const editors = Array.from(form.querySelectorAll("textarea[data-field]"));
+  const meter = document.getElementById("edit-meter");
+  const meterBar = meter.querySelector("span");
+  const meterText = document.getElementById("edit-ratio");
+
+  function refresh() {
+    let changed = 0, longest = 0;
+    for (const area of editors) {
+      const name = area.dataset.field;
+      const before = config.pivotFields[name];
+      renderDiff(document.getElementById(`diff-${name}`), diff(before, area.value));
+      const a = tokens(before), b = tokens(area.value);
+      changed += levenshtein(a, b);
+      longest += Math.max(a.length, b.length);
+    }
+    const ratio = longest ? changed / longest : 0;
+    meterText.textContent = `${Math.round(ratio * 100)}% of tokens changed (limit ${Math.round(config.maxEditRatio * 100)}%)`;
+    meterBar.style.width = `${Math.min(100, ratio * 100)}%`;
+    meter.classList.toggle("over", ratio > config.maxEditRatio);
+  }
+
+  // Active time: seconds with the page visible and input in the last minute.
+  let active = config.secondsSoFar, lastActivity = Date.now();
+  ["keydown", "input", "mousemove", "click"].forEach((type) =>
+    document.addEventListener(type, () => { lastActivity = Date.now(); }, { passive: true }));
+  setInterval(() => {
+    if (document.visibilityState === "visible" && Date.now() - lastActivity < 60000) active++;
+  }, 1000);
+
+  function payload(submit) {
+    const fields = {};
+    editors.forEach((area) => { fields[area.dataset.field] = area.value; });
+    const label = form.querySelector("input[name=label]:checked");
+    return {
+      pivot: config.pivot,
+      fields,
+      label: label ? label.value : "",
+      tags: Array.from(form.querySelectorAll("input[name=tags]:checked")).map((box) => box.value),
+      rationale: form.querySelector("textarea[name=rationale]").value,
+      seconds_spent: active,
+      submit,
+    };
+  }
+
+  let draftId = config.draftId, saving = null, dirty = false;
+
+  async function send(submit) {
+    const url = draftId ? config.detailUrl.replace("/0/", `/${draftId}/`) : config.createUrl;
+    const response = await fetch(url, {
+      method: draftId ? "PATCH" : "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      credentials: "same-origin",
+      body: JSON.stringify(payload(submit)),
+    });
+    const body = await response.json().catch(() => ({ detail: `Server error ${response.status}` }));
+    if (response.ok && body.id) draftId = body.id;
+    return { ok: response.ok, body };
+  }
+
+  function showError(body) {
+    const message = body.detail || Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; ");
+    errorBox.textContent = message;
+    errorBox.hidden = false;
+    form.querySelectorAll(".field-error").forEach((el) => el.classList.remove("field-error"));
+    const target = body.field && form.querySelector(`[data-error-for="${body.field}"]`);
+    if (target) target.classList.add("field-error");
+  }
+
+  async function save() {
+    if (saving) return saving;
+    dirty = false;
+    statusLine.textContent = "Saving…";
+    saving = send(false).then(({ ok, body }) => {
+      statusLine.textContent = ok ? `Draft saved at ${new Date().toLocaleTimeString()}` : "Not saved";
+      if (!ok) showError(body);
+    }).catch(() => { statusLine.textContent = "Not saved: the server is unreachable"; dirty = true; })
+      .finally(() => { saving = null; });
+    return saving;
+  }
+
+  let timer = null;
+  function changed() {
+    dirty = true;
+    statusLine.textContent = "Unsaved changes";
+    clearTimeout(timer);
+    timer = setTimeout(save, 1500);
+  }
+
+  async function submit() {
+    clearTimeout(timer);
+    if (saving) await saving;
+    statusLine.textContent = "Submitting…";
+    const { ok, body } = await send(true).catch(() => ({ ok: false, body: { detail: "The server is unreachable; your text is still here." } }));
+    if (ok) {
+      window.location.href = `${config.myWorkUrl}?submitted=${body.id}`;
+    } else {
+      statusLine.textContent = "Not submitted";
+      showError(body);
+    }
+  }
+
+  editors.forEach((area) => area.addEventListener("input", () => { refresh(); changed(); }));
+  form.addEventListener("change", (event) => { if (event.target.name !== "label-key") changed(); });
+  form.querySelector("textarea[name=rationale]").addEventListener("input", changed);
+  form.addEventListener("submit", (event) => { event.preventDefault(); submit(); });
+  document.getElementById("save-draft").addEventListener("click", () => save());
+
+  const labels = Array.from(form.querySelectorAll("input[name=label]"));
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      submit();
+      return;
+    }
+    const typing = /^(TEXTAREA|INPUT|SELECT)$/.test(document.activeElement.tagName) &&
+      !["radio", "checkbox"].includes(document.activeElement.type);
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    const n = Number(event.key);
+    if (n >= 1 && n <= labels.length) {
+      labels[n - 1].checked = true;
+      labels[n - 1].dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  });
+  window.addEventListener("beforeunload", (event) => { if (dirty) event.preventDefault(); });
+  refresh();
+})();
