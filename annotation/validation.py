@@ -94,14 +94,14 @@ def _candidates(project: Project, validator: Any, now: Any) -> Any:
     )
 
 
-@transaction.atomic
 def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | None:
     """Lease the open item this validator should label next, or None when none is left.
 
-    Prefers items closest to completion, then the oldest. The item row is locked (FOR UPDATE
-    SKIP LOCKED on PostgreSQL) and its capacity checked again in a fresh statement before the
-    lease is written; every lease and vote is written under that row lock, so no item is
-    assigned beyond votes_per_item.
+    Prefers items closest to completion, then the oldest. Each attempt is one transaction: it
+    locks one candidate row (FOR UPDATE SKIP LOCKED on PostgreSQL), checks its capacity again in
+    a fresh statement, and writes the lease under that lock. Every lease and vote is written
+    under the item's row lock, so no item is assigned beyond votes_per_item. An attempt holds
+    at most one row lock, so validators never deadlock one another.
     """
     now = timezone.now()
     leases = Lease.objects.filter(validator=validator, item__project=project)
@@ -109,21 +109,39 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | Non
     held = leases.filter(expires_at__gt=now, item__status="open").select_related("item").first()
     if held is not None:
         return held.item
-    skip_locked = connection.features.has_select_for_update_skip_locked
-    for _ in range(5):
-        candidates = _candidates(project, validator, now).exclude(pk__in=list(skip))
-        item = candidates.select_for_update(skip_locked=skip_locked).first()
-        if item is None:
-            return None
-        # A fresh statement sees leases committed while we waited for the row lock.
-        if _candidates(project, validator, now).filter(pk=item.pk).exists():
-            Lease.objects.update_or_create(
-                item=item,
-                validator=validator,
-                defaults={"expires_at": now + timedelta(seconds=project.setting("lease_ttl"))},
-            )
+    for _ in range(10):
+        with transaction.atomic():
+            settled, item = _lease_one(project, validator, now, list(skip))
+        if settled:
             return item
     return None
+
+
+def _lease_one(
+    project: Project, validator: Any, now: Any, skip: list[int]
+) -> tuple[bool, Item | None]:
+    """(True, item) or (True, None) when settled; (False, None) when the locked item filled up
+    meanwhile and the caller should try again."""
+    candidates = _candidates(project, validator, now).exclude(pk__in=skip)
+    skip_locked = connection.features.has_select_for_update_skip_locked
+    item = candidates.select_for_update(skip_locked=skip_locked).first()
+    if item is None:
+        # Every candidate may be locked by validators being served right now: wait for the
+        # best one rather than answer "nothing left" while items remain. Lock that one row by
+        # its key: a blocking ORDER BY ... LIMIT scan could lock several and deadlock.
+        first = candidates.values_list("pk", flat=True).first()
+        if first is None:
+            return True, None
+        item = Item.objects.select_for_update().get(pk=first)
+    # A fresh statement sees leases and votes committed while we waited for the row lock.
+    if not _candidates(project, validator, now).filter(pk=item.pk).exists():
+        return False, None
+    Lease.objects.update_or_create(
+        item=item,
+        validator=validator,
+        defaults={"expires_at": now + timedelta(seconds=project.setting("lease_ttl"))},
+    )
+    return True, item
 
 
 # Votes -----------------------------------------------------------------------------------------

@@ -62,3 +62,20 @@ def member(project: Project, username: str, *roles: str):  # type: ignore[no-unt
     for role in roles:
         MembershipFactory(project=project, user=user, role=role)
     return user
+
+
+def submitted_perturbation(project, author, *, label="negative", tag="negation", pivot=None):  # type: ignore[no-untyped-def]
+    """A perturbation submitted through the real authoring service."""
+    from annotation.authoring import perturbation_save
+
+    pivot = pivot or ExampleFactory(project=project, label="positive")
+    text = (
+        pivot.fields["text"].replace("good", "bad")
+        if "good" in pivot.fields["text"]
+        else (pivot.fields["text"] + " Not.")
+    )
+    if not project.tags.filter(name=tag).exists():
+        TagFactory(project=project, name=tag)
+    return perturbation_save(
+        author=author, pivot=pivot, fields={"text": text}, label=label, tags=[tag], submit=True
+    )
