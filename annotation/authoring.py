@@ -36,6 +36,7 @@ class AuthoringError(Exception):
         self.message = message
         self.field = field
         self.conflict = conflict
+        self.draft: int | None = None
 
 
 def live_perturbations(pivot: Example) -> Any:
@@ -202,8 +203,37 @@ def _seconds(claim: Claim | None, reported: Any, now: Any) -> tuple[int, int]:
     return (min(active, wall) if claim else active), wall
 
 
-@transaction.atomic
 def perturbation_save(
+    *,
+    submit: bool = False,
+    **content: Any,
+) -> Perturbation:
+    """Save a draft, then submit it if asked. A refused submission keeps the saved draft, so
+    the expert's text is never lost; the error names the draft (`AuthoringError.draft`)."""
+    perturbation = draft_save(**content)
+    if not submit:
+        return perturbation
+    try:
+        return perturbation_submit(perturbation=perturbation)
+    except AuthoringError as error:
+        error.draft = perturbation.pk
+        raise
+
+
+@transaction.atomic
+def perturbation_submit(*, perturbation: Perturbation) -> Perturbation:
+    perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
+    tag_names = list(perturbation.tags.values_list("name", flat=True))
+    _check_submission(perturbation, tag_names)
+    perturbation.status = Status.SUBMITTED
+    perturbation.submitted_at = timezone.now()
+    perturbation.save(update_fields=["status", "submitted_at"])
+    items_open_for(perturbation)
+    return perturbation
+
+
+@transaction.atomic
+def draft_save(
     *,
     author: Any,
     pivot: Example | None = None,
@@ -213,9 +243,8 @@ def perturbation_save(
     tags: Any = None,
     rationale: str | None = None,
     seconds_spent: Any = None,
-    submit: bool = False,
 ) -> Perturbation:
-    """Create or update a draft, and submit it if asked. Raises AuthoringError on any rule."""
+    """Create or update a draft. Raises AuthoringError when the input breaks a rule."""
     now = timezone.now()
     if perturbation is None:
         assert pivot is not None
@@ -264,13 +293,6 @@ def perturbation_save(
     perturbation.save()
     if tag_objects is not None:
         perturbation.tags.set(tag_objects)
-    if submit:
-        tag_names = list(perturbation.tags.values_list("name", flat=True))
-        _check_submission(perturbation, tag_names)
-        perturbation.status = Status.SUBMITTED
-        perturbation.submitted_at = now
-        perturbation.save(update_fields=["status", "submitted_at"])
-        items_open_for(perturbation)
     return perturbation
 
 

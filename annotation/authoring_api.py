@@ -33,6 +33,8 @@ class RuleRefused(APIException):
         detail: dict[str, Any] = {"detail": error.message}
         if error.field:
             detail["field"] = error.field
+        if error.draft:
+            detail["draft"] = error.draft
         super().__init__(detail)
         if error.conflict:
             self.status_code = status.HTTP_409_CONFLICT

@@ -55,8 +55,8 @@
       let i = 0, j = 0;
       while (i < n || j < m) {
         if (i < n && j < m && midA[i] === midB[j]) { push("equal", midA[i]); i++; j++; }
-        else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { push("insert", midB[j]); j++; }
-        else { push("delete", midA[i]); i++; }
+        else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) { push("delete", midA[i]); i++; }
+        else { push("insert", midB[j]); j++; }
       }
     }
     push("equal", a.slice(endA).join(""));
@@ -133,6 +133,7 @@
     });
     const body = await response.json().catch(() => ({ detail: `Server error ${response.status}` }));
     if (response.ok && body.id) draftId = body.id;
+    if (!response.ok && body.draft) draftId = body.draft;  // refused, but the draft was kept
     return { ok: response.ok, body };
   }
 

@@ -1,0 +1,57 @@
+import pytest
+
+from annotation.models import Vote
+from tests.browser.conftest import screenshot
+from tests.factories import submitted_perturbation
+
+pytestmark = pytest.mark.browser
+
+
+def test_validator_labels_five_items_by_keyboard_alone(page, login, project, people):
+    project.settings = {**project.settings, "control_rate": 0}
+    project.save()
+    for _ in range(6):
+        submitted_perturbation(project, people["expert"])
+    login("victor")
+    page.goto(f"/p/{project.slug}/validate/")
+    keys = ["2", "2", "1", "3", "2"]  # negative, negative, positive, mixed (extra), negative
+    for done, key in enumerate(keys):
+        assert f"You have labelled {done} item" in page.inner_text("#counter")
+        if done == 1:
+            page.keyboard.press("m")  # flag: not minimal
+            screenshot(page, "validate")
+        with page.expect_navigation():
+            page.keyboard.press(key)
+    assert "You have labelled 5 items" in page.inner_text("#counter")
+    votes = list(Vote.objects.filter(validator=people["validator"]).order_by("id"))
+    assert [v.label for v in votes] == ["negative", "negative", "positive", "mixed", "negative"]
+    assert votes[1].flags == ["not_minimal"] and votes[0].flags == []
+    with page.expect_navigation():
+        page.keyboard.press("s")
+    assert "skipped 1" in page.inner_text("#counter")
+    assert page.locator("#queue-empty").count() == 1
+
+
+def test_admin_dashboard_shows_agreement_charts(page, login, project, people):
+    project.settings = {**project.settings, "control_rate": 0}
+    project.save()
+    from annotation.validation import vote_cast
+    from tests.factories import member
+
+    crowd = [member(project, f"c{i}", "validator") for i in range(5)]
+    for n in range(3):
+        item = submitted_perturbation(project, people["expert"]).item
+        for i, validator in enumerate(crowd):
+            vote_cast(
+                item=item, validator=validator, label="negative" if i < 3 + n % 2 else "positive"
+            )
+    login("alice")
+    page.goto(f"/p/{project.slug}/")
+    page.locator("#agreement").wait_for()
+    assert "Fleiss" in page.inner_text("#agreement")
+    page.wait_for_function("document.querySelectorAll('canvas').length === 4")
+    drawn = page.evaluate(
+        "Array.from(document.querySelectorAll('canvas')).map(c => Chart.getChart(c) !== undefined)"
+    )
+    assert drawn == [True, True, True, True]
+    screenshot(page, "dashboard")
