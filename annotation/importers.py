@@ -248,6 +248,7 @@ def parse_file(
     default_split: str,
     id_prefix: str,
     progress: Progress | None = None,
+    new_ids_only: bool = True,
 ) -> list[ParsedRow]:
     if fmt not in FORMATS:
         raise ImportRejected(
@@ -288,7 +289,7 @@ def parse_file(
             progress("checking", line, total_lines)
     if not errors and not rows:
         errors.append(LineError(None, "the file holds no rows."))
-    if not errors:
+    if not errors and new_ids_only:
         errors = _existing_ids(project, rows)
     if errors:
         raise ImportRejected(errors)

@@ -4,6 +4,8 @@ from annotation import (
     api,
     authoring_api,
     authoring_views,
+    release_api,
+    release_views,
     validation_api,
     validation_views,
     views,
@@ -72,6 +74,23 @@ api_urls = [
         validation_api.VoteImportView.as_view(),
         name="api-import-votes",
     ),
+    path(
+        "projects/<slug:slug>/import/sets/",
+        release_api.SetImportView.as_view(),
+        name="api-import-sets",
+    ),
+    path(
+        "projects/<slug:slug>/releases/",
+        release_api.ReleaseListView.as_view(),
+        name="api-releases",
+    ),
+    path("releases/<int:pk>/", release_api.ReleaseDetailView.as_view(), name="api-release"),
+    path(
+        "releases/<int:pk>/download/",
+        release_api.ReleaseDownloadView.as_view(),
+        name="api-release-download",
+    ),
+    path("releases/<int:pk>/diff/", release_api.ReleaseDiffView.as_view(), name="api-release-diff"),
 ]
 
 page_urls = [
@@ -104,5 +123,8 @@ page_urls = [
         name="validator-qualify",
     ),
     path("p/<slug:slug>/disputes/", validation_views.disputes_page, name="disputes"),
+    path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
+    path("p/<slug:slug>/releases/<int:pk>/", release_views.release_detail, name="release-detail"),
+    path("p/<slug:slug>/import/sets/", release_views.set_import_page, name="set-import"),
     path("p/<slug:slug>/disputes/<int:pk>/", validation_views.adjudicate, name="adjudicate"),
 ]

@@ -64,16 +64,16 @@ def member(project: Project, username: str, *roles: str):  # type: ignore[no-unt
     return user
 
 
-def submitted_perturbation(project, author, *, label="negative", tag="negation", pivot=None):  # type: ignore[no-untyped-def]
+def submitted_perturbation(  # type: ignore[no-untyped-def]
+    project, author, *, label="negative", tag="negation", pivot=None, text=None
+):
     """A perturbation submitted through the real authoring service."""
     from annotation.authoring import perturbation_save
 
     pivot = pivot or ExampleFactory(project=project, label="positive")
-    text = (
-        pivot.fields["text"].replace("good", "bad")
-        if "good" in pivot.fields["text"]
-        else (pivot.fields["text"] + " Not.")
-    )
+    if text is None:
+        original = pivot.fields["text"]
+        text = original.replace("good", "bad") if "good" in original else original + " Not."
     if not project.tags.filter(name=tag).exists():
         TagFactory(project=project, name=tag)
     return perturbation_save(

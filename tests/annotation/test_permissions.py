@@ -23,12 +23,35 @@ API = [
     ),
     ("post", "/api/projects/sentiment/examples/import/", {}, [401, 404, 403, 403, 400]),
     ("get", "/api/projects/nonexistent/", None, [401, 404, 404, 404, 404]),
+    ("get", "/api/projects/sentiment/examples/", None, [401, 404, 403, 200, 200]),
+    ("post", "/api/projects/sentiment/examples/sample/", {}, [401, 404, 403, 409, 409]),
+    ("post", "/api/projects/sentiment/examples/none/claim/", {}, [401, 404, 403, 404, 404]),
+    ("get", "/api/projects/sentiment/perturbations/", None, [401, 404, 403, 200, 200]),
+    ("post", "/api/projects/sentiment/perturbations/", {}, [401, 404, 403, 400, 400]),
+    ("get", "/api/projects/sentiment/perturbations/999/", None, [401, 404, 403, 404, 404]),
+    ("get", "/api/projects/sentiment/validation/next/", None, [401, 404, 204, 403, 403]),
+    ("post", "/api/projects/sentiment/validation/999/vote/", {}, [401, 404, 404, 403, 403]),
+    ("get", "/api/projects/sentiment/stats/", None, [401, 404, 403, 403, 200]),
+    ("get", "/api/projects/sentiment/validators/", None, [401, 404, 403, 403, 200]),
+    ("post", "/api/projects/sentiment/validators/erin/", {}, [401, 404, 403, 403, 400]),
+    ("post", "/api/projects/sentiment/adjudicate/999/", {}, [401, 404, 403, 403, 404]),
+    ("post", "/api/projects/sentiment/import/votes/", {}, [401, 404, 403, 403, 400]),
+    ("post", "/api/projects/sentiment/import/sets/", {}, [401, 404, 403, 403, 400]),
+    ("get", "/api/projects/sentiment/releases/", None, [401, 404, 403, 403, 200]),
+    ("post", "/api/projects/sentiment/releases/", {}, [401, 404, 403, 403, 400]),
 ]
 
 PAGES = [
     ("/p/sentiment/", [302, 404, 200, 200, 200]),
     ("/p/sentiment/import/", [302, 404, 403, 403, 200]),
     ("/p/sentiment/members/", [302, 404, 403, 403, 200]),
+    ("/p/sentiment/pivots/", [302, 404, 403, 200, 200]),
+    ("/p/sentiment/mine/", [302, 404, 403, 200, 200]),
+    ("/p/sentiment/validate/", [302, 404, 200, 403, 403]),
+    ("/p/sentiment/validators/", [302, 404, 403, 403, 200]),
+    ("/p/sentiment/disputes/", [302, 404, 403, 403, 200]),
+    ("/p/sentiment/releases/", [302, 404, 403, 403, 200]),
+    ("/p/sentiment/import/sets/", [302, 404, 403, 403, 200]),
 ]
 
 
@@ -36,7 +59,7 @@ PAGES = [
 def test_api_permission_matrix(people, client_for, method, path, payload, expected):
     for role, status in zip(ROLES, expected, strict=True):
         client = client_for(people.get(role))
-        fmt = "multipart" if path.endswith("/import/") else "json"
+        fmt = "multipart" if "/import/" in path else "json"
         response = getattr(client, method)(path, payload, format=fmt)
         assert response.status_code == status, (role, method, path, response.content[:200])
 

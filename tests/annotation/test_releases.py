@@ -1,0 +1,353 @@
+import csv
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+
+from annotation.models import Perturbation, Release, ValidationItem
+from annotation.releases import release_create
+from annotation.validation import perturbation_adjudicate, vote_cast
+from tests.factories import ExampleFactory, member, submitted_perturbation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def bundle(release: Release) -> zipfile.ZipFile:
+    from django.conf import settings
+
+    return zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle)
+
+
+def read_tsv(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), delimiter="\t"))
+
+
+def import_sets(client, project, **files_and_fields):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"/api/projects/{project.slug}/import/sets/", files_and_fields, format="multipart"
+    )
+
+
+def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, people, client_for):
+    project.labels = ["Positive", "Negative"]
+    project.save()
+    original = shared_data / "imdb-contrast" / "test_original.tsv"
+    contrast = shared_data / "imdb-contrast" / "test_contrast.tsv"
+    admin = client_for(people["admin"])
+    response = import_sets(
+        admin, project, format="paired_tsv",
+        original=SimpleUploadedFile(original.name, original.read_bytes()),
+        contrast=SimpleUploadedFile(contrast.name, contrast.read_bytes()),
+        mapping=json.dumps({"text": "Text", "label": "Sentiment"}),
+        accept="true", author="gardner2020",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"perturbations": 488}
+    response = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"})
+    assert response.status_code == 201, response.json()
+    release = Release.objects.get(pk=response.json()["id"])
+
+    zipped = bundle(release)
+    for name, source in (
+        ("paired/test_original.tsv", original),
+        ("paired/test_contrast.tsv", contrast),
+    ):
+        ours = read_tsv(zipped.read(name))
+        theirs = read_tsv(source.read_bytes())
+        assert [row for row in ours[1:]] == [row for row in theirs[1:]]  # label, text per row
+        assert len(ours) == 489
+    sets = [json.loads(line) for line in zipped.read("sets.jsonl").splitlines()]
+    assert len(sets) == 488
+    assert {s["perturbations"][0]["author"] for s in sets} == {"expert-1"}
+    assert len(zipped.read("examples.jsonl").splitlines()) == 976
+    manifest = json.loads(zipped.read("manifest.json"))
+    assert set(manifest["files"]) == {
+        "sets.jsonl", "examples.jsonl", "README.md",
+        "paired/test_original.tsv", "paired/test_contrast.tsv",
+    }  # fmt: skip
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256(zipped.read(name)).hexdigest() == digest
+
+    import datasets
+
+    path = Path(release.bundle).parent / "examples.jsonl"
+    from django.conf import settings
+
+    extracted = Path(settings.MEDIA_ROOT) / path
+    extracted.write_bytes(zipped.read("examples.jsonl"))
+    loaded = datasets.load_dataset("json", data_files=str(extracted), split="train")
+    assert loaded.num_rows == 976
+    assert set(loaded["role"]) == {"original", "perturbed"}
+    assert "gardner2020" not in zipped.read("sets.jsonl").decode()
+
+
+@pytest.fixture
+def validated(project, people):  # type: ignore[no-untyped-def]
+    """Three perturbations voted 5-0, 4-1 and 3-2 for their intended label, plus a dispute."""
+    project.settings = {**project.settings, "control_rate": 0}
+    project.save()
+    crowd = [member(project, f"v{i}", "validator") for i in range(6)]
+    outcomes = []
+    for n_agree in (5, 4, 3, 2):
+        p = submitted_perturbation(project, people["expert"])
+        for i, validator in enumerate(crowd[:5]):
+            vote_cast(
+                item=p.item, validator=validator, label="negative" if i < n_agree else "positive"
+            )
+        outcomes.append(Perturbation.objects.get(pk=p.pk))
+    return outcomes, crowd
+
+
+def test_release_filters_by_minimum_agreement_per_split(project, people, validated):
+    outcomes, _ = validated
+    assert [p.status for p in outcomes] == ["accepted", "accepted", "accepted", "disputed"]
+    release = release_create(project=project, user=people["admin"], version="1",
+                             min_agreement={"test": 4})  # fmt: skip
+    assert sorted(release.entries.values_list("perturbation_id", flat=True)) == [
+        outcomes[0].pk, outcomes[1].pk,
+    ]  # fmt: skip
+    loose = release_create(project=project, user=people["admin"], version="2")
+    assert loose.entries.count() == 3  # project default: 3 of 5
+    assert loose.counts["perturbations"] == {"test": 3}
+
+
+def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
+    project, people, validated, media
+):
+    outcomes, crowd = validated
+    release = release_create(project=project, user=people["admin"], version="1.0")
+    path = Path(media) / release.bundle
+    before = path.read_bytes()
+    entries = list(release.entries.values_list("perturbation_id", "label", "split"))
+    perturbation_adjudicate(perturbation=outcomes[3], admin=people["admin"], decision="accept")
+    extra = submitted_perturbation(project, people["expert"])
+    vote_cast(item=extra.item, validator=crowd[5], label="negative")
+    from annotation.validation import validator_set_qualified
+
+    validator_set_qualified(project=project, validator_id=crowd[0].pk, qualified=False, actor=None)
+    # The released items keep their resolution; the unreleased dispute was adjudicated.
+    assert ValidationItem.objects.get(perturbation=outcomes[0]).status == "resolved"
+    assert path.read_bytes() == before
+    assert list(release.entries.values_list("perturbation_id", "label", "split")) == entries
+    with pytest.raises(ValidationError, match="exists"):
+        release_create(project=project, user=people["admin"], version="1.0")
+    later = release_create(project=project, user=people["admin"], version="1.1")
+    assert Path(media, later.bundle).read_bytes() != before
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_split_never_cuts_a_set(project, people, seed):
+    pivots = [ExampleFactory(project=project, fields={"text": f"good film {n}"}) for n in range(30)]
+    for pivot in pivots:
+        for word in ("bad", "awful"):
+            text = pivot.fields["text"].replace("good", word)
+            p = submitted_perturbation(project, people["expert"], pivot=pivot, text=text)
+            Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    release = release_create(
+        project=project, user=people["admin"], version=f"r{seed}", split_strategy="random",
+        seed=seed, proportions={"dev": 0.3, "test": 0.7}, min_agreement={"dev": 0, "test": 0},
+    )  # fmt: skip
+    splits_per_set: dict[str, set[str]] = {}
+    for set_id, split in release.entries.values_list("set_id", "split"):
+        splits_per_set.setdefault(set_id, set()).add(split)
+    assert all(len(s) == 1 for s in splits_per_set.values())
+    assert release.counts["sets"] == {"dev": 9, "test": 21}
+    again = release_create(
+        project=project, user=people["admin"], version=f"again{seed}", split_strategy="random",
+        seed=seed, proportions={"dev": 0.3, "test": 0.7}, min_agreement={"dev": 0, "test": 0},
+    )  # fmt: skip
+    assert set(again.entries.values_list("set_id", "split")) == set(
+        release.entries.values_list("set_id", "split")
+    )
+
+
+def test_dataset_card_holds_the_counts_and_kappa(project, people, validated):
+    release = release_create(project=project, user=people["admin"], version="1.0")
+    card = bundle(release).read("README.md").decode()
+    assert "| test | 3 | 3 |" in card  # sets, perturbations
+    assert "| test | 0 | 3 |" in card  # labels: positive 0, negative 3
+    kappa = release.statistics["per_split"]["test"]["fleiss_kappa"]
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    assert kappa == pytest.approx(fleiss_kappa([[0, 5, 0], [1, 4, 0], [2, 3, 0]]), abs=1e-4)
+    assert f"| test | 3 | {kappa:.3f} |" in card
+    assert "Experts: 1; validators: 5 (pseudonymous)" in card
+    assert "erin" not in card and "v0" not in bundle(release).read("sets.jsonl").decode()
+
+
+def test_release_diff_lists_added_removed_and_relabelled(project, people, validated, client_for):
+    outcomes, _ = validated
+    first = release_create(project=project, user=people["admin"], version="1")
+    perturbation_adjudicate(perturbation=outcomes[3], admin=people["admin"], decision="accept")
+    Perturbation.objects.filter(pk=outcomes[2].pk).update(status="rejected")
+    second = release_create(project=project, user=people["admin"], version="2")
+    response = client_for(people["admin"]).get(
+        f"/api/releases/{second.pk}/diff/?against={first.pk}"
+    )
+    diff = response.json()
+    assert diff["perturbations_added"] == [f"p-{outcomes[3].pk}"]
+    assert diff["perturbations_removed"] == [f"p-{outcomes[2].pk}"]
+    assert diff["relabelled"] == []
+    assert diff["sets_added"] == [outcomes[3].pivot.external_id]
+
+
+def test_download_serves_the_zip_to_admins_only(project, people, validated, client_for):
+    release = release_create(project=project, user=people["admin"], version="1.0")
+    url = f"/api/releases/{release.pk}/download/?format=zip"
+    response = client_for(people["admin"]).get(url)
+    assert response.status_code == 200
+    data = b"".join(response.streaming_content)
+    assert hashlib.sha256(data).hexdigest() == release.sha256
+    for role in ("expert", "validator", "outsider"):
+        assert client_for(people[role]).get(url).status_code == 404
+    assert client_for(None).get(url).status_code == 401
+
+
+def test_create_release_command(project, people, validated, capsys):
+    call_command("create_release", project.slug, "cli-1", "--min-agreement", "test=5")
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"]["perturbations"] == {"test": 1}
+
+
+def test_sets_jsonl_import_sends_sets_to_validation(project, people, client_for):
+    line = {
+        "set_id": "s-1", "split": "dev",
+        "original": {"id": "ex-1", "fields": {"text": "A good film."}, "label": "positive"},
+        "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative",
+                           "tags": ["negation"]}],
+    }  # fmt: skip
+    response = import_sets(
+        client_for(people["admin"]), project, format="sets_jsonl",
+        file=SimpleUploadedFile("sets.jsonl", json.dumps(line).encode()), author="team-b",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    perturbation = Perturbation.objects.get()
+    assert perturbation.status == "submitted" and perturbation.author.username == "pseudo-team-b"
+    assert not perturbation.author.is_active
+    assert perturbation.item.split == "dev"
+    assert [t.name for t in perturbation.tags.all()] == ["negation"]
+
+
+GOOD_SET = {
+    "original": {"id": "o1", "fields": {"text": "A good film."}, "label": "positive"},
+    "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            {**GOOD_SET, "perturbations": [{"fields": {"text": "A bad film."}, "label": "meh"}]},
+            "unknown label 'meh'",
+        ),
+        (
+            {**GOOD_SET, "perturbations": [{"fields": {"text": " "}, "label": "negative"}]},
+            "field 'text' is missing or empty",
+        ),
+        (
+            {
+                **GOOD_SET,
+                "perturbations": [{"fields": {"text": "A good  film."}, "label": "negative"}],
+            },
+            "identical to its original",
+        ),
+        ({**GOOD_SET, "perturbations": []}, "non-empty list"),
+        (
+            {
+                **GOOD_SET,
+                "perturbations": [
+                    {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["sarcasm"]}
+                ],
+            },
+            "unknown tag 'sarcasm'",
+        ),
+        ({"set_id": "x"}, "'original' object"),
+        ({**GOOD_SET, "split": "holdout"}, "unknown split"),
+    ],
+)
+def test_bad_sets_jsonl_is_rejected_with_line_and_nothing_imported(
+    project, people, client_for, bad, message
+):
+    content = (json.dumps({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "o0"}})
+               + "\n" + json.dumps(bad)).encode()  # fmt: skip
+    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
+                           file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors[0]["line"] == 2 and message in errors[0]["message"], errors
+    assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+@pytest.mark.parametrize(
+    ("original", "contrast", "line", "message"),
+    [
+        (
+            "label\ttext\npositive\tGood.\npositive\tFine.\n",
+            "label\ttext\nnegative\tBad.\n",
+            3,
+            "the originals file has 2 rows but the contrast file has 1",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nmeh\tBad.\n",
+            2,
+            "contrast file: unknown label 'meh'",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nnegative\t \n",
+            2,
+            "contrast file: field 'text' is empty",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nnegative\tGood.\n",
+            2,
+            "identical to its original",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\tbody\nnegative\tBad.\n",
+            1,
+            "contrast file: the header lacks 'text'",
+        ),
+    ],
+)
+def test_bad_paired_tsv_is_rejected_with_line_and_nothing_imported(
+    project, people, client_for, original, contrast, line, message
+):
+    response = import_sets(
+        client_for(people["admin"]), project, format="paired_tsv",
+        original=SimpleUploadedFile("o.tsv", original.encode()),
+        contrast=SimpleUploadedFile("c.tsv", contrast.encode()), accept="true",
+    )  # fmt: skip
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors[0]["line"] == line and message in errors[0]["message"], errors
+    assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+def test_paired_tsv_takes_tags_from_a_column(project, people, client_for):
+    response = import_sets(
+        client_for(people["admin"]), project, format="paired_tsv",
+        original=SimpleUploadedFile("o.tsv", b"label\ttext\npositive\tGood film.\n"),
+        contrast=SimpleUploadedFile("c.tsv", b"label\ttext\tTags\nnegative\tBad film.\tnegation, intensity\n"),
+        mapping=json.dumps({"tags": "Tags"}), accept="true",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert sorted(Perturbation.objects.get().tags.values_list("name", flat=True)) == [
+        "intensity", "negation",
+    ]  # fmt: skip
