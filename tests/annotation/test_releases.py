@@ -344,7 +344,9 @@ def test_paired_tsv_takes_tags_from_a_column(project, people, client_for):
     response = import_sets(
         client_for(people["admin"]), project, format="paired_tsv",
         original=SimpleUploadedFile("o.tsv", b"label\ttext\npositive\tGood film.\n"),
-        contrast=SimpleUploadedFile("c.tsv", b"label\ttext\tTags\nnegative\tBad film.\tnegation, intensity\n"),
+        contrast=SimpleUploadedFile(
+            "c.tsv", b"label\ttext\tTags\nnegative\tBad film.\tnegation, intensity\n"
+        ),
         mapping=json.dumps({"tags": "Tags"}), accept="true",
     )  # fmt: skip
     assert response.status_code == 201, response.json()
