@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotation.urls import api_urls, page_urls
+from evaluation import urls as evaluation_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,5 +15,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include(api_urls)),
+    path("api/", include(evaluation_urls.api_urls)),
     path("", include(page_urls)),
+    path("", include(evaluation_urls.page_urls)),
 ]

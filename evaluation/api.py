@@ -1,0 +1,119 @@
+"""Model specs and evaluation runs over the API (SPEC §6). Admins only."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api import as_drf_error
+from evaluation import services
+from evaluation.access import admin_model, admin_project, admin_projects, admin_release, admin_run
+from evaluation.models import EvaluationRun, ModelSpec
+
+
+class ModelInputSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    name = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=ModelSpec.Kind.choices)
+    source = serializers.CharField(max_length=500)  # type: ignore[assignment]  # popped by DRF
+    label_mapping = serializers.DictField(child=serializers.CharField(), default=dict)
+    max_length = serializers.IntegerField(min_value=1, max_value=8192, default=256)
+    batch_size = serializers.IntegerField(min_value=1, max_value=4096, default=32)
+    device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
+
+
+class ModelOutputSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug")
+
+    class Meta:
+        model = ModelSpec
+        fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
+                  "batch_size", "device", "created_at"]  # fmt: skip
+
+
+class RunInputSerializer(serializers.Serializer):
+    release = serializers.IntegerField()
+    model = serializers.IntegerField()
+    split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
+
+
+class RunOutputSerializer(serializers.ModelSerializer):
+    release = serializers.IntegerField(source="release_id")
+    model = serializers.IntegerField(source="model_id")
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id", "release", "model", "split", "status", "progress", "examples_per_second",
+            "error", "metrics", "attempts", "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+
+    def get_progress(self, run: EvaluationRun) -> dict[str, Any]:
+        return {"done": run.done, "total": run.total, "percent": run.percent}
+
+
+class ModelListView(APIView):
+    @extend_schema(responses=ModelOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        specs = ModelSpec.objects.filter(project__in=admin_projects(request.user))
+        return Response(ModelOutputSerializer(specs.select_related("project"), many=True).data)
+
+    @extend_schema(request=ModelInputSerializer, responses={201: ModelOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = ModelInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        project = admin_project(request.user, values.pop("project"))
+        try:
+            spec = services.model_register(project=project, user=request.user, **values)
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
+
+
+class RunListView(APIView):
+    @extend_schema(responses=RunOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        runs = EvaluationRun.objects.filter(release__project__in=admin_projects(request.user))
+        return Response(RunOutputSerializer(runs[:200], many=True).data)
+
+    @extend_schema(request=RunInputSerializer, responses={202: RunOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = RunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        release = admin_release(request.user, data.validated_data["release"])
+        model = admin_model(request.user, data.validated_data["model"])
+        try:
+            run = services.evaluation_enqueue(
+                release=release, model=model, split=data.validated_data["split"], user=request.user
+            )
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunDetailView(APIView):
+    @extend_schema(responses=RunOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(RunOutputSerializer(admin_run(request.user, pk)).data)
+
+
+class RunActionView(APIView):
+    action = ""
+
+    @extend_schema(request=None, responses=RunOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        run = admin_run(request.user, pk)
+        try:
+            if self.action == "cancel":
+                run = services.evaluation_cancel(run=run)
+            else:
+                run = services.evaluation_retry(run=run)
+        except DjangoValidationError as error:
+            return Response({"detail": " ".join(error.messages)}, status=409)
+        return Response(RunOutputSerializer(run).data)

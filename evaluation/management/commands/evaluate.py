@@ -1,0 +1,55 @@
+import json
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.management.commands.import_examples import progress_bar
+from annotation.models import Release
+from evaluation.models import ModelSpec
+from evaluation.services import evaluation_enqueue, evaluation_execute
+
+
+class Command(BaseCommand):
+    help = "Score a release's split with a registered model, on the worker or right here."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--release", type=int, required=True, help="release id")
+        parser.add_argument("--model", required=True, help="model id or name")
+        parser.add_argument("--split", default="test")
+        parser.add_argument(
+            "--sync", action="store_true", help="run in this process; no broker or worker needed"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        release = Release.objects.filter(pk=options["release"]).first()
+        if release is None:
+            raise CommandError(f"no release with id {options['release']}.")
+        specs = ModelSpec.objects.filter(project=release.project)
+        key = options["model"]
+        spec = (specs.filter(pk=int(key)) if key.isdigit() else specs.filter(name=key)).first()
+        if spec is None:
+            raise CommandError(f"no model {key!r} in project {release.project.slug}.")
+        try:
+            run = evaluation_enqueue(
+                release=release,
+                model=spec,
+                split=options["split"],
+                user=None,
+                send=not options["sync"],
+            )
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
+        if not options["sync"]:
+            self.stdout.write(json.dumps({"run": run.pk, "status": run.status}))
+            return
+        finished = evaluation_execute(
+            run.pk, progress=lambda done, total: progress_bar("scoring", done, total)
+        )
+        assert run is not None
+        if run.status != "succeeded":
+            raise CommandError(f"run {run.pk} {run.status}: {run.error}")
+        summary = {
+            k: run.metrics[k] for k in ("original_accuracy", "perturbed_accuracy", "consistency")
+        }
+        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **summary}))

@@ -1,0 +1,125 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Project, Release
+
+
+class ModelSpec(models.Model):
+    """A model registered by an admin to score a project's released contrast sets."""
+
+    class Kind(models.TextChoices):
+        HF_SEQUENCE_CLASSIFICATION = "hf-sequence-classification"
+        PYTHON = "python"
+        HF_CAUSAL_LM = "hf-causal-lm"
+        HF_SEQ2SEQ = "hf-seq2seq"
+
+    class Device(models.TextChoices):
+        AUTO = "auto"
+        CPU = "cpu"
+        CUDA = "cuda"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_specs")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    # A local directory or hub id, or package.module:callable for python models.
+    source = models.CharField(max_length=500)
+    label_mapping = models.JSONField(default=dict, blank=True)
+    max_length = models.PositiveIntegerField(default=256)
+    batch_size = models.PositiveIntegerField(default=32)
+    device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="model_name_unique"),
+            models.CheckConstraint(
+                condition=Q(max_length__gte=1) & Q(batch_size__gte=1), name="model_sizes_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EvaluationRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
+    model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
+    split = models.CharField(max_length=8, default="test")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    examples_per_second = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # Written with progress; a stale heartbeat on a running run means its worker died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "succeeded", "failed", "cancelled"]),
+                name="run_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(done__lte=models.F("total")), name="run_done_le_total"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk}: {self.model} on {self.release} ({self.split})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+class Prediction(models.Model):
+    """One model prediction on one released example. A re-run replaces them."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="predictions")
+    example = models.CharField(max_length=255)  # the release's example id: ex-17 or p-42
+    set_id = models.CharField(max_length=255)
+    role = models.CharField(max_length=10)  # original or perturbed
+    gold = models.CharField(max_length=100)
+    label = models.CharField(max_length=100)
+    probabilities = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "example"], name="prediction_once_per_example")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.example}: {self.label}"
+
+    @property
+    def correct(self) -> bool:
+        return self.label == self.gold

@@ -1,0 +1,181 @@
+"""Pages for model specs and evaluation runs. Admins only; everyone else gets 404."""
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.edits import word_diff
+from evaluation import services
+from evaluation.access import admin_project
+from evaluation.models import EvaluationRun, ModelSpec
+
+FAILED_SETS_SHOWN = 50
+
+
+class ModelForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    kind = forms.ChoiceField(
+        choices=[
+            c for c in ModelSpec.Kind.choices if c[0] in ("hf-sequence-classification", "python")
+        ]
+    )
+    source = forms.CharField(
+        max_length=500, help_text="a local model directory or hub id, or package.module:callable"
+    )
+    label_mapping = forms.CharField(
+        required=False, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
+    )
+    max_length = forms.IntegerField(initial=256, min_value=1)
+    batch_size = forms.IntegerField(initial=32, min_value=1)
+    device = forms.ChoiceField(choices=ModelSpec.Device.choices)
+
+    def clean_label_mapping(self) -> dict[str, str]:
+        raw = self.cleaned_data["label_mapping"].strip()
+        try:
+            return json.loads(raw) if raw else {}
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(f"not valid JSON: {error.msg}.") from None
+
+
+@login_required
+def models_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = admin_project(request.user, slug)
+    form = ModelForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.model_register(project=project, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            messages.success(request, f"Model {form.cleaned_data['name']} registered.")
+            return redirect("models", slug=slug)
+    context = {"project": project, "form": form, "specs": ModelSpec.objects.filter(project=project)}
+    return render(request, "evaluation/models.html", context)
+
+
+@login_required
+def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = admin_project(request.user, slug)
+    releases = project.releases.all()
+    specs = ModelSpec.objects.filter(project=project)
+    if request.method == "POST":
+        try:
+            run = services.evaluation_enqueue(
+                release=get_object_or_404(releases, pk=request.POST.get("release")),
+                model=get_object_or_404(specs, pk=request.POST.get("model")),
+                split=request.POST.get("split", "test"),
+                user=request.user,
+            )
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            return redirect("run", slug=slug, pk=run.pk)
+    runs = EvaluationRun.objects.filter(release__project=project).select_related("release", "model")
+    context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100]}
+    return render(request, "evaluation/runs.html", context)
+
+
+def _run(request: HttpRequest, slug: str, pk: int) -> tuple[Any, EvaluationRun]:
+    project = admin_project(request.user, slug)
+    run = get_object_or_404(
+        EvaluationRun.objects.select_related("release", "model"), pk=pk, release__project=project
+    )
+    return project, run
+
+
+@login_required
+def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, run = _run(request, slug, pk)
+    context = {"project": project, "run": run, "failed_sets": []}
+    if run.status == EvaluationRun.Status.SUCCEEDED:
+        context["failed_sets"] = failed_sets(run, project)
+        context["confusion"] = confusion_rows(run.metrics)
+    return render(request, "evaluation/run.html", context)
+
+
+@login_required
+def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, run = _run(request, slug, pk)
+    response = render(request, "evaluation/_progress.html", {"project": project, "run": run})
+    if run.finished:
+        response["HX-Refresh"] = "true"  # show the results
+    return response
+
+
+@login_required
+@require_POST
+def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+    _, run = _run(request, slug, pk)
+    try:
+        if action == "cancel":
+            services.evaluation_cancel(run=run)
+        elif action == "retry":
+            services.evaluation_retry(run=run)
+        else:
+            return HttpResponse(status=404)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect("run", slug=slug, pk=pk)
+
+
+@login_required
+def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = admin_project(request.user, slug)
+    runs = EvaluationRun.objects.filter(
+        release__project=project, status=EvaluationRun.Status.SUCCEEDED
+    ).select_related("release", "model")
+    chosen = [runs.filter(pk=_int(request.GET.get(key))).first() for key in ("a", "b")]
+    rows = []
+    if all(chosen):
+        names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1"]
+        rows = [(name, [run.metrics.get(name) for run in chosen]) for name in names]  # type: ignore[union-attr]
+        tags = sorted({t for run in chosen for t in run.metrics.get("per_tag", {})})  # type: ignore[union-attr]
+        rows += [
+            (f"tag: {tag}", [run.metrics["per_tag"].get(tag, {}).get("accuracy") for run in chosen])  # type: ignore[union-attr]
+            for tag in tags
+        ]
+    context = {"project": project, "runs": runs, "chosen": chosen, "rows": rows}
+    return render(request, "evaluation/compare.html", context)
+
+
+def _int(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0
+
+
+def confusion_rows(metrics: dict[str, Any]) -> list[tuple[str, list[tuple[int, float]]]]:
+    confusion = metrics.get("confusion") or {}
+    rows = []
+    for label, counts in zip(confusion.get("labels", []), confusion.get("matrix", []), strict=True):
+        total = sum(counts) or 1
+        rows.append((label, [(n, n / total) for n in counts]))
+    return rows
+
+
+def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
+    """The sets the model was not consistent on, with each member's diff and prediction."""
+    predictions = defaultdict(list)
+    for p in run.predictions.all().order_by("id"):
+        predictions[p.set_id].append(p)
+    failing = [s for s, members in predictions.items() if any(not p.correct for p in members)]
+    examples = {e["id"]: e for e in services.released_examples(run.release, run.split)}
+    names = project.editable_field_names
+    out = []
+    for set_id in failing[:FAILED_SETS_SHOWN]:
+        members = predictions[set_id]
+        original = next(p for p in members if p.role == "original")
+        base = " ".join(examples[original.example]["fields"][n] for n in names)
+        rows = []
+        for p in members:
+            text = " ".join(examples[p.example]["fields"][n] for n in names)
+            diff = [("equal", text)] if p.role == "original" else word_diff(base, text)
+            rows.append({"p": p, "diff": diff, "tags": examples[p.example]["tags"]})
+        out.append({"set_id": set_id, "rows": rows})
+    return out
