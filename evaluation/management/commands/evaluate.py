@@ -46,10 +46,10 @@ class Command(BaseCommand):
         finished = evaluation_execute(
             run.pk, progress=lambda done, total: progress_bar("scoring", done, total)
         )
-        assert run is not None
-        if run.status != "succeeded":
-            raise CommandError(f"run {run.pk} {run.status}: {run.error}")
-        summary = {
-            k: run.metrics[k] for k in ("original_accuracy", "perturbed_accuracy", "consistency")
-        }
-        self.stdout.write(json.dumps({"run": run.pk, "status": run.status, **summary}))
+        if finished is None:
+            raise CommandError("another worker is running this evaluation.")
+        if finished.status != "succeeded":
+            raise CommandError(f"run {finished.pk} {finished.status}: {finished.error}")
+        names = ("original_accuracy", "perturbed_accuracy", "consistency")
+        summary = {name: finished.metrics[name] for name in names}
+        self.stdout.write(json.dumps({"run": finished.pk, "status": "succeeded", **summary}))
