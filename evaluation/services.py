@@ -3,6 +3,7 @@
 Runs read only the released bundle (never the live annotation tables)."""
 
 import json
+import logging
 import time
 import zipfile
 from datetime import timedelta
@@ -20,12 +21,15 @@ from evaluation.metrics import Scored, contrast_metrics
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 
 Status = EvaluationRun.Status
-# A running run whose heartbeat is older than this lost its worker and may be taken over.
-STALE_AFTER = timedelta(seconds=60)
+logger = logging.getLogger(__name__)
 
 
 class Cancelled(Exception):
     pass
+
+
+class RunBusy(Exception):
+    """Another live worker is running this evaluation (a redelivered message); try later."""
 
 
 def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
@@ -125,18 +129,17 @@ def released_examples(release: Release, split: str) -> list[dict[str, Any]]:
 
 
 def _claim(run_id: int) -> EvaluationRun | None:
-    """Mark the run running for this worker, unless another live worker already runs it."""
+    """Mark the run running for this worker; None if it is finished. Raises RunBusy if another
+    live worker runs it (its heartbeat is fresh): a redelivered message."""
+    stale_after = timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
     with transaction.atomic():
         run = EvaluationRun.objects.select_for_update().get(pk=run_id)
-        if run.status in (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED):
+        if run.finished:
             return None
         now = timezone.now()
-        if (
-            run.status == Status.RUNNING
-            and run.heartbeat_at
-            and now - run.heartbeat_at < STALE_AFTER
-        ):
-            return None  # a duplicate delivery while the first worker is alive
+        alive = run.heartbeat_at is not None and now - run.heartbeat_at < stale_after
+        if run.status == Status.RUNNING and alive:
+            raise RunBusy(f"run {run_id} is running on another worker.")
         run.status, run.started_at, run.heartbeat_at = Status.RUNNING, now, now
         run.attempts += 1
         run.done = 0
@@ -158,9 +161,9 @@ def evaluation_execute(run_id: int, *, progress: Any = None) -> EvaluationRun | 
         pass
     except (RunnerError, ValidationError, OSError, KeyError) as error:
         _finish(run, Status.FAILED, error=str(error) or error.__class__.__name__)
-    except Exception as error:
+    except Exception as error:  # a model's own code failed: keep the message, mark failed
+        logger.exception("evaluation run %s failed", run.pk)
         _finish(run, Status.FAILED, error=f"{error.__class__.__name__}: {error}")
-        raise
     run.refresh_from_db()
     return run
 
@@ -193,6 +196,7 @@ def _score(run: EvaluationRun, progress: Any) -> None:
     else:
         model = SequenceClassifier(spec.source, device=spec.device, max_length=spec.max_length)
         _check_mapping(spec, list(model.id2label.values()), project.labels)
+        advance(0)  # loading may take a while: show we are alive
         result = model.predict(fields, spec.batch_size, advance)
     mapping = spec.label_mapping or {}
     predicted = [mapping.get(label, label) for label in result.labels]

@@ -9,10 +9,15 @@ def ping(token: str) -> str:
     return f"pong:{token}"
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def run_evaluation_task(run_id: int) -> None:
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
     """Score one evaluation run. A worker killed mid-run leaves the message unacknowledged, so
-    the run is redelivered; evaluation_execute takes over only runs whose worker is gone."""
-    from evaluation.services import evaluation_execute
+    the run is redelivered; a delivery that finds the run alive on another worker waits."""
+    from django.conf import settings
 
-    evaluation_execute(run_id)
+    from evaluation.services import RunBusy, evaluation_execute
+
+    try:
+        evaluation_execute(run_id)
+    except RunBusy as busy:
+        raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None

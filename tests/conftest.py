@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from tests.factories import ProjectFactory, TagFactory, UserFactory, member
+from tests.factories import (
+    ProjectFactory,
+    TagFactory,
+    UserFactory,
+    member,
+    released_contrast_sets,
+)
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse it.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -71,3 +77,9 @@ def client_for():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def staff(db):  # type: ignore[no-untyped-def]
     return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def released(project, people, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return released_contrast_sets(project, people)

@@ -79,3 +79,24 @@ def submitted_perturbation(  # type: ignore[no-untyped-def]
     return perturbation_save(
         author=author, pivot=pivot, fields={"text": text}, label=label, tags=[tag], submit=True
     )
+
+
+TEXTS = ["the film was good", "the acting was great", "a good plot", "the film was great .",
+         "good acting", "the plot was good and the acting great"]  # fmt: skip
+
+
+def released_contrast_sets(project, people):  # type: ignore[no-untyped-def]
+    """A release of six contrast sets (the first with two perturbations), tags on each."""
+    from annotation.models import Perturbation
+    from annotation.releases import release_create
+
+    for n, text in enumerate(TEXTS):
+        pivot = ExampleFactory(project=project, external_id=f"s{n}", fields={"text": text},
+                               label="positive")  # fmt: skip
+        words = ("bad", "awful") if n == 0 else ("bad",)
+        for word in words:
+            edited = text.replace("good", word).replace("great", word)
+            tag = "negation" if word == "bad" else "intensity"
+            p = submitted_perturbation(project, people["expert"], pivot=pivot, text=edited, tag=tag)
+            Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    return release_create(project=project, user=people["admin"], version="1.0")

@@ -2,7 +2,6 @@
 
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import yaml
 from celery import Celery
 
 from config.celery import app as celery_app
+from tests.workers import start_worker, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,25 +99,6 @@ def test_evaluation_tasks_are_routed_to_the_evaluation_queue():
     assert route["queue"].name == "evaluation"
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def stop(process: subprocess.Popen) -> str:
-    process.send_signal(signal.SIGTERM)
-    try:
-        out, _ = process.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, _ = process.communicate()
-    return out or ""
-
-
 @pytest.mark.slow
 def test_embedded_demo_path_on_sqlite_migrates_loads_twice_and_serves_login(tmp_path):
     env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))
@@ -172,49 +153,26 @@ def test_embedded_worker_runs_tasks_from_the_filesystem_broker(tmp_path):
     assert re.search(rf"succeeded in .*'pong:{token}'", log), log[-2000:]
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "evaluation",
-            "--concurrency",
-            "1",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "info",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
 @pytest.mark.slow
 def test_celery_round_trip_through_a_real_worker_on_redis(tmp_path):
-    redis_url = "redis://127.0.0.1:6379/15"
+    # Celery lets the CELERY_BROKER_URL variable (set for the tests) override broker=.
+    redis_url = os.environ["CELERY_BROKER_URL"]
     env = clean_env(
         CONTRASTLAB_VAR_DIR=str(tmp_path),
         CELERY_BROKER_URL=redis_url,
         CELERY_RESULT_BACKEND=redis_url,
     )
-    worker = start_worker(env)
+    log = tmp_path / "worker.log"
+    worker = start_worker(env, log)
     client = Celery(broker=redis_url, backend=redis_url)
     try:
         token = uuid.uuid4().hex
         result = client.send_task("evaluation.tasks.ping", args=[token], queue="evaluation")
-        assert result.get(timeout=90) == f"pong:{token}"
+        try:
+            answer = result.get(timeout=90)
+        except Exception:
+            raise AssertionError(log.read_text()) from None
+        assert answer == f"pong:{token}"
     finally:
         stop(worker)
         client.close()

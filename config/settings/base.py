@@ -122,12 +122,22 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
     }
+else:
+    # A message whose worker died is redelivered after this many seconds. A run that takes
+    # longer is not run twice: see evaluation.services.RunBusy.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600),
+        "unacked_restore_interval": envint("CELERY_RESTORE_INTERVAL", 10),
+        "unacked_restore_throttle": 1,
+    }
 # Results live in our own models; a backend is only configured when asked for.
 CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ROUTES = {"evaluation.tasks.*": {"queue": "evaluation"}}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A running evaluation whose heartbeat is older than this lost its worker and is taken over.
+EVALUATION_STALE_SECONDS = envint("EVALUATION_STALE_SECONDS", 120)
 # Model scoring can hold a large model; recycle the child process before memory creeps.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("CELERY_WORKER_MAX_MEMORY_KB", 4_000_000)
 

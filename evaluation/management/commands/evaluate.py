@@ -47,7 +47,7 @@ class Command(BaseCommand):
             run.pk, progress=lambda done, total: progress_bar("scoring", done, total)
         )
         if finished is None:
-            raise CommandError("another worker is running this evaluation.")
+            raise CommandError(f"run {run.pk} was cancelled.")
         if finished.status != "succeeded":
             raise CommandError(f"run {finished.pk} {finished.status}: {finished.error}")
         names = ("original_accuracy", "perturbed_accuracy", "consistency")

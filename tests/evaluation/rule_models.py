@@ -1,0 +1,27 @@
+"""`python` model specs used by the tests: plain callables over lists of field dicts."""
+
+import time
+
+
+def keyword(batch: list[dict[str, str]]) -> list[str]:
+    """A rule-based sentiment model: 'bad' means negative."""
+    return ["negative" if "bad" in fields["text"] else "positive" for fields in batch]
+
+
+def keyword_with_probabilities(batch: list[dict[str, str]]) -> tuple[list[str], list[dict]]:
+    labels = keyword(batch)
+    return labels, [{label: 1.0} for label in labels]
+
+
+def slow_keyword(batch: list[dict[str, str]]) -> list[str]:
+    """Slow enough that a test can kill the worker in the middle of a run."""
+    time.sleep(1.0)
+    return keyword(batch)
+
+
+def unknown_labels(batch: list[dict[str, str]]) -> list[str]:
+    return ["LABEL_7"] * len(batch)
+
+
+def broken(batch: list[dict[str, str]]) -> list[str]:
+    raise RuntimeError("the rule engine is broken")

@@ -1,0 +1,227 @@
+import pytest
+from django.test import Client
+
+from evaluation.models import EvaluationRun, ModelSpec, Prediction
+from evaluation.runners import SequenceClassifier
+from evaluation.services import (
+    evaluation_cancel,
+    evaluation_enqueue,
+    evaluation_execute,
+    evaluation_retry,
+    released_examples,
+)
+from tests.evaluation.conftest import rule_predictions
+from tests.factories import TEXTS, member
+
+pytestmark = pytest.mark.django_db
+
+
+def spec(project, **values):  # type: ignore[no-untyped-def]
+    defaults = {"name": "m", "kind": "python", "source": "tests.evaluation.rule_models:keyword"}
+    return ModelSpec.objects.create(project=project, **{**defaults, **values})
+
+
+def run_now(released, model, split="test"):  # type: ignore[no-untyped-def]
+    run = evaluation_enqueue(release=released, model=model, split=split, user=None, send=False)
+    return evaluation_execute(run.pk)
+
+
+def test_sorted_batches_give_the_same_predictions_as_one_by_one(tiny_model):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    texts = [[t] for t in TEXTS * 3]
+    ours = SequenceClassifier(str(tiny_model), device="cpu", max_length=32).predict(texts, 4)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model).eval()
+    with torch.inference_mode():
+        for (text,), label, probs in zip(texts, ours.labels, ours.probabilities, strict=True):
+            logits = model(**tokenizer(text, return_tensors="pt")).logits[0]
+            expected = torch.softmax(logits, -1)
+            assert label == model.config.id2label[int(expected.argmax())]
+            assert probs[label] == pytest.approx(float(expected.max()), abs=1e-5)
+
+
+def test_hf_run_stores_predictions_and_metrics(project, released, tiny_model):
+    run = run_now(
+        released,
+        spec(
+            project,
+            kind="hf-sequence-classification",
+            source=str(tiny_model),
+            batch_size=3,
+            device="cpu",
+        ),
+    )
+    assert run.status == "succeeded", run.error
+    examples = released_examples(released, "test")
+    assert run.predictions.count() == len(examples) == 13
+    assert run.done == run.total == 13 and run.examples_per_second > 0
+    assert set(run.metrics) >= {
+        "original_accuracy",
+        "perturbed_accuracy",
+        "consistency",
+        "per_tag",
+        "per_label",
+        "intervals",
+        "confusion",
+    }
+    first = run.predictions.first()
+    assert set(first.probabilities) == {"negative", "positive"}
+    assert sum(first.probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_python_model_is_scored_and_its_metrics_are_right(project, released):
+    run = run_now(
+        released, spec(project, source="tests.evaluation.rule_models:keyword_with_probabilities")
+    )
+    assert run.status == "succeeded", run.error
+    expected = rule_predictions(released_examples(released, "test"))
+    assert dict(run.predictions.values_list("example", "label")) == expected
+    # Originals hold good/great (positive, right); "awful" has no "bad": predicted positive.
+    assert run.metrics["original_accuracy"] == 1.0
+    assert run.metrics["perturbed_accuracy"] == pytest.approx(6 / 7)
+    assert run.metrics["consistency"] == pytest.approx(5 / 6)
+    assert run.metrics["per_tag"]["intensity"] == {"accuracy": 0.0, "count": 1}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {"kind": "hf-sequence-classification", "source": "/nonexistent/model"},
+            "Cannot load model",
+        ),
+        ({"kind": "hf-sequence-classification", "device": "cuda"}, "CUDA is not available"),
+        (
+            {"kind": "hf-sequence-classification", "label_mapping": {"LABEL_9": "positive"}},
+            "label_mapping names LABEL_9, which the model does not have",
+        ),
+        ({"source": "tests.evaluation.rule_models:unknown_labels"}, "map to no project label"),
+        (
+            {"source": "tests.evaluation.rule_models:broken"},
+            "RuntimeError: the rule engine is broken",
+        ),
+        ({"source": "tests.evaluation.nowhere:model"}, "Cannot import 'tests.evaluation.nowhere'"),
+    ],
+)
+def test_broken_models_fail_with_their_message(project, released, tiny_model, values, message):
+    if values.get("kind") == "hf-sequence-classification" and "source" not in values:
+        values = {**values, "source": str(tiny_model)}
+    run = run_now(released, spec(project, **values))
+    assert run.status == "failed"
+    assert message in run.error
+    assert not run.predictions.exists()
+
+
+def test_unmapped_model_labels_fail_clearly(project, released, tmp_path):
+    from tests.evaluation.conftest import build_tiny_classifier
+
+    directory = build_tiny_classifier(tmp_path / "generic", labels=("LABEL_0", "LABEL_1"))
+    run = run_now(released, spec(project, kind="hf-sequence-classification", source=str(directory)))
+    assert run.status == "failed"
+    assert "labels LABEL_0, LABEL_1 do not map to project labels" in run.error
+    mapped = spec(
+        project,
+        name="mapped",
+        kind="hf-sequence-classification",
+        source=str(directory),
+        label_mapping={"LABEL_0": "negative", "LABEL_1": "positive"},
+    )
+    assert run_now(released, mapped).status == "succeeded"
+
+
+def test_rerun_replaces_predictions_and_cancel_stops(project, released):
+    run = run_now(released, spec(project))
+    ids = set(run.predictions.values_list("id", flat=True))
+    evaluation_retry(run=run)
+    again = evaluation_execute(run.pk)
+    assert again.status == "succeeded" and again.attempts == 2
+    assert Prediction.objects.filter(run=run).count() == 13
+    assert ids.isdisjoint(run.predictions.values_list("id", flat=True))
+    queued = evaluation_enqueue(
+        release=released, model=run.model, split="test", user=None, send=False
+    )
+    evaluation_cancel(run=queued)
+    assert evaluation_execute(queued.pk) is None
+    queued.refresh_from_db()
+    assert queued.status == "cancelled" and not queued.predictions.exists()
+
+
+def test_api_registers_models_and_launches_runs(
+    project, released, people, client_for, django_capture_on_commit_callbacks
+):
+    admin = client_for(people["admin"])
+    bad = admin.post(
+        "/api/models/",
+        {
+            "project": project.slug,
+            "name": "x",
+            "kind": "python",
+            "source": "a.b:c",
+            "label_mapping": {"POS": "great"},
+        },
+        format="json",
+    )
+    assert bad.status_code == 400 and "not labels of this project" in bad.json()["detail"]
+    created = admin.post(
+        "/api/models/",
+        {
+            "project": project.slug,
+            "name": "rules",
+            "kind": "python",
+            "source": "tests.evaluation.rule_models:keyword",
+        },
+        format="json",
+    )
+    assert created.status_code == 201
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = admin.post(
+            "/api/evaluations/",
+            {"release": released.pk, "model": created.json()["id"], "split": "test"},
+            format="json",
+        )
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    assert len(callbacks) == 1  # the task is sent only once the run is committed
+    evaluation_execute(response.json()["id"])
+    body = admin.get(f"/api/evaluations/{response.json()['id']}/").json()
+    assert body["status"] == "succeeded" and body["progress"] == {
+        "done": 13,
+        "total": 13,
+        "percent": 100,
+    }
+    assert body["metrics"]["consistency"] == pytest.approx(5 / 6)
+    wrong_split = admin.post(
+        "/api/evaluations/",
+        {"release": released.pk, "model": created.json()["id"], "split": "dev"},
+        format="json",
+    )
+    assert wrong_split.status_code == 400 and "has no dev split" in wrong_split.json()["detail"]
+
+
+def test_only_admins_see_models_runs_and_results(project, released, people, client_for):
+    run = run_now(released, spec(project))
+    crowd = {**people, "both": member(project, "both", "expert", "validator")}
+    for role in ("expert", "validator", "outsider", "both"):
+        client = client_for(crowd[role])
+        assert client.get(f"/api/evaluations/{run.pk}/").status_code == 404, role
+        assert client.get("/api/evaluations/").json() == [], role
+        assert client.get("/api/models/").json() == [], role
+        page = Client()
+        page.force_login(crowd[role])
+        for path in ("evaluations/", f"evaluations/{run.pk}/", "models/", "evaluations/compare/"):
+            assert page.get(f"/p/{project.slug}/{path}").status_code == 404, (role, path)
+    assert client_for(None).get(f"/api/evaluations/{run.pk}/").status_code == 401
+    assert client_for(people["admin"]).get(f"/api/evaluations/{run.pk}/").status_code == 200
+
+
+def test_evaluate_command_runs_synchronously(project, released, capsys):
+    import json
+
+    from django.core.management import call_command
+
+    model = spec(project, name="rules")
+    call_command("evaluate", "--release", str(released.pk), "--model", "rules", "--sync")
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "succeeded" and out["consistency"] == pytest.approx(5 / 6)
+    assert EvaluationRun.objects.get(pk=out["run"]).model == model

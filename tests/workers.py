@@ -1,0 +1,47 @@
+"""Real Celery worker processes for integration tests."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    for name in ("SECRET_KEY", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+        env.pop(name, None)
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
+
+
+def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
+    output = log.open("a") if log else subprocess.PIPE
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "evaluation",
+         "--concurrency", "1", "--pool", "solo", "--loglevel", "info", "--without-heartbeat",
+         "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def stop(process: subprocess.Popen) -> str:
+    process.send_signal(signal.SIGTERM)
+    try:
+        out, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+    return out or ""
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
