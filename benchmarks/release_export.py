@@ -1,0 +1,83 @@
+"""Release export of 100k contrast sets (SPEC §9: under 15 s, peak RSS under 300 MB).
+
+Each measurement runs in its own process so that peak RSS is its own: first Django alone
+(the floor), then ContrastLab's streamed release, then a naive export that builds every set in
+memory and writes one JSON document.
+
+    .venv/bin/python benchmarks/release_export.py [--sets 100000]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import OUT, peak_rss_mb
+from seed import bench_database, seed_export
+
+
+def measure(mode: str) -> None:
+    bench_database(fresh=False)
+    from django.conf import settings
+
+    from annotation.models import Perturbation, Project
+    from annotation.releases import release_create
+
+    settings.MEDIA_ROOT = OUT / "media"
+    project = Project.objects.get(slug="export")
+    started = time.perf_counter()
+    if mode == "release":
+        release = release_create(project=project, user=None, version=f"bench-{time.time():.0f}",
+                                 min_agreement={"dev": 0, "test": 0})  # fmt: skip
+        size = (Path(settings.MEDIA_ROOT) / release.bundle).stat().st_size
+    elif mode == "naive":
+        sets = [
+            {"set_id": p.pivot.external_id, "original": p.pivot.fields, "label": p.label,
+             "fields": p.fields, "tags": [t.name for t in p.tags.all()]}  # fmt: skip
+            for p in Perturbation.objects.filter(project=project, status="accepted")
+            .select_related("pivot").prefetch_related("tags")
+        ]
+        path = OUT / "naive.json"
+        path.write_text(json.dumps(sets))
+        size = path.stat().st_size
+    else:
+        size = 0
+    print(json.dumps({"seconds": time.perf_counter() - started, "rss_mb": peak_rss_mb(),
+                      "bytes": size}))  # fmt: skip
+
+
+def run(mode: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--measure", mode], capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", type=int, default=100_000)
+    parser.add_argument("--measure")
+    args = parser.parse_args()
+    if args.measure:
+        measure(args.measure)
+        return
+    bench_database(fresh=False)
+    from annotation.models import Project
+
+    if not Project.objects.filter(slug="export").exists():
+        print(f"seeding {args.sets} sets")
+        seed_export(args.sets)
+    floor, ours, naive = run("none"), run("release"), run("naive")
+    print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
+    print(f"streamed release: {ours['seconds']:.1f} s, peak RSS {ours['rss_mb']:.0f} MB, "
+          f"zip {ours['bytes'] / 1e6:.1f} MB (targets: < 15 s -> {ours['seconds'] / 15:.2f}x, "
+          f"< 300 MB -> {ours['rss_mb'] / 300:.2f}x)")
+    print(f"naive in-memory export: {naive['seconds']:.1f} s, peak RSS {naive['rss_mb']:.0f} MB, "
+          f"{naive['bytes'] / 1e6:.1f} MB of JSON")
+    print(f"ratio to naive: time {ours['seconds'] / naive['seconds']:.2f}x, "
+          f"memory above Django {(ours['rss_mb'] - floor['rss_mb']) / max(naive['rss_mb'] - floor['rss_mb'], 1):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Seed a PostgreSQL database for the benchmarks: a validation project with N resolved
+perturbations (5 votes each) plus open items, and an export project of accepted sets.
+
+Each benchmark calls `bench_database()` first: it (re)creates the database `contrastlab_bench`
+on 127.0.0.1 and points Django at it.
+"""
+
+import os
+import random
+import subprocess
+import sys
+import time
+
+from common import ROOT
+
+DB = "contrastlab_bench"
+URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
+WORDS = "the film was good bad great awful plot acting music long short fun dull".split()
+
+
+def bench_database(fresh: bool = True) -> None:
+    import psycopg2
+
+    os.environ["DATABASE_URL"] = URL
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only")
+    if fresh:
+        admin = psycopg2.connect("dbname=postgres user=postgres host=127.0.0.1")
+        admin.autocommit = True
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {DB}")
+        admin.close()
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
+                       env={**os.environ, "DATABASE_URL": URL})  # fmt: skip
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def seed_validation(resolved: int, open_items: int, validators: int = 40, clients: int = 32):
+    """A project with `resolved` items holding 5 votes each, and `open_items` with none."""
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+
+    from annotation.models import Example, Membership, Perturbation, Project, ValidationItem, Vote
+
+    started = time.monotonic()
+    rng = random.Random(0)
+    project = Project.objects.create(
+        name="Bench", slug="bench", fields=[{"name": "text", "kind": "text", "editable": True}],
+        labels=["positive", "negative"], extra_labels=["mixed"], settings={"control_rate": 0},
+    )  # fmt: skip
+    expert = User.objects.create(username="bench-expert")
+    Membership.objects.create(project=project, user=expert, role="expert")
+    voters = User.objects.bulk_create(User(username=f"hist{i}") for i in range(validators))
+    bench_clients = User.objects.bulk_create(User(username=f"client{i}") for i in range(clients))
+    Membership.objects.bulk_create(
+        Membership(project=project, user=u, role="validator") for u in [*voters, *bench_clients]
+    )
+    total = resolved + open_items
+    now = timezone.now()
+    for start in range(0, total, 10_000):
+        n = min(10_000, total - start)
+        examples = Example.objects.bulk_create(
+            Example(project=project, external_id=f"e{start + i}", fields={"text": text(rng, 30)},
+                    label="positive", split="test")  # fmt: skip
+            for i in range(n)
+        )
+        perturbations = Perturbation.objects.bulk_create(
+            Perturbation(project=project, pivot=e, author=expert, fields={"text": text(rng, 30)},
+                         label="negative", submitted_at=now,
+                         status="accepted" if start + i < resolved else "submitted")  # fmt: skip
+            for i, e in enumerate(examples)
+        )
+        items = ValidationItem.objects.bulk_create(
+            ValidationItem(project=project, perturbation=p, author=expert, fields=p.fields,
+                           gold_label="negative",
+                           status="resolved" if start + i < resolved else "open",
+                           counted_votes=5 if start + i < resolved else 0,
+                           majority_label="negative" if start + i < resolved else "")  # fmt: skip
+            for i, p in enumerate(perturbations)
+        )
+        votes = []
+        for i, item in enumerate(items):
+            if start + i >= resolved:
+                continue
+            for voter in rng.sample(voters, 5):
+                label = "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"])
+                votes.append(Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40)))
+        Vote.objects.bulk_create(votes, batch_size=10_000)
+        print(f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True)
+    return project, bench_clients
+
+
+def seed_export(sets: int):
+    """A project with `sets` contrast sets, each with one accepted perturbation and votes."""
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+
+    from annotation.models import Example, Perturbation, Project, Tag
+
+    rng = random.Random(1)
+    project = Project.objects.create(
+        name="Export", slug="export", fields=[{"name": "text", "kind": "text", "editable": True}],
+        labels=["positive", "negative"], settings={"control_rate": 0},
+    )  # fmt: skip
+    tag = Tag.objects.create(project=project, name="negation", description="negate")
+    author = User.objects.create(username="export-expert")
+    now = timezone.now()
+    for start in range(0, sets, 10_000):
+        n = min(10_000, sets - start)
+        examples = Example.objects.bulk_create(
+            Example(project=project, external_id=f"x{start + i}", fields={"text": text(rng, 120)},
+                    label="positive", split="test" if i % 5 else "dev")  # fmt: skip
+            for i in range(n)
+        )
+        perturbations = Perturbation.objects.bulk_create(
+            Perturbation(project=project, pivot=e, author=author, fields={"text": text(rng, 120)},
+                         label="negative", status="accepted", submitted_at=now, edit_distance=0.1)  # fmt: skip
+            for e in examples
+        )
+        through = Perturbation.tags.through
+        through.objects.bulk_create(through(perturbation_id=p.pk, tag_id=tag.pk) for p in perturbations)
+    return project

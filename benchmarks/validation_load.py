@@ -1,0 +1,140 @@
+"""Validation hot path under load (SPEC §9): 32 concurrent validators loop next -> vote
+against gunicorn on PostgreSQL, over a project seeded with 100k resolved perturbations and
+500k votes plus open items. Reports p50/p99 per endpoint, votes/s and over-assigned items,
+next to a one-client baseline measured in the same run.
+
+    .venv/bin/python benchmarks/validation_load.py [--resolved 100000] [--seconds 60]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+from common import ROOT
+from seed import URL, bench_database, seed_validation
+
+
+def client_loop(token: str, port: int, until: float, out: dict, rng: random.Random) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    while time.monotonic() < until:
+        started = time.perf_counter()
+        connection.request("GET", "/api/projects/bench/validation/next/", headers=headers)
+        response = connection.getresponse()
+        body = response.read()
+        out["next"].append(time.perf_counter() - started)
+        if response.status == 204:
+            out["empty"] += 1
+            break
+        item = json.loads(body)["item"]
+        vote = {"label": rng.choice(["negative", "negative", "positive"]), "seconds_spent": 5}
+        started = time.perf_counter()
+        connection.request("POST", f"/api/projects/bench/validation/{item}/vote/",
+                           body=json.dumps(vote), headers=headers)  # fmt: skip
+        response = connection.getresponse()
+        response.read()
+        out["vote"].append(time.perf_counter() - started)
+        out["status"][response.status] = out["status"].get(response.status, 0) + 1
+
+
+def run_clients(tokens: list[str], port: int, seconds: float) -> dict:
+    results = [{"next": [], "vote": [], "status": {}, "empty": 0} for _ in tokens]
+    until = time.monotonic() + seconds
+    threads = [
+        threading.Thread(target=client_loop, args=(t, port, until, r, random.Random(i)))
+        for i, (t, r) in enumerate(zip(tokens, results, strict=True))
+    ]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    merged = {"next": [], "vote": [], "status": {}, "elapsed": elapsed}
+    for r in results:
+        merged["next"] += r["next"]
+        merged["vote"] += r["vote"]
+        for code, n in r["status"].items():
+            merged["status"][code] = merged["status"].get(code, 0) + n
+    return merged
+
+
+def report(name: str, r: dict) -> dict:
+    figures = {"votes_per_s": r["status"].get(201, 0) / r["elapsed"]}
+    for endpoint in ("next", "vote"):
+        ms = np.array(r[endpoint]) * 1000
+        figures[f"{endpoint}_p50_ms"] = float(np.percentile(ms, 50)) if len(ms) else None
+        figures[f"{endpoint}_p99_ms"] = float(np.percentile(ms, 99)) if len(ms) else None
+    print(f"{name}: " + ", ".join(f"{k} {v:.1f}" for k, v in figures.items() if v is not None)
+          + f", statuses {r['status']}")  # fmt: skip
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--resolved", type=int, default=100_000)
+    parser.add_argument("--open", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+
+    bench_database()
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import ValidationItem, Vote
+
+    print(f"seeding {args.resolved} resolved items (5 votes each) and {args.open} open items")
+    project, clients = seed_validation(args.resolved, args.open, clients=args.clients)
+    tokens = [Token.objects.create(user=u).key for u in clients]
+    seeded_votes = Vote.objects.count()
+    print(f"seeded {Vote.objects.count()} votes on {ValidationItem.objects.count()} items")
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+
+    port = 8765
+    env = {**os.environ, "DATABASE_URL": URL, "DEBUG": "0", "DATABASE_CONN_MAX_AGE": "60",
+           "LOG_LEVEL": "WARNING"}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(args.workers), "--worker-class", "gthread", "--threads", "8",
+         "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        time.sleep(4)
+        baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
+        loaded = report(f"{args.clients} clients, {args.seconds:.0f} s",
+                        run_clients(tokens, port, args.seconds))  # fmt: skip
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT item_id FROM annotation_vote v JOIN annotation_validationitem i"
+            " ON i.id = v.item_id WHERE i.project_id = %s GROUP BY item_id HAVING count(*) > 5) t",
+            [project.pk],
+        )
+        over = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM annotation_validationitem WHERE counted_votes > 5")
+        over += cursor.fetchone()[0]
+    print(f"votes now: {Vote.objects.count()} (seeded {seeded_votes}); over-assigned items: {over}")
+    print(f"targets: p99 < 50 ms -> next {loaded['next_p99_ms']:.1f} ms "
+          f"({loaded['next_p99_ms'] / 50:.2f}x of target), vote {loaded['vote_p99_ms']:.1f} ms "
+          f"({loaded['vote_p99_ms'] / 50:.2f}x); >= 300 votes/s -> {loaded['votes_per_s']:.0f} "
+          f"({loaded['votes_per_s'] / 300:.2f}x); 0 over-assigned -> {over}")
+    print(f"ratio to the 1-client baseline: next p50 {loaded['next_p50_ms'] / baseline['next_p50_ms']:.2f}x, "
+          f"votes/s {loaded['votes_per_s'] / baseline['votes_per_s']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
