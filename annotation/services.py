@@ -151,3 +151,13 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
             after=sorted(after),
         )
     return user
+
+
+def inactive_user(username: str) -> Any:
+    """An account that cannot log in, for imported authors and external validators."""
+    user, created = User.objects.get_or_create(username=username[:150])
+    if created:
+        user.is_active = False
+        user.set_unusable_password()
+        user.save()
+    return user

@@ -5,12 +5,10 @@ Imported perturbations are credited to a named pseudo-author (an inactive accoun
 either marked accepted or sent to validation. All sets or none are imported.
 """
 
-import json
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,12 +21,12 @@ from annotation.importers import (
     ParsedRow,
     decode,
     parse_file,
+    read_jsonl,
 )
 from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
 from annotation.schema import SPLITS
+from annotation.services import inactive_user
 from annotation.validation import items_open_for
-
-User = get_user_model()
 
 
 @dataclass
@@ -132,14 +130,11 @@ def parse_paired_tsv(
 
 
 def parse_sets_jsonl(project: Project, data: bytes, default_tags: list[str]) -> list[ParsedSet]:
-    sets, errors = [], []
-    for line_no, line in enumerate(decode(data).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            errors.append(LineError(line_no, f"invalid JSON: {error.msg}."))
+    sets: list[ParsedSet] = []
+    errors: list[LineError] = []
+    for line_no, record in read_jsonl(decode(data)):
+        if isinstance(record, LineError):
+            errors.append(record)
             continue
         parsed = _parse_set(project, line_no, record, default_tags)
         if isinstance(parsed, list):
@@ -225,7 +220,7 @@ def import_sets(
     if errors:
         raise ImportRejected(errors[:MAX_REPORTED_ERRORS])
     with transaction.atomic():
-        pseudo = _pseudo_author(author)
+        pseudo = inactive_user(f"pseudo-{author}")
         batch = ImportBatch.objects.create(
             project=project,
             created_by=user if getattr(user, "is_authenticated", False) else None,
@@ -253,15 +248,6 @@ def import_sets(
         audit(actor=user, action="sets_imported", project=project, source=source_name,
               sets=len(sets), perturbations=n, accepted=accept, author=author)  # fmt: skip
     return n
-
-
-def _pseudo_author(name: str) -> Any:
-    user, created = User.objects.get_or_create(username=f"pseudo-{name}"[:150])
-    if created:
-        user.is_active = False
-        user.set_unusable_password()
-        user.save()
-    return user
 
 
 def _create_perturbations(

@@ -4,19 +4,22 @@ Each line becomes a resolved item whose votes come from pseudonymous external va
 that the data gets the same majority labels and statistics as data validated here.
 """
 
-import json
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.audit import audit
-from annotation.importers import MAX_REPORTED_ERRORS, ImportRejected, LineError, decode
+from annotation.importers import (
+    MAX_REPORTED_ERRORS,
+    ImportRejected,
+    LineError,
+    decode,
+    read_jsonl,
+)
 from annotation.models import Project, ValidationItem, Vote
 from annotation.schema import SPLITS
+from annotation.services import inactive_user
 from annotation.validation import majority_of
-
-User = get_user_model()
 
 
 def _parse_line(
@@ -68,15 +71,10 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
     rows: list[dict[str, Any]] = []
     errors: list[LineError] = []
     seen: dict[str, int] = {}
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            errors.append(LineError(line_no, f"invalid JSON: {error.msg}."))
-            continue
-        parsed = _parse_line(project, line_no, record, seen)
+    for line_no, record in read_jsonl(text):
+        parsed = (
+            record if isinstance(record, LineError) else _parse_line(project, line_no, record, seen)
+        )
         if isinstance(parsed, LineError):
             errors.append(parsed)
         else:
@@ -107,15 +105,7 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
 
 def _save(project: Project, rows: list[Any]) -> None:
     names = {w for row in rows for w in row["workers"]}
-    validators = {}
-    for name in sorted(names):
-        # External validators are inactive accounts that cannot log in.
-        validator, created = User.objects.get_or_create(username=f"ext-{project.slug}-{name}"[:150])
-        if created:
-            validator.is_active = False
-            validator.set_unusable_password()
-            validator.save()
-        validators[name] = validator
+    validators = {name: inactive_user(f"ext-{project.slug}-{name}") for name in sorted(names)}
     majority = project.setting("majority")
     for row in rows:
         labels = list(row["workers"].values())
