@@ -53,7 +53,9 @@ def main() -> None:
             schedule.step()
             optimizer.zero_grad()
         accuracy = evaluate(model, tokenizer, dev, args.max_length)
-        print(f"epoch {epoch + 1}: dev accuracy {accuracy:.4f} ({time.monotonic() - started:.0f} s)")
+        print(
+            f"epoch {epoch + 1}: dev accuracy {accuracy:.4f} ({time.monotonic() - started:.0f} s)"
+        )
     target = OUT / "minilm-cad"
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)

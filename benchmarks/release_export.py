@@ -34,10 +34,16 @@ def measure(mode: str) -> None:
         size = (Path(settings.MEDIA_ROOT) / release.bundle).stat().st_size
     elif mode == "naive":
         sets = [
-            {"set_id": p.pivot.external_id, "original": p.pivot.fields, "label": p.label,
-             "fields": p.fields, "tags": [t.name for t in p.tags.all()]}  # fmt: skip
+            {
+                "set_id": p.pivot.external_id,
+                "original": p.pivot.fields,
+                "label": p.label,
+                "fields": p.fields,
+                "tags": [t.name for t in p.tags.all()],
+            }  # fmt: skip
             for p in Perturbation.objects.filter(project=project, status="accepted")
-            .select_related("pivot").prefetch_related("tags")
+            .select_related("pivot")
+            .prefetch_related("tags")
         ]
         path = OUT / "naive.json"
         path.write_text(json.dumps(sets))
@@ -70,13 +76,19 @@ def main() -> None:
         seed_export(args.sets)
     floor, ours, naive = run("none"), run("release"), run("naive")
     print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
-    print(f"streamed release: {ours['seconds']:.1f} s, peak RSS {ours['rss_mb']:.0f} MB, "
-          f"zip {ours['bytes'] / 1e6:.1f} MB (targets: < 15 s -> {ours['seconds'] / 15:.2f}x, "
-          f"< 300 MB -> {ours['rss_mb'] / 300:.2f}x)")
-    print(f"naive in-memory export: {naive['seconds']:.1f} s, peak RSS {naive['rss_mb']:.0f} MB, "
-          f"{naive['bytes'] / 1e6:.1f} MB of JSON")
-    print(f"ratio to naive: time {ours['seconds'] / naive['seconds']:.2f}x, "
-          f"memory above Django {(ours['rss_mb'] - floor['rss_mb']) / max(naive['rss_mb'] - floor['rss_mb'], 1):.2f}x")
+    print(
+        f"streamed release: {ours['seconds']:.1f} s, peak RSS {ours['rss_mb']:.0f} MB, "
+        f"zip {ours['bytes'] / 1e6:.1f} MB (targets: < 15 s -> {ours['seconds'] / 15:.2f}x, "
+        f"< 300 MB -> {ours['rss_mb'] / 300:.2f}x)"
+    )
+    print(
+        f"naive in-memory export: {naive['seconds']:.1f} s, peak RSS {naive['rss_mb']:.0f} MB, "
+        f"{naive['bytes'] / 1e6:.1f} MB of JSON"
+    )
+    print(
+        f"ratio to naive: time {ours['seconds'] / naive['seconds']:.2f}x, "
+        f"memory above Django {(ours['rss_mb'] - floor['rss_mb']) / max(naive['rss_mb'] - floor['rss_mb'], 1):.2f}x"
+    )
 
 
 if __name__ == "__main__":

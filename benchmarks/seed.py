@@ -15,22 +15,27 @@ from common import ROOT
 
 DB = "contrastlab_bench"
 URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
-WORDS = "the film was good bad great awful plot acting music long short fun dull".split()
+WORDS = ["the", "film", "was", "good", "bad", "great", "awful", "plot", "acting", "music", "long", "short", "fun", "dull"]
 
 
 def bench_database(fresh: bool = True) -> None:
+    """Point Django at the benchmark database: new and empty if `fresh`, else reused (and
+    created when missing)."""
     import psycopg2
 
     os.environ["DATABASE_URL"] = URL
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
-    if fresh:
-        admin = psycopg2.connect("dbname=postgres user=postgres host=127.0.0.1")
-        admin.autocommit = True
-        with admin.cursor() as cursor:
+    admin = psycopg2.connect("dbname=postgres user=postgres host=127.0.0.1")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB])
+        create = fresh or cursor.fetchone() is None
+        if create:
             cursor.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
             cursor.execute(f"CREATE DATABASE {DB}")
-        admin.close()
+    admin.close()
+    if create:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
                        env={**os.environ, "DATABASE_URL": URL})  # fmt: skip
     sys.path.insert(0, str(ROOT))
@@ -68,22 +73,38 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
     for start in range(0, total, 10_000):
         n = min(10_000, total - start)
         examples = Example.objects.bulk_create(
-            Example(project=project, external_id=f"e{start + i}", fields={"text": text(rng, 30)},
-                    label="positive", split="test")  # fmt: skip
+            Example(
+                project=project,
+                external_id=f"e{start + i}",
+                fields={"text": text(rng, 30)},
+                label="positive",
+                split="test",
+            )  # fmt: skip
             for i in range(n)
         )
         perturbations = Perturbation.objects.bulk_create(
-            Perturbation(project=project, pivot=e, author=expert, fields={"text": text(rng, 30)},
-                         label="negative", submitted_at=now,
-                         status="accepted" if start + i < resolved else "submitted")  # fmt: skip
+            Perturbation(
+                project=project,
+                pivot=e,
+                author=expert,
+                fields={"text": text(rng, 30)},
+                label="negative",
+                submitted_at=now,
+                status="accepted" if start + i < resolved else "submitted",
+            )  # fmt: skip
             for i, e in enumerate(examples)
         )
         items = ValidationItem.objects.bulk_create(
-            ValidationItem(project=project, perturbation=p, author=expert, fields=p.fields,
-                           gold_label="negative",
-                           status="resolved" if start + i < resolved else "open",
-                           counted_votes=5 if start + i < resolved else 0,
-                           majority_label="negative" if start + i < resolved else "")  # fmt: skip
+            ValidationItem(
+                project=project,
+                perturbation=p,
+                author=expert,
+                fields=p.fields,
+                gold_label="negative",
+                status="resolved" if start + i < resolved else "open",
+                counted_votes=5 if start + i < resolved else 0,
+                majority_label="negative" if start + i < resolved else "",
+            )  # fmt: skip
             for i, p in enumerate(perturbations)
         )
         votes = []
@@ -92,9 +113,13 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
                 continue
             for voter in rng.sample(voters, 5):
                 label = "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"])
-                votes.append(Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40)))
+                votes.append(
+                    Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
+                )
         Vote.objects.bulk_create(votes, batch_size=10_000)
-        print(f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True)
+        print(
+            f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True
+        )
     return project, bench_clients
 
 
@@ -116,15 +141,30 @@ def seed_export(sets: int):
     for start in range(0, sets, 10_000):
         n = min(10_000, sets - start)
         examples = Example.objects.bulk_create(
-            Example(project=project, external_id=f"x{start + i}", fields={"text": text(rng, 120)},
-                    label="positive", split="test" if i % 5 else "dev")  # fmt: skip
+            Example(
+                project=project,
+                external_id=f"x{start + i}",
+                fields={"text": text(rng, 120)},
+                label="positive",
+                split="test" if i % 5 else "dev",
+            )  # fmt: skip
             for i in range(n)
         )
         perturbations = Perturbation.objects.bulk_create(
-            Perturbation(project=project, pivot=e, author=author, fields={"text": text(rng, 120)},
-                         label="negative", status="accepted", submitted_at=now, edit_distance=0.1)  # fmt: skip
+            Perturbation(
+                project=project,
+                pivot=e,
+                author=author,
+                fields={"text": text(rng, 120)},
+                label="negative",
+                status="accepted",
+                submitted_at=now,
+                edit_distance=0.1,
+            )  # fmt: skip
             for e in examples
         )
         through = Perturbation.tags.through
-        through.objects.bulk_create(through(perturbation_id=p.pk, tag_id=tag.pk) for p in perturbations)
+        through.objects.bulk_create(
+            through(perturbation_id=p.pk, tag_id=tag.pk) for p in perturbations
+        )
     return project

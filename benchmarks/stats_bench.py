@@ -57,9 +57,11 @@ def main() -> None:
     started = time.perf_counter()
     stats = project_stats(project)
     ours = time.perf_counter() - started
-    print(f"project_stats: {ours:.2f} s (target < 2 s: {ours / 2:.2f}x of the budget); "
-          f"kappa {stats['fleiss_kappa']}, alpha {stats['krippendorff_alpha']}, "
-          f"human F1 {stats['human_f1']['macro']}")
+    print(
+        f"project_stats: {ours:.2f} s (target < 2 s: {ours / 2:.2f}x of the budget); "
+        f"kappa {stats['fleiss_kappa']}, alpha {stats['krippendorff_alpha']}, "
+        f"human F1 {stats['human_f1']['macro']}"
+    )
     started = time.perf_counter()
     slow = naive(project)
     baseline = time.perf_counter() - started

@@ -128,12 +128,16 @@ def main() -> None:
         cursor.execute("SELECT count(*) FROM annotation_validationitem WHERE counted_votes > 5")
         over += cursor.fetchone()[0]
     print(f"votes now: {Vote.objects.count()} (seeded {seeded_votes}); over-assigned items: {over}")
-    print(f"targets: p99 < 50 ms -> next {loaded['next_p99_ms']:.1f} ms "
-          f"({loaded['next_p99_ms'] / 50:.2f}x of target), vote {loaded['vote_p99_ms']:.1f} ms "
-          f"({loaded['vote_p99_ms'] / 50:.2f}x); >= 300 votes/s -> {loaded['votes_per_s']:.0f} "
-          f"({loaded['votes_per_s'] / 300:.2f}x); 0 over-assigned -> {over}")
-    print(f"ratio to the 1-client baseline: next p50 {loaded['next_p50_ms'] / baseline['next_p50_ms']:.2f}x, "
-          f"votes/s {loaded['votes_per_s'] / baseline['votes_per_s']:.2f}x")
+    print(
+        f"targets: p99 < 50 ms -> next {loaded['next_p99_ms']:.1f} ms "
+        f"({loaded['next_p99_ms'] / 50:.2f}x of target), vote {loaded['vote_p99_ms']:.1f} ms "
+        f"({loaded['vote_p99_ms'] / 50:.2f}x); >= 300 votes/s -> {loaded['votes_per_s']:.0f} "
+        f"({loaded['votes_per_s'] / 300:.2f}x); 0 over-assigned -> {over}"
+    )
+    print(
+        f"ratio to the 1-client baseline: next p50 {loaded['next_p50_ms'] / baseline['next_p50_ms']:.2f}x, "
+        f"votes/s {loaded['votes_per_s'] / baseline['votes_per_s']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -51,29 +51,37 @@ class SequenceClassifier:
     def predict(
         self, inputs: Sequence[Sequence[str]], batch_size: int, progress: Progress | None = None
     ) -> Predictions:
-        """Score one or two text fields per example. Batches hold texts of similar length,
-        so padding is small; the fast tokenizer is called once per batch."""
+        """Score one or two text fields per example.
+
+        The fast tokenizer runs once over every example; examples are then sorted by token
+        length and padded batch by batch, so batches hold sequences of similar length and
+        padding stays small."""
         import torch
 
-        order = sorted(range(len(inputs)), key=lambda i: sum(len(text) for text in inputs[i]))
+        columns = [list(column) for column in zip(*inputs, strict=True)]
+        encoded = self.tokenizer(*columns, truncation=True, max_length=self.max_length)
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+        lengths = [len(ids) for ids in encoded["input_ids"]]
+        order = sorted(range(len(inputs)), key=lengths.__getitem__)
+        pad = {"input_ids": self.tokenizer.pad_token_id or 0, "attention_mask": 0,
+               "token_type_ids": self.tokenizer.pad_token_type_id}  # fmt: skip
+        names = [self.id2label[i] for i in range(len(self.id2label))]
         labels: list[str] = [""] * len(inputs)
         probabilities: list[dict[str, float]] = [{}] * len(inputs)
-        names = [self.id2label[i] for i in range(len(self.id2label))]
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 batch = order[start : start + batch_size]
-                columns = list(zip(*(inputs[i] for i in batch), strict=True))
-                encoded = self.tokenizer(
-                    *[list(column) for column in columns],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                ).to(self.device)
-                probs = torch.softmax(self.model(**encoded).logits.float(), dim=-1).cpu().numpy()
+                width = max(lengths[i] for i in batch)
+                tensors = {}
+                for key in keys:
+                    rows = [encoded[key][i] + [pad[key]] * (width - lengths[i]) for i in batch]
+                    tensors[key] = torch.tensor(rows, device=self.device)
+                logits = self.model(**tensors).logits.float()
+                probs = torch.softmax(logits, dim=-1).cpu().tolist()
                 for row, i in zip(probs, batch, strict=True):
-                    labels[i] = names[int(row.argmax())]
-                    probabilities[i] = {name: float(p) for name, p in zip(names, row, strict=True)}
+                    best = max(range(len(row)), key=row.__getitem__)
+                    labels[i] = names[best]
+                    probabilities[i] = dict(zip(names, row, strict=True))
                 if progress:
                     progress(len(batch))
         return Predictions(labels, probabilities)
