@@ -32,9 +32,11 @@ def main() -> None:
     random.seed(0)
     tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
     model = AutoModelForSequenceClassification.from_pretrained(
-        minilm_dir(), num_labels=2, id2label=dict(enumerate(LABELS)),
+        minilm_dir(),
+        num_labels=2,
+        id2label=dict(enumerate(LABELS)),
         label2id={label: i for i, label in enumerate(LABELS)},
-    )  # fmt: skip
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     steps = args.epochs * ((len(train) + args.batch_size - 1) // args.batch_size)
     schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
@@ -44,8 +46,13 @@ def main() -> None:
         random.shuffle(train)
         for start in range(0, len(train), args.batch_size):
             batch = train[start : start + args.batch_size]
-            encoded = tokenizer([r["Text"] for r in batch], padding=True, truncation=True,
-                                max_length=args.max_length, return_tensors="pt")  # fmt: skip
+            encoded = tokenizer(
+                [r["Text"] for r in batch],
+                padding=True,
+                truncation=True,
+                max_length=args.max_length,
+                return_tensors="pt",
+            )
             labels = torch.tensor([LABELS.index(r["Sentiment"]) for r in batch])
             loss = model(**encoded, labels=labels).loss
             loss.backward()
@@ -70,8 +77,13 @@ def evaluate(model, tokenizer, rows, max_length) -> float:  # type: ignore[no-un
     with torch.inference_mode():
         for start in range(0, len(rows), 32):
             batch = rows[start : start + 32]
-            encoded = tokenizer([r["Text"] for r in batch], padding=True, truncation=True,
-                                max_length=max_length, return_tensors="pt")  # fmt: skip
+            encoded = tokenizer(
+                [r["Text"] for r in batch],
+                padding=True,
+                truncation=True,
+                max_length=max_length,
+                return_tensors="pt",
+            )
             predicted = model(**encoded).logits.argmax(-1).tolist()
             right += sum(LABELS[p] == r["Sentiment"] for p, r in zip(predicted, batch, strict=True))
     return right / len(rows)

@@ -29,24 +29,44 @@ def main() -> None:
     settings.MEDIA_ROOT = OUT / "media"
     Project.objects.filter(slug="imdb-real").delete()
     project = services.project_create(
-        user=None, name="IMDb contrast sets", slug="imdb-real", fields=[{"name": "text"}],
+        user=None,
+        name="IMDb contrast sets",
+        slug="imdb-real",
+        fields=[{"name": "text"}],
         labels=["Positive", "Negative"],
-    )  # fmt: skip
+    )
     sets = parse_paired_tsv(
-        project, original.read_bytes(), contrast.read_bytes(),
-        mapping={"text": "Text", "label": "Sentiment"}, split="test",
-        source_name=original.name, tags=[],
-    )  # fmt: skip
-    import_sets(project=project, user=None, sets=sets, source_name=original.name,
-                author="gardner2020", accept=True)  # fmt: skip
+        project,
+        original.read_bytes(),
+        contrast.read_bytes(),
+        mapping={"text": "Text", "label": "Sentiment"},
+        split="test",
+        source_name=original.name,
+        tags=[],
+    )
+    import_sets(
+        project=project,
+        user=None,
+        sets=sets,
+        source_name=original.name,
+        author="gardner2020",
+        accept=True,
+    )
     release = release_create(project=project, user=None, version=f"real-{time.time():.0f}")
-    spec = model_register(project=project, user=None, name="minilm-cad",
-                          kind="hf-sequence-classification", source=str(model_dir),
-                          max_length=256, batch_size=32, device="cpu")  # fmt: skip
+    spec = model_register(
+        project=project,
+        user=None,
+        name="minilm-cad",
+        kind="hf-sequence-classification",
+        source=str(model_dir),
+        max_length=256,
+        batch_size=32,
+        device="cpu",
+    )
     run = evaluation_enqueue(release=release, model=spec, split="test", user=None, send=False)
-    run = evaluation_execute(run.pk)
-    assert run is not None and run.status == "succeeded", run and run.error
-    m = run.metrics
+    finished = evaluation_execute(run.pk)
+    assert finished is not None and finished.status == "succeeded", finished and finished.error
+    m = finished.metrics
     iv = m["intervals"]
     for name in ("original_accuracy", "perturbed_accuracy", "consistency"):
         low, high = iv[name]

@@ -29,8 +29,12 @@ def measure(mode: str) -> None:
     project = Project.objects.get(slug="export")
     started = time.perf_counter()
     if mode == "release":
-        release = release_create(project=project, user=None, version=f"bench-{time.time():.0f}",
-                                 min_agreement={"dev": 0, "test": 0})  # fmt: skip
+        release = release_create(
+            project=project,
+            user=None,
+            version=f"bench-{time.time():.0f}",
+            min_agreement={"dev": 0, "test": 0},
+        )
         size = (Path(settings.MEDIA_ROOT) / release.bundle).stat().st_size
     elif mode == "naive":
         sets = [
@@ -40,7 +44,7 @@ def measure(mode: str) -> None:
                 "label": p.label,
                 "fields": p.fields,
                 "tags": [t.name for t in p.tags.all()],
-            }  # fmt: skip
+            }
             for p in Perturbation.objects.filter(project=project, status="accepted")
             .select_related("pivot")
             .prefetch_related("tags")
@@ -50,14 +54,22 @@ def measure(mode: str) -> None:
         size = path.stat().st_size
     else:
         size = 0
-    print(json.dumps({"seconds": time.perf_counter() - started, "rss_mb": peak_rss_mb(),
-                      "bytes": size}))  # fmt: skip
+    print(
+        json.dumps(
+            {"seconds": time.perf_counter() - started, "rss_mb": peak_rss_mb(), "bytes": size}
+        )
+    )
 
 
 def run(mode: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--measure", mode], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", mode], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def above(result: dict, floor: dict) -> float:
+    return result["rss_mb"] - floor["rss_mb"]
 
 
 def main() -> None:
@@ -87,7 +99,7 @@ def main() -> None:
     )
     print(
         f"ratio to naive: time {ours['seconds'] / naive['seconds']:.2f}x, "
-        f"memory above Django {(ours['rss_mb'] - floor['rss_mb']) / max(naive['rss_mb'] - floor['rss_mb'], 1):.2f}x"
+        f"memory above Django {above(ours, floor) / max(above(naive, floor), 1):.2f}x"
     )
 
 

@@ -61,8 +61,13 @@ def main() -> None:
         with torch.inference_mode():
             for start in range(0, len(order), 32):
                 batch = order[start : start + 32]
-                encoded = tokenizer([texts[i] for i in batch], padding=True, truncation=True,
-                                    max_length=256, return_tensors="pt")  # fmt: skip
+                encoded = tokenizer(
+                    [texts[i] for i in batch],
+                    padding=True,
+                    truncation=True,
+                    max_length=256,
+                    return_tensors="pt",
+                )
                 for i, p in zip(batch, model(**encoded).logits.argmax(-1).tolist(), strict=True):
                     labels[i] = names[p]
         return labels
@@ -72,8 +77,11 @@ def main() -> None:
     def contrastlab() -> list[str]:
         return runner.predict([[t] for t in texts], batch_size=32).labels
 
-    methods = {"pipeline": with_pipeline, "bare sorted loop": bare_loop,
-               "contrastlab runner": contrastlab}  # fmt: skip
+    methods = {
+        "pipeline": with_pipeline,
+        "bare sorted loop": bare_loop,
+        "contrastlab runner": contrastlab,
+    }
     best = dict.fromkeys(methods, float("inf"))
     results = {}
     for _ in range(args.repeats):  # round-robin, so that drift in machine speed hits all alike
@@ -91,8 +99,10 @@ def main() -> None:
     print(f"runner / pipeline = {ours / pipe:.2f}x (target >= 1.25x)")
     print(f"runner / bare loop = {ours / bare:.3f}x (target within 1.05x, i.e. >= 0.952)")
     same_bare = results["contrastlab runner"][1] == results["bare sorted loop"][1]
-    agree_pipe = sum(a == b for a, b in zip(results["contrastlab runner"][1],
-                                              results["pipeline"][1], strict=True))  # fmt: skip
+    agree_pipe = sum(
+        a == b
+        for a, b in zip(results["contrastlab runner"][1], results["pipeline"][1], strict=True)
+    )
     print(
         f"identical predictions to the bare loop: {same_bare}; "
         f"agreement with the pipeline: {agree_pipe}/{len(texts)}"

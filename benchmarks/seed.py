@@ -15,7 +15,22 @@ from common import ROOT
 
 DB = "contrastlab_bench"
 URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
-WORDS = ["the", "film", "was", "good", "bad", "great", "awful", "plot", "acting", "music", "long", "short", "fun", "dull"]
+WORDS = [
+    "the",
+    "film",
+    "was",
+    "good",
+    "bad",
+    "great",
+    "awful",
+    "plot",
+    "acting",
+    "music",
+    "long",
+    "short",
+    "fun",
+    "dull",
+]
 
 
 def bench_database(fresh: bool = True) -> None:
@@ -36,8 +51,12 @@ def bench_database(fresh: bool = True) -> None:
             cursor.execute(f"CREATE DATABASE {DB}")
     admin.close()
     if create:
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
-                       env={**os.environ, "DATABASE_URL": URL})  # fmt: skip
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v0"],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "DATABASE_URL": URL},
+        )
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -58,9 +77,13 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
     started = time.monotonic()
     rng = random.Random(0)
     project = Project.objects.create(
-        name="Bench", slug="bench", fields=[{"name": "text", "kind": "text", "editable": True}],
-        labels=["positive", "negative"], extra_labels=["mixed"], settings={"control_rate": 0},
-    )  # fmt: skip
+        name="Bench",
+        slug="bench",
+        fields=[{"name": "text", "kind": "text", "editable": True}],
+        labels=["positive", "negative"],
+        extra_labels=["mixed"],
+        settings={"control_rate": 0},
+    )
     expert = User.objects.create(username="bench-expert")
     Membership.objects.create(project=project, user=expert, role="expert")
     voters = User.objects.bulk_create(User(username=f"hist{i}") for i in range(validators))
@@ -79,7 +102,7 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
                 fields={"text": text(rng, 30)},
                 label="positive",
                 split="test",
-            )  # fmt: skip
+            )
             for i in range(n)
         )
         perturbations = Perturbation.objects.bulk_create(
@@ -91,7 +114,7 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
                 label="negative",
                 submitted_at=now,
                 status="accepted" if start + i < resolved else "submitted",
-            )  # fmt: skip
+            )
             for i, e in enumerate(examples)
         )
         items = ValidationItem.objects.bulk_create(
@@ -104,7 +127,7 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
                 status="resolved" if start + i < resolved else "open",
                 counted_votes=5 if start + i < resolved else 0,
                 majority_label="negative" if start + i < resolved else "",
-            )  # fmt: skip
+            )
             for i, p in enumerate(perturbations)
         )
         votes = []
@@ -132,9 +155,12 @@ def seed_export(sets: int):
 
     rng = random.Random(1)
     project = Project.objects.create(
-        name="Export", slug="export", fields=[{"name": "text", "kind": "text", "editable": True}],
-        labels=["positive", "negative"], settings={"control_rate": 0},
-    )  # fmt: skip
+        name="Export",
+        slug="export",
+        fields=[{"name": "text", "kind": "text", "editable": True}],
+        labels=["positive", "negative"],
+        settings={"control_rate": 0},
+    )
     tag = Tag.objects.create(project=project, name="negation", description="negate")
     author = User.objects.create(username="export-expert")
     now = timezone.now()
@@ -147,7 +173,7 @@ def seed_export(sets: int):
                 fields={"text": text(rng, 120)},
                 label="positive",
                 split="test" if i % 5 else "dev",
-            )  # fmt: skip
+            )
             for i in range(n)
         )
         perturbations = Perturbation.objects.bulk_create(
@@ -160,7 +186,7 @@ def seed_export(sets: int):
                 status="accepted",
                 submitted_at=now,
                 edit_distance=0.1,
-            )  # fmt: skip
+            )
             for e in examples
         )
         through = Perturbation.tags.through

@@ -37,8 +37,12 @@ def client_loop(token: str, port: int, until: float, out: dict, rng: random.Rand
         item = json.loads(body)["item"]
         vote = {"label": rng.choice(["negative", "negative", "positive"]), "seconds_spent": 5}
         started = time.perf_counter()
-        connection.request("POST", f"/api/projects/bench/validation/{item}/vote/",
-                           body=json.dumps(vote), headers=headers)  # fmt: skip
+        connection.request(
+            "POST",
+            f"/api/projects/bench/validation/{item}/vote/",
+            body=json.dumps(vote),
+            headers=headers,
+        )
         response = connection.getresponse()
         response.read()
         out["vote"].append(time.perf_counter() - started)
@@ -46,7 +50,7 @@ def client_loop(token: str, port: int, until: float, out: dict, rng: random.Rand
 
 
 def run_clients(tokens: list[str], port: int, seconds: float) -> dict:
-    results = [{"next": [], "vote": [], "status": {}, "empty": 0} for _ in tokens]
+    results: list[dict] = [{"next": [], "vote": [], "status": {}, "empty": 0} for _ in tokens]
     until = time.monotonic() + seconds
     threads = [
         threading.Thread(target=client_loop, args=(t, port, until, r, random.Random(i)))
@@ -58,7 +62,7 @@ def run_clients(tokens: list[str], port: int, seconds: float) -> dict:
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
-    merged = {"next": [], "vote": [], "status": {}, "elapsed": elapsed}
+    merged: dict = {"next": [], "vote": [], "status": {}, "elapsed": elapsed}
     for r in results:
         merged["next"] += r["next"]
         merged["vote"] += r["vote"]
@@ -73,8 +77,11 @@ def report(name: str, r: dict) -> dict:
         ms = np.array(r[endpoint]) * 1000
         figures[f"{endpoint}_p50_ms"] = float(np.percentile(ms, 50)) if len(ms) else None
         figures[f"{endpoint}_p99_ms"] = float(np.percentile(ms, 99)) if len(ms) else None
-    print(f"{name}: " + ", ".join(f"{k} {v:.1f}" for k, v in figures.items() if v is not None)
-          + f", statuses {r['status']}")  # fmt: skip
+    print(
+        f"{name}: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in figures.items() if v is not None)
+        + f", statuses {r['status']}"
+    )
     return figures
 
 
@@ -102,26 +109,47 @@ def main() -> None:
         cursor.execute("VACUUM ANALYZE")
 
     port = 8765
-    env = {**os.environ, "DATABASE_URL": URL, "DEBUG": "0", "DATABASE_CONN_MAX_AGE": "60",
-           "LOG_LEVEL": "WARNING"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": URL,
+        "DEBUG": "0",
+        "DATABASE_CONN_MAX_AGE": "60",
+        "LOG_LEVEL": "WARNING",
+    }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(args.workers), "--worker-class", "gthread", "--threads", "8",
-         "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "8",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     try:
         time.sleep(4)
         baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
-        loaded = report(f"{args.clients} clients, {args.seconds:.0f} s",
-                        run_clients(tokens, port, args.seconds))  # fmt: skip
+        loaded = report(
+            f"{args.clients} clients, {args.seconds:.0f} s", run_clients(tokens, port, args.seconds)
+        )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait()
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM (SELECT item_id FROM annotation_vote v JOIN annotation_validationitem i"
-            " ON i.id = v.item_id WHERE i.project_id = %s GROUP BY item_id HAVING count(*) > 5) t",
+            "SELECT count(*) FROM (SELECT item_id FROM annotation_vote v"
+            " JOIN annotation_validationitem i ON i.id = v.item_id WHERE i.project_id = %s"
+            " GROUP BY item_id HAVING count(*) > 5) t",
             [project.pk],
         )
         over = cursor.fetchone()[0]
@@ -135,7 +163,8 @@ def main() -> None:
         f"({loaded['votes_per_s'] / 300:.2f}x); 0 over-assigned -> {over}"
     )
     print(
-        f"ratio to the 1-client baseline: next p50 {loaded['next_p50_ms'] / baseline['next_p50_ms']:.2f}x, "
+        "ratio to the 1-client baseline: next p50 "
+        f"{loaded['next_p50_ms'] / baseline['next_p50_ms']:.2f}x, "
         f"votes/s {loaded['votes_per_s'] / baseline['votes_per_s']:.2f}x"
     )
 
