@@ -459,12 +459,16 @@ class Vote(models.Model):
 
 
 class ValidatorStatus(models.Model):
-    """Whether a validator's votes count in a project. No row means qualified."""
+    """Whether a validator's votes count in a project, and their agreement so far."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="validators")
     validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     qualified = models.BooleanField(default=True)
     agreement = models.FloatField(null=True, blank=True)
+    # Running counts of this validator's votes on resolved items, and of those that match the
+    # majority: kept up to date on every resolution, so that quality checks cost no scan.
+    resolved_votes = models.PositiveIntegerField(default=0)
+    agreed_votes = models.PositiveIntegerField(default=0)
     changed_at = models.DateTimeField(default=timezone.now)
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -5,7 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, F, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -105,7 +105,8 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | Non
     """
     now = timezone.now()
     leases = Lease.objects.filter(validator=validator, item__project=project)
-    leases.filter(item__in=list(skip)).delete()
+    if skip:
+        leases.filter(item__in=list(skip)).delete()
     held = leases.filter(expires_at__gt=now, item__status="open").select_related("item").first()
     if held is not None:
         return held.item
@@ -136,10 +137,18 @@ def _lease_one(
     # A fresh statement sees leases and votes committed while we waited for the row lock.
     if not _candidates(project, validator, now).filter(pk=item.pk).exists():
         return False, None
-    Lease.objects.update_or_create(
-        item=item,
-        validator=validator,
-        defaults={"expires_at": now + timedelta(seconds=project.setting("lease_ttl"))},
+    # One statement: replaces this validator's expired lease on the item, if any.
+    Lease.objects.bulk_create(
+        [
+            Lease(
+                item=item,
+                validator=validator,
+                expires_at=now + timedelta(seconds=project.setting("lease_ttl")),
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["item", "validator"],
+        update_fields=["expires_at"],
     )
     return True, item
 
@@ -239,9 +248,26 @@ def item_resolve(*, item: Item) -> None:
         perturbation.majority_label = item.majority_label
         perturbation.resolved_at = item.resolved_at
         perturbation.save(update_fields=["status", "majority_label", "resolved_at"])
-    voters = item.votes.values_list("validator_id", flat=True)
-    for validator_id in list(voters):
-        validator_check_quality(project=project, validator_id=validator_id)
+    _count_resolution(item, +1)
+
+
+def _count_resolution(item: Item, sign: int) -> None:
+    """Add (sign=+1) or remove (-1) an item's resolution from its voters' running agreement
+    counts, then unqualify any who now fail the project's bar."""
+    votes = list(item.votes.values_list("validator_id", "label"))
+    voters = sorted(validator_id for validator_id, _ in votes)
+    agreeing = [v for v, label in votes if label == item.majority_label]
+    ValidatorStatus.objects.bulk_create(
+        [ValidatorStatus(project=item.project, validator_id=v) for v in voters],
+        ignore_conflicts=True,
+    )
+    statuses = ValidatorStatus.objects.filter(project=item.project, validator_id__in=voters)
+    # Lock in one order, so that concurrent resolutions never deadlock.
+    list(statuses.select_for_update().order_by("validator_id").values_list("id"))
+    statuses.update(resolved_votes=F("resolved_votes") + sign)
+    statuses.filter(validator_id__in=agreeing).update(agreed_votes=F("agreed_votes") + sign)
+    if sign > 0:
+        validators_check_quality(project=item.project, statuses=statuses)
 
 
 def resolution_status(majority: str, intended: str, task_labels: list[str]) -> str:
@@ -255,42 +281,23 @@ def resolution_status(majority: str, intended: str, task_labels: list[str]) -> s
 # Validator quality -----------------------------------------------------------------------------
 
 
-def agreement_rates(project: Project) -> dict[int, tuple[int, int]]:
-    """validator id -> (votes on resolved items, votes matching the majority label)."""
-    rows = (
-        Vote.objects.filter(item__project=project, item__status=Item.Status.RESOLVED)
-        .values("validator_id")
-        .annotate(
-            n=Count("id"),
-            agree=Count("id", filter=Q(label=F("item__majority_label"))),
-        )
-    )
-    return {row["validator_id"]: (row["n"], row["agree"]) for row in rows}
-
-
-def validator_check_quality(*, project: Project, validator_id: int) -> None:
-    """Unqualify a validator who disagreed with the majority too often (SPEC §3D)."""
-    votes = Vote.objects.filter(
-        item__project=project, item__status=Item.Status.RESOLVED, validator_id=validator_id
-    )
-    n = votes.count()
-    if n < project.setting("validator_min_votes"):
-        return
-    agree = votes.filter(label=F("item__majority_label")).count()
-    disagreement = 1 - agree / n
-    if disagreement <= project.setting("validator_max_disagreement"):
-        return
-    status, _ = ValidatorStatus.objects.get_or_create(project=project, validator_id=validator_id)
-    if not status.qualified or status.changed_by_id is not None:
-        # Already unqualified, or an admin requalified them: that decision stands.
-        return
-    validator_set_qualified(
-        project=project,
-        validator_id=validator_id,
-        qualified=False,
-        actor=None,
-        agreement=agree / n,
-    )
+def validators_check_quality(*, project: Project, statuses: Any) -> None:
+    """Unqualify validators who disagreed with the majority too often (SPEC §3D). A validator
+    already unqualified, or requalified by an admin, keeps that decision."""
+    min_votes = project.setting("validator_min_votes")
+    max_disagreement = project.setting("validator_max_disagreement")
+    failing = statuses.filter(
+        qualified=True, changed_by__isnull=True, resolved_votes__gte=max(min_votes, 1)
+    ).values_list("validator_id", "resolved_votes", "agreed_votes")
+    for validator_id, n, agreed in list(failing):
+        if 1 - agreed / n > max_disagreement:
+            validator_set_qualified(
+                project=project,
+                validator_id=validator_id,
+                qualified=False,
+                actor=None,
+                agreement=agreed / n,
+            )
 
 
 @transaction.atomic
@@ -335,6 +342,7 @@ def _recount(item: Item) -> None:
     needed = project.setting("votes_per_item")
     released = item.perturbation_id is not None and item_is_released(item)
     if item.status == Item.Status.RESOLVED and item.counted_votes < needed and not released:
+        _count_resolution(item, -1)
         item.status = Item.Status.OPEN
         item.majority_label = ""
         item.resolved_at = None
