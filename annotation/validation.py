@@ -162,7 +162,6 @@ def _validator_counts(project: Project, validator: Any) -> bool:
     ).exists()
 
 
-@transaction.atomic
 def vote_cast(
     *,
     item: Item,
@@ -171,7 +170,29 @@ def vote_cast(
     flags: Any = (),
     seconds_spent: Any = 0,
 ) -> tuple[Vote, bool]:
-    """Record a vote; returns (vote, created). A repeat of the same vote is not an error."""
+    """Record a vote; returns (vote, created). A repeat of the same vote is not an error.
+
+    The vote and any resolution commit first, under the item's row lock; the voters' agreement
+    counts are then updated in their own short transaction, so that the item's lock is never
+    held while waiting for other validators' counters."""
+    vote, created, resolved = _vote_and_resolve(
+        item=item, validator=validator, label=label, flags=flags, seconds_spent=seconds_spent
+    )
+    if resolved is not None:
+        with transaction.atomic():
+            _count_resolution(resolved, +1)
+    return vote, created
+
+
+@transaction.atomic
+def _vote_and_resolve(
+    *,
+    item: Item,
+    validator: Any,
+    label: str,
+    flags: Any = (),
+    seconds_spent: Any = 0,
+) -> tuple[Vote, bool, Item | None]:
     item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
     project = item.project
     if item.author_id == validator.pk:
@@ -180,7 +201,7 @@ def vote_cast(
     existing = Vote.objects.filter(item=item, validator=validator).first()
     if existing is not None:
         if existing.label == label and sorted(existing.flags) == flags:
-            return existing, False
+            return existing, False, None
         raise VoteError(
             "You already voted on this item with a different answer; votes cannot change.",
             status=409,
@@ -220,7 +241,8 @@ def vote_cast(
         item.save(update_fields=["counted_votes"])
         if item.counted_votes >= project.setting("votes_per_item"):
             item_resolve(item=item)
-    return vote, True
+            return vote, True, item
+    return vote, True, None
 
 
 def majority_of(labels: list[str], majority: int) -> str:
@@ -248,7 +270,6 @@ def item_resolve(*, item: Item) -> None:
         perturbation.majority_label = item.majority_label
         perturbation.resolved_at = item.resolved_at
         perturbation.save(update_fields=["status", "majority_label", "resolved_at"])
-    _count_resolution(item, +1)
 
 
 def _count_resolution(item: Item, sign: int) -> None:
@@ -353,6 +374,7 @@ def _recount(item: Item) -> None:
     item.save(update_fields=["counted_votes", "status", "majority_label", "resolved_at"])
     if item.status == Item.Status.OPEN and item.counted_votes >= needed:
         item_resolve(item=item)
+        _count_resolution(item, +1)
 
 
 def item_is_released(item: Item) -> bool:
