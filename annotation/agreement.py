@@ -63,20 +63,6 @@ def krippendorff_alpha_nominal(table: Table) -> float:
     return float(1 - disagree_observed / disagree_expected)
 
 
-def prf(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> dict[str, dict]:
-    """Precision, recall and F1 per label; 0 where a ratio is undefined."""
-    out = {}
-    for label in labels:
-        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == label and p == label)
-        n_pred = sum(1 for p in predicted if p == label)
-        n_gold = sum(1 for g in gold if g == label)
-        precision = tp / n_pred if n_pred else 0.0
-        recall = tp / n_gold if n_gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[label] = {"precision": precision, "recall": recall, "f1": f1}
-    return out
-
-
 def human_f1(
     responses: Sequence[Sequence[str]],
     majorities: Sequence[str],
@@ -94,24 +80,37 @@ def human_f1(
     kept = [(list(r), m) for r, m in zip(responses, majorities, strict=True) if m in labels and r]
     if not kept:
         return {"macro": NAN, "per_label": {}, "annotators": 0, "items": 0}
-    for item_responses, _ in kept:
-        rng.shuffle(item_responses)
+    index = {label: i for i, label in enumerate(labels)}
     n_annotators = max(len(r) for r, _ in kept)
-    per_annotator = []
+    # answers[i, a]: annotator a's label index on item i; extra labels get len(labels), and a
+    # missing response -1, so neither ever matches a task label.
+    answers = np.full((len(kept), n_annotators), -1, dtype=np.int64)
+    for row, (item_responses, _) in enumerate(kept):
+        rng.shuffle(item_responses)
+        answers[row, : len(item_responses)] = [index.get(r, len(labels)) for r in item_responses]
+    gold = np.array([index[m] for _, m in kept])
+    scores = np.zeros((n_annotators, len(labels), 3))  # precision, recall, f1
     for a in range(n_annotators):
-        pairs = [(m, r[a]) for r, m in kept if a < len(r)]
-        gold, predicted = [g for g, _ in pairs], [p for _, p in pairs]
-        per_annotator.append(prf(gold, predicted, labels))
+        answered = answers[:, a] >= 0
+        predicted, truth = answers[answered, a], gold[answered]
+        for j in range(len(labels)):
+            tp = np.count_nonzero((predicted == j) & (truth == j))
+            n_pred, n_gold = np.count_nonzero(predicted == j), np.count_nonzero(truth == j)
+            precision = tp / n_pred if n_pred else 0.0
+            recall = tp / n_gold if n_gold else 0.0
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            scores[a, j] = precision, recall, f1
+    mean = scores.mean(axis=0)
     per_label = {
         label: {
-            metric: float(np.mean([scores[label][metric] for scores in per_annotator]))
-            for metric in ("precision", "recall", "f1")
+            "precision": float(mean[j, 0]),
+            "recall": float(mean[j, 1]),
+            "f1": float(mean[j, 2]),
         }
-        for label in labels
+        for j, label in enumerate(labels)
     }
-    macro = float(np.mean([per_label[label]["f1"] for label in labels]))
     return {
-        "macro": macro,
+        "macro": float(mean[:, 2].mean()),
         "per_label": per_label,
         "annotators": n_annotators,
         "items": len(kept),

@@ -81,13 +81,17 @@ def project_stats(project: Project) -> dict[str, Any]:
         for i, row in info.items()
         if row["status"] == "resolved" and row["majority_label"]
     }
+    seconds = vote_seconds(project)
     per_split: dict[str, Any] = {}
     for split in sorted({row["split"] for row in info.values()}):
         split_counts = {i: c for i, c in counts.items() if info[i]["split"] == split}
         per_split[split] = agreement_block(
             split_counts, resolved, categories, project.labels, votes_per_item
         )
-    overall = agreement_block(dict(counts), resolved, categories, project.labels, votes_per_item)
+    if len(per_split) == 1:  # one split holds everything: its figures are the overall ones
+        overall = next(iter(per_split.values()))
+    else:
+        overall = agreement_block(counts, resolved, categories, project.labels, votes_per_item)
     return {
         **overall,
         "per_split": per_split,
@@ -100,7 +104,7 @@ def project_stats(project: Project) -> dict[str, Any]:
         "votes_per_item": _histogram([sum(c.values()) for c in counts.values()], votes_per_item),
         "agreement_histogram": _agreement_histogram(counts, resolved),
         "tags": tag_coverage(project),
-        "validators": validator_figures(project),
+        "validators": validator_figures(project, seconds),
         "experts": expert_figures(project),
         "median_seconds": {
             "perturbation": median(
@@ -110,13 +114,7 @@ def project_stats(project: Project) -> dict[str, Any]:
                     )
                 )
             ),
-            "vote": median(
-                list(
-                    Vote.objects.filter(item__project=project).values_list(
-                        "seconds_spent", flat=True
-                    )
-                )
-            ),
+            "vote": median([v for values in seconds.values() for v in values]),
         },
     }
 
@@ -192,7 +190,19 @@ def tag_coverage(project: Project) -> list[dict[str, Any]]:
     ]
 
 
-def validator_figures(project: Project) -> list[dict[str, Any]]:
+def vote_seconds(project: Project) -> dict[int, list[int]]:
+    """validator id -> the seconds spent on each of their votes."""
+    seconds: dict[int, list[int]] = defaultdict(list)
+    for validator_id, value in Vote.objects.filter(item__project=project).values_list(
+        "validator_id", "seconds_spent"
+    ):
+        seconds[validator_id].append(value)
+    return seconds
+
+
+def validator_figures(
+    project: Project, seconds: dict[int, list[int]] | None = None
+) -> list[dict[str, Any]]:
     rows = (
         Vote.objects.filter(item__project=project)
         .values("validator_id", "validator__username")
@@ -208,11 +218,7 @@ def validator_figures(project: Project) -> list[dict[str, Any]]:
             "validator_id", flat=True
         )
     )
-    seconds: dict[int, list[int]] = defaultdict(list)
-    for validator_id, value in Vote.objects.filter(item__project=project).values_list(
-        "validator_id", "seconds_spent"
-    ):
-        seconds[validator_id].append(value)
+    seconds = vote_seconds(project) if seconds is None else seconds
     return [
         {
             "id": row["validator_id"],
