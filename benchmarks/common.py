@@ -30,6 +30,11 @@ def minilm_dir() -> Path:
 
 
 def peak_rss_mb() -> float:
+    """This process's own peak RSS. VmHWM belongs to the process image; ru_maxrss would carry
+    the parent's peak across fork and exec."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
