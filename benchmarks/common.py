@@ -1,7 +1,6 @@
 """Shared helpers for the benchmark scripts (not tests)."""
 
 import csv
-import os
 import resource
 import sys
 from pathlib import Path
@@ -36,11 +35,3 @@ def peak_rss_mb() -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def setup_django(settings: str = "config.settings.local") -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", settings)
-    import django
-
-    django.setup()

@@ -1,7 +1,6 @@
 """A tiny transformers classifier built inside the tests (random BERT weights, a WordLevel
 tokenizer), saved to a temp dir and loaded through the real loading code."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,3 @@ def tiny_model(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 def rule_predictions(release_examples: list[dict]) -> dict[str, str]:
     return {e["id"]: ("negative" if "bad" in e["fields"]["text"] else "positive")
             for e in release_examples}  # fmt: skip
-
-
-def read_json(path: Path) -> dict:
-    return json.loads(path.read_text())
