@@ -5,8 +5,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation import services
 from annotation.models import Example, Membership, Project
+from annotation.projects import services
 
 DEMO_SLUG = "demo-sentiment"
 DEMO_PASSWORD = "contrast-demo"  # printed by the run command; for local demos only

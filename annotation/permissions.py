@@ -9,8 +9,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
-from annotation.models import Membership, Project
+from annotation.models import Membership, Project, Release
 
 Role = Membership.Role
 
@@ -44,3 +45,11 @@ def visible_projects(user: Any) -> "QuerySet[Project]":
     if getattr(user, "is_staff", False):
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user).distinct()
+
+
+def admin_release(user: Any, pk: int) -> Release:
+    """A release, for admins of its project; 404 for everyone else."""
+    release = get_object_or_404(Release.objects.select_related("project", "created_by"), pk=pk)
+    if Role.ADMIN not in roles_of(user, release.project):
+        raise Http404("No such release.")
+    return release

@@ -1,23 +1,23 @@
 from django.urls import path
 
-from annotation import (
-    api,
-    authoring_api,
-    authoring_views,
-    release_api,
-    release_views,
-    validation_api,
-    validation_views,
-    views,
-)
+from annotation.authoring import api as authoring_api
+from annotation.authoring import views as authoring_views
+from annotation.imports import api as import_api
+from annotation.imports import views as import_views
+from annotation.projects import api as project_api
+from annotation.projects import views as project_views
+from annotation.releases import api as release_api
+from annotation.releases import views as release_views
+from annotation.validation import api as validation_api
+from annotation.validation import views as validation_views
 
 api_urls = [
-    path("projects/", api.ProjectListView.as_view(), name="api-projects"),
-    path("projects/<slug:slug>/", api.ProjectDetailView.as_view(), name="api-project"),
-    path("projects/<slug:slug>/members/", api.MemberView.as_view(), name="api-members"),
+    path("projects/", project_api.ProjectListView.as_view(), name="api-projects"),
+    path("projects/<slug:slug>/", project_api.ProjectDetailView.as_view(), name="api-project"),
+    path("projects/<slug:slug>/members/", project_api.MemberView.as_view(), name="api-members"),
     path(
         "projects/<slug:slug>/examples/import/",
-        api.ExampleImportView.as_view(),
+        import_api.ExampleImportView.as_view(),
         name="api-examples-import",
     ),
     path(
@@ -71,12 +71,12 @@ api_urls = [
     ),
     path(
         "projects/<slug:slug>/import/votes/",
-        validation_api.VoteImportView.as_view(),
+        import_api.VoteImportView.as_view(),
         name="api-import-votes",
     ),
     path(
         "projects/<slug:slug>/import/sets/",
-        release_api.SetImportView.as_view(),
+        import_api.SetImportView.as_view(),
         name="api-import-sets",
     ),
     path(
@@ -94,10 +94,10 @@ api_urls = [
 ]
 
 page_urls = [
-    path("", views.project_list, name="project-list"),
-    path("p/<slug:slug>/", views.project_dashboard, name="project-dashboard"),
-    path("p/<slug:slug>/import/", views.import_page, name="project-import"),
-    path("p/<slug:slug>/members/", views.members_page, name="project-members"),
+    path("", project_views.project_list, name="project-list"),
+    path("p/<slug:slug>/", project_views.project_dashboard, name="project-dashboard"),
+    path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
+    path("p/<slug:slug>/members/", project_views.members_page, name="project-members"),
     path("p/<slug:slug>/pivots/", authoring_views.pivot_browser, name="pivots"),
     path("p/<slug:slug>/pivots/sample/", authoring_views.pivot_sample, name="pivot-sample"),
     path("p/<slug:slug>/pivots/<int:pk>/claim/", authoring_views.pivot_claim, name="pivot-claim"),
@@ -125,6 +125,6 @@ page_urls = [
     path("p/<slug:slug>/disputes/", validation_views.disputes_page, name="disputes"),
     path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
     path("p/<slug:slug>/releases/<int:pk>/", release_views.release_detail, name="release-detail"),
-    path("p/<slug:slug>/import/sets/", release_views.set_import_page, name="set-import"),
+    path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),
     path("p/<slug:slug>/disputes/<int:pk>/", validation_views.adjudicate, name="adjudicate"),
 ]

@@ -20,11 +20,12 @@ def main() -> None:
     bench_database(fresh=False)
     from django.conf import settings
 
-    from annotation import services
+    from annotation.imports.sets import import_sets, parse_paired_tsv
     from annotation.models import Project
-    from annotation.releases import release_create
-    from annotation.set_import import import_sets, parse_paired_tsv
-    from evaluation.services import evaluation_enqueue, evaluation_execute, model_register
+    from annotation.projects import services
+    from annotation.releases.services import release_create
+    from evaluation.runs import evaluation_execute
+    from evaluation.services import evaluation_enqueue, model_register
 
     settings.MEDIA_ROOT = OUT / "media"
     Project.objects.filter(slug="imdb-real").delete()

@@ -23,7 +23,7 @@ def measure(mode: str) -> None:
     from django.conf import settings
 
     from annotation.models import Perturbation, Project
-    from annotation.releases import release_create
+    from annotation.releases.services import release_create
 
     settings.MEDIA_ROOT = OUT / "media"
     project = Project.objects.get(slug="export")

@@ -29,7 +29,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
-    from evaluation.runners import SequenceClassifier
+    from evaluation.runners.classifier import SequenceClassifier
 
     texts = [
         row["Text"]

@@ -47,7 +47,7 @@ def naive(project) -> dict:  # type: ignore[no-untyped-def]
 def main() -> None:
     bench_database(fresh=False)
     from annotation.models import Project, Vote
-    from annotation.stats import project_stats
+    from annotation.validation.stats import project_stats
 
     project = Project.objects.filter(slug="bench").first()
     if project is None:

@@ -6,7 +6,7 @@ from typing import Any
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Project, Release
+from annotation.models import Project
 from annotation.permissions import Role, roles_of, visible_projects
 from evaluation.models import EvaluationRun, ModelSpec
 
@@ -40,9 +40,3 @@ def admin_model(user: Any, pk: int) -> ModelSpec:
     spec = get_object_or_404(ModelSpec.objects.select_related("project"), pk=pk)
     _check(user, spec.project)
     return spec
-
-
-def admin_release(user: Any, pk: int) -> Release:
-    release = get_object_or_404(Release.objects.select_related("project"), pk=pk)
-    _check(user, release.project)
-    return release

@@ -9,9 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api import as_drf_error
+from annotation.errors import as_drf_error
+from annotation.permissions import admin_release
 from evaluation import services
-from evaluation.access import admin_model, admin_project, admin_projects, admin_release, admin_run
+from evaluation.access import admin_model, admin_project, admin_projects, admin_run
 from evaluation.models import EvaluationRun, ModelSpec
 
 

@@ -1,6 +1,9 @@
 """Celery tasks of the evaluation worker. They run on the `evaluation` queue."""
 
 from celery import shared_task
+from django.conf import settings
+
+from evaluation.runs import RunBusy, evaluation_execute
 
 
 @shared_task(acks_late=True)
@@ -13,10 +16,6 @@ def ping(token: str) -> str:
 def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
     """Score one evaluation run. A worker killed mid-run leaves the message unacknowledged, so
     the run is redelivered; a delivery that finds the run alive on another worker waits."""
-    from django.conf import settings
-
-    from evaluation.services import RunBusy, evaluation_execute
-
     try:
         evaluation_execute(run_id)
     except RunBusy as busy:

@@ -12,7 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.edits import word_diff
+from annotation.authoring.edits import word_diff
+from annotation.releases.bundle import read_examples
 from evaluation import services
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, ModelSpec
@@ -165,7 +166,7 @@ def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
     for p in run.predictions.all().order_by("id"):
         predictions[p.set_id].append(p)
     failing = [s for s, members in predictions.items() if any(not p.correct for p in members)]
-    examples = {e["id"]: e for e in services.released_examples(run.release, run.split)}
+    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
     names = project.editable_field_names
     out = []
     for set_id in failing[:FAILED_SETS_SHOWN]:

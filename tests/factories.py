@@ -4,7 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from annotation.models import Example, Membership, Project, Tag
-from annotation.schema import DEFAULT_SETTINGS
+from annotation.projects.config import DEFAULT_SETTINGS
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -68,7 +68,7 @@ def submitted_perturbation(  # type: ignore[no-untyped-def]
     project, author, *, label="negative", tag="negation", pivot=None, text=None
 ):
     """A perturbation submitted through the real authoring service."""
-    from annotation.authoring import perturbation_save
+    from annotation.authoring.drafts import perturbation_save
 
     pivot = pivot or ExampleFactory(project=project, label="positive")
     if text is None:
@@ -88,7 +88,7 @@ TEXTS = ["the film was good", "the acting was great", "a good plot", "the film w
 def released_contrast_sets(project, people):  # type: ignore[no-untyped-def]
     """A release of six contrast sets (the first with two perturbations), tags on each."""
     from annotation.models import Perturbation
-    from annotation.releases import release_create
+    from annotation.releases.services import release_create
 
     for n, text in enumerate(TEXTS):
         pivot = ExampleFactory(project=project, external_id=f"s{n}", fields={"text": text},

@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from annotation.agreement import fleiss_kappa, human_f1, krippendorff_alpha_nominal, median
+from annotation.validation.agreement import (
+    fleiss_kappa,
+    human_f1,
+    krippendorff_alpha_nominal,
+    median,
+)
 
 
 @st.composite

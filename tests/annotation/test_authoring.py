@@ -5,9 +5,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.authoring import AuthoringError, perturbation_save, pivot_claim, pivot_sample
+from annotation.authoring.claims import AuthoringError, pivot_claim, pivot_sample
+from annotation.authoring.drafts import perturbation_save
 from annotation.models import Claim, Perturbation, ValidationItem
-from annotation.services import guidelines_publish
+from annotation.projects.services import guidelines_publish
 from tests.factories import ExampleFactory, ProjectFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db
@@ -243,7 +244,7 @@ def test_experts_see_only_their_own_perturbations_and_admins_see_all(
 
 
 def test_withdraw_only_before_validation_starts(project, pivot, people, client_for):
-    from annotation.validation import vote_cast
+    from annotation.validation.votes import vote_cast
 
     expert = client_for(people["expert"])
     first = post(expert, project, submission()).json()

@@ -11,8 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from annotation.models import Perturbation, Release, ValidationItem
-from annotation.releases import release_create
-from annotation.validation import perturbation_adjudicate, vote_cast
+from annotation.releases.services import release_create
+from annotation.validation.adjudication import perturbation_adjudicate
+from annotation.validation.votes import vote_cast
 from tests.factories import ExampleFactory, member, submitted_perturbation
 
 pytestmark = pytest.mark.django_db
@@ -134,7 +135,7 @@ def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     perturbation_adjudicate(perturbation=outcomes[3], admin=people["admin"], decision="accept")
     extra = submitted_perturbation(project, people["expert"])
     vote_cast(item=extra.item, validator=crowd[5], label="negative")
-    from annotation.validation import validator_set_qualified
+    from annotation.validation.quality import validator_set_qualified
 
     validator_set_qualified(project=project, validator_id=crowd[0].pk, qualified=False, actor=None)
     # The released items keep their resolution; the unreleased dispute was adjudicated.

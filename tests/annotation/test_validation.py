@@ -9,8 +9,10 @@ from django.db import connection
 from django.test import Client
 
 from annotation.models import AuditLog, Lease, Perturbation, ValidationItem, ValidatorStatus, Vote
-from annotation.stats import project_stats
-from annotation.validation import next_item, validator_set_qualified, vote_cast
+from annotation.validation.quality import agreement_of, validator_set_qualified
+from annotation.validation.queue import next_item
+from annotation.validation.stats import project_stats
+from annotation.validation.votes import vote_cast
 from tests.factories import ProjectFactory, member, submitted_perturbation
 
 pytestmark = pytest.mark.django_db
@@ -102,7 +104,7 @@ def test_vote_without_lease_needs_free_capacity(no_controls, people, crowd):
     item = submitted_perturbation(no_controls, people["expert"]).item
     for validator in crowd[:5]:
         assert next_item(project=no_controls, validator=validator) == item
-    from annotation.validation import VoteError
+    from annotation.validation.votes import VoteError
 
     with pytest.raises(VoteError, match="all the votes it needs") as refused:
         vote_cast(item=item, validator=crowd[5], label="negative")
@@ -128,8 +130,11 @@ def test_unqualify_reopens_items_and_they_resolve_again(no_controls, people, cro
         vote_all(p.item, [contrarian, *honest[:4]], ["positive"] + ["negative"] * 4)
     # After the third resolved item the contrarian passed min votes with 100% disagreement.
     status = ValidatorStatus.objects.get(project=no_controls, validator=contrarian)
-    assert status.qualified is False and status.agreement == 0.0
-    assert AuditLog.objects.filter(action="validator_unqualified").count() == 1
+    assert status.qualified is False
+    (unqualified,) = AuditLog.objects.filter(action="validator_unqualified")
+    assert unqualified.details["agreement"] == 0.0
+    # Its items reopened, so no vote of it is on a resolved item any more.
+    assert (status.resolved_votes, agreement_of(status)) == (0, None)
     for p in perturbations:
         p.item.refresh_from_db()
         p.refresh_from_db()
@@ -142,6 +147,17 @@ def test_unqualify_reopens_items_and_they_resolve_again(no_controls, people, cro
         assert (p.item.status, p.item.counted_votes, p.status) == ("resolved", 5, "accepted")
     assert not Vote.objects.filter(validator=contrarian, counts=True).exists()
     assert Vote.objects.filter(validator=contrarian).count() == 3  # kept, never dropped
+    assert_counts_match_votes(no_controls)
+
+
+def assert_counts_match_votes(project):  # type: ignore[no-untyped-def]
+    """The running agreement counts equal a recount from the Vote rows of resolved items."""
+    for status in ValidatorStatus.objects.filter(project=project):
+        on_resolved = Vote.objects.filter(
+            item__project=project, validator=status.validator, item__status="resolved"
+        )
+        agreed = [v for v in on_resolved.select_related("item") if v.label == v.item.majority_label]
+        assert (status.resolved_votes, status.agreed_votes) == (on_resolved.count(), len(agreed))
 
 
 def test_admin_can_requalify(no_controls, people, crowd, client_for):

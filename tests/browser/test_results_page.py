@@ -1,7 +1,8 @@
 import pytest
 
 from evaluation.models import ModelSpec
-from evaluation.services import evaluation_enqueue, evaluation_execute
+from evaluation.runs import evaluation_execute
+from evaluation.services import evaluation_enqueue
 from tests.browser.conftest import screenshot
 
 pytestmark = pytest.mark.browser

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import Scored, bootstrap_intervals, contrast_metrics, per_label
+from evaluation.metrics.contrast import Scored, bootstrap_intervals, contrast_metrics, per_label
 
 
 def s(set_id, role, gold, predicted, *tags):  # type: ignore[no-untyped-def]

@@ -1,15 +1,11 @@
 import pytest
 from django.test import Client
 
+from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
-from evaluation.runners import SequenceClassifier
-from evaluation.services import (
-    evaluation_cancel,
-    evaluation_enqueue,
-    evaluation_execute,
-    evaluation_retry,
-    released_examples,
-)
+from evaluation.runners.classifier import SequenceClassifier
+from evaluation.runs import evaluation_execute
+from evaluation.services import evaluation_cancel, evaluation_enqueue, evaluation_retry
 from tests.evaluation.conftest import rule_predictions
 from tests.factories import TEXTS, member
 
@@ -54,7 +50,7 @@ def test_hf_run_stores_predictions_and_metrics(project, released, tiny_model):
         ),
     )
     assert run.status == "succeeded", run.error
-    examples = released_examples(released, "test")
+    examples = read_examples(released, "test")
     assert run.predictions.count() == len(examples) == 13
     assert run.done == run.total == 13 and run.examples_per_second > 0
     assert set(run.metrics) >= {
@@ -76,7 +72,7 @@ def test_python_model_is_scored_and_its_metrics_are_right(project, released):
         released, spec(project, source="tests.evaluation.rule_models:keyword_with_probabilities")
     )
     assert run.status == "succeeded", run.error
-    expected = rule_predictions(released_examples(released, "test"))
+    expected = rule_predictions(read_examples(released, "test"))
     assert dict(run.predictions.values_list("example", "label")) == expected
     # Originals hold good/great (positive, right); "awful" has no "bad": predicted positive.
     assert run.metrics["original_accuracy"] == 1.0

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project
-from annotation.releases import release_create
+from annotation.releases.services import release_create
 
 
 def split_numbers(text: str, kind: type) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.management.commands.import_examples import progress_bar
 from annotation.models import Release
 from evaluation.models import ModelSpec
-from evaluation.services import evaluation_enqueue, evaluation_execute
+from evaluation.runs import evaluation_execute
+from evaluation.services import evaluation_enqueue
 
 
 class Command(BaseCommand):

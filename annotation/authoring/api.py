@@ -1,0 +1,173 @@
+"""Authoring API: pivots, claims, sampling and perturbations (SPEC §3B, §3C, §6)."""
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import APIException
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.authoring import claims, drafts, selectors
+from annotation.authoring.claims import AuthoringError
+from annotation.authoring.serializers import (
+    ClaimOutputSerializer,
+    PerturbationInputSerializer,
+    PerturbationOutputSerializer,
+    PivotSerializer,
+    SampleInputSerializer,
+)
+from annotation.models import Example
+from annotation.permissions import Role, project_for
+
+AUTHORS = (Role.EXPERT, Role.ADMIN)
+
+
+class RuleRefused(APIException):
+    status_code: int = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, error: AuthoringError):
+        detail: dict[str, Any] = {"detail": error.message}
+        if error.field:
+            detail["field"] = error.field
+        if error.draft:
+            detail["draft"] = error.draft
+        super().__init__(detail)
+        if error.conflict:
+            self.status_code = status.HTTP_409_CONFLICT
+
+
+class PivotListView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("split", str, enum=["train", "dev", "test"]),
+            OpenApiParameter("label", str),
+            OpenApiParameter("unused", bool),
+            OpenApiParameter("search", str),
+            OpenApiParameter("page", int),
+        ],
+        responses=PivotSerializer(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, *AUTHORS)
+        params = request.query_params
+        qs = selectors.pivots(
+            project,
+            split=params.get("split") or "test",
+            label=params.get("label", ""),
+            unused=params.get("unused", "").lower() in {"1", "true", "yes"},
+            search=params.get("search", "").strip(),
+        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        data = PivotSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+
+class ClaimView(APIView):
+    @extend_schema(request=None, responses={200: ClaimOutputSerializer})
+    def post(self, request: Request, slug: str, external_id: str) -> Response:
+        project = project_for(request.user, slug, *AUTHORS)
+        pivot = get_object_or_404(Example, project=project, external_id=external_id)
+        try:
+            claim = claims.pivot_claim(pivot=pivot, expert=request.user)
+        except AuthoringError as error:
+            raise RuleRefused(error) from None
+        return Response(ClaimOutputSerializer(claim).data)
+
+
+class SampleView(APIView):
+    @extend_schema(request=SampleInputSerializer, responses={200: ClaimOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, *AUTHORS)
+        data = SampleInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            claim = claims.pivot_sample(project=project, expert=request.user, **data.validated_data)
+        except AuthoringError as error:
+            raise RuleRefused(error) from None
+        return Response(ClaimOutputSerializer(claim).data)
+
+
+class PerturbationListView(APIView):
+    @extend_schema(responses=PerturbationOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, *AUTHORS)
+        qs = selectors.perturbations_visible_to(project, request.user, project.user_roles)  # type: ignore[attr-defined]
+        if request.query_params.get("status"):
+            qs = qs.filter(status=request.query_params["status"])
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(PerturbationOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=PerturbationInputSerializer, responses={201: PerturbationOutputSerializer}
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, *AUTHORS)
+        data = PerturbationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if not values.get("pivot"):
+            return Response({"pivot": ["This field is required."]}, status=400)
+        pivot = Example.objects.filter(project=project, external_id=values["pivot"]).first()
+        if pivot is None:
+            return Response({"pivot": [f"No original with id {values['pivot']!r}."]}, status=400)
+        try:
+            perturbation = drafts.perturbation_save(
+                author=request.user, pivot=pivot, **_content(values)
+            )
+        except AuthoringError as error:
+            raise RuleRefused(error) from None
+        return Response(
+            PerturbationOutputSerializer(perturbation).data, status=status.HTTP_201_CREATED
+        )
+
+
+def _content(values: dict[str, Any]) -> dict[str, Any]:
+    keys = ("fields", "label", "tags", "rationale", "seconds_spent", "submit")
+    return {key: values[key] for key in keys if key in values}
+
+
+class PerturbationDetailView(APIView):
+    def _get(self, request: Request, slug: str, pk: int) -> Any:
+        project = project_for(request.user, slug, *AUTHORS)
+        qs = selectors.perturbations_visible_to(project, request.user, project.user_roles)  # type: ignore[attr-defined]
+        return project, get_object_or_404(qs, pk=pk)
+
+    @extend_schema(responses=PerturbationOutputSerializer)
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        _, perturbation = self._get(request, slug, pk)
+        return Response(PerturbationOutputSerializer(perturbation).data)
+
+    @extend_schema(request=PerturbationInputSerializer, responses=PerturbationOutputSerializer)
+    def patch(self, request: Request, slug: str, pk: int) -> Response:
+        project, perturbation = self._get(request, slug, pk)
+        data = PerturbationInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        is_admin = Role.ADMIN in project.user_roles
+        try:
+            if "allow_large_edit" in values:
+                if not is_admin:
+                    return Response({"detail": "Only admins can allow large edits."}, status=403)
+                drafts.allow_large_edit(
+                    perturbation=perturbation, admin=request.user, allow=values["allow_large_edit"]
+                )
+            if values.get("status") == "withdrawn":
+                perturbation = drafts.perturbation_withdraw(
+                    perturbation=perturbation, user=request.user
+                )
+            elif _content(values):
+                if perturbation.author_id != request.user.pk:
+                    return Response({"detail": "Only the author can edit a draft."}, status=403)
+                perturbation = drafts.perturbation_save(
+                    author=request.user, perturbation=perturbation, **_content(values)
+                )
+        except AuthoringError as error:
+            raise RuleRefused(error) from None
+        perturbation.refresh_from_db()
+        return Response(PerturbationOutputSerializer(perturbation).data)

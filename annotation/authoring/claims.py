@@ -1,0 +1,91 @@
+"""Pivot claims (SPEC §3B): an expert reserves a pivot for claim_ttl before editing it."""
+
+import random
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import Claim, Example, Perturbation, Project
+
+Status = Perturbation.Status
+
+
+class AuthoringError(Exception):
+    """A rule refused the request. `field` names the input it concerns, when there is one."""
+
+    def __init__(self, message: str, *, field: str | None = None, conflict: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.conflict = conflict
+        self.draft: int | None = None
+
+
+def live_perturbations(pivot: Example) -> Any:
+    return pivot.perturbations.exclude(status=Status.WITHDRAWN)
+
+
+@transaction.atomic
+def pivot_claim(*, pivot: Example, expert: Any) -> Claim:
+    """Reserve `pivot` for `expert` for the project's claim_ttl, or refuse if someone holds it."""
+    # Lock the pivot row: two experts claiming at once are serialised here.
+    pivot = Example.objects.select_for_update().get(pk=pivot.pk)
+    project = pivot.project
+    cap = project.setting("max_perturbations_per_pivot")
+    if live_perturbations(pivot).exclude(author=expert).count() >= cap:
+        raise AuthoringError(
+            f"This pivot already has {cap} perturbations (the limit).", conflict=True
+        )
+    now = timezone.now()
+    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
+    if claim and claim.is_live(now) and claim.expert_id != expert.pk:
+        raise AuthoringError(
+            f"{claim.expert.get_username()} holds this pivot until "
+            f"{timezone.localtime(claim.expires_at):%H:%M} UTC.",
+            conflict=True,
+        )
+    expires = now + timedelta(seconds=project.setting("claim_ttl"))
+    claim, _ = Claim.objects.update_or_create(
+        example=pivot, defaults={"expert": expert, "opened_at": now, "expires_at": expires}
+    )
+    return claim
+
+
+def unclaimed_pivots(project: Project, split: str = "test") -> Any:
+    now = timezone.now()
+    cap = project.setting("max_perturbations_per_pivot")
+    return (
+        project.examples.filter(split=split)
+        .exclude(claim__expires_at__gt=now)
+        .annotate(n=Count("perturbations", filter=~Q(perturbations__status=Status.WITHDRAWN)))
+        .filter(n__lt=cap)
+    )
+
+
+def pivot_sample(*, project: Project, expert: Any, split: str, strategy: str) -> Claim:
+    """Claim an unclaimed pivot: at random, or from the label with the fewest perturbations."""
+    candidates = unclaimed_pivots(project, split).filter(n=0)
+    if strategy == "balanced":
+        counts = dict(
+            project.perturbations.exclude(status=Status.WITHDRAWN)
+            .filter(pivot__split=split)
+            .values_list("pivot__label")
+            .annotate(n=Count("id"))
+        )
+        available = set(candidates.values_list("label", flat=True).distinct())
+        if available:
+            label = min(sorted(available), key=lambda lab: counts.get(lab, 0))
+            candidates = candidates.filter(label=label)
+    elif strategy != "random":
+        raise AuthoringError(f"Unknown sampling strategy {strategy!r}; use random or balanced.")
+    ids = list(candidates.values_list("id", flat=True)[:500])
+    random.shuffle(ids)
+    for pk in ids:
+        try:
+            return pivot_claim(pivot=Example.objects.get(pk=pk), expert=expert)
+        except AuthoringError:
+            continue  # someone claimed it meanwhile
+    raise AuthoringError(f"No unclaimed, unused pivot is left in the {split} split.", conflict=True)

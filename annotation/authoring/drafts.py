@@ -1,0 +1,249 @@
+"""Drafts and submission of perturbations (SPEC §3C).
+
+Every rule is enforced here, so that the API and the pages reject the same things with the
+same messages.
+"""
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.audit import audit
+from annotation.authoring.claims import AuthoringError, live_perturbations, pivot_claim
+from annotation.authoring.edits import fields_edit_distance, normalize_whitespace, tokenize
+from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
+from annotation.validation.queue import item_close_for, items_open_for
+
+Status = Perturbation.Status
+
+
+def _check_fields(project: Project, pivot: Example, fields: Any) -> dict[str, str]:
+    if not isinstance(fields, dict):
+        raise AuthoringError("fields must be an object of field name to text.", field="fields")
+    unknown = sorted(set(fields) - set(project.field_names))
+    if unknown:
+        raise AuthoringError(f"Unknown field {unknown[0]!r}.", field="fields")
+    merged = {**pivot.fields, **fields}
+    for name in project.field_names:
+        value = merged.get(name)
+        if not isinstance(value, str):
+            raise AuthoringError(f"Field {name!r} must be text.", field=name)
+        if len(value) > settings.IMPORT_MAX_FIELD_CHARS:
+            raise AuthoringError(
+                f"Field {name!r} is longer than {settings.IMPORT_MAX_FIELD_CHARS:,} characters.",
+                field=name,
+            )
+        if name not in project.editable_field_names and value != pivot.fields.get(name):
+            raise AuthoringError(
+                f"Field {name!r} is read-only and must stay as in the pivot.", field=name
+            )
+    return {name: merged[name] for name in project.field_names}
+
+
+def _check_claim(pivot: Example, author: Any) -> Claim | None:
+    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
+    if claim and claim.expert_id != author.pk and claim.is_live():
+        raise AuthoringError(
+            f"Your claim on this pivot expired and {claim.expert.get_username()} now holds it.",
+            conflict=True,
+        )
+    return claim
+
+
+def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
+    project, pivot = p.project, p.pivot
+    editable = project.editable_field_names
+    if all(
+        normalize_whitespace(p.fields[n]) == normalize_whitespace(pivot.fields[n]) for n in editable
+    ):
+        raise AuthoringError(
+            "The edit is identical to the pivot (after normalising whitespace).", field="fields"
+        )
+    if all(not tokenize(p.fields[n]) for n in editable):
+        raise AuthoringError("The edited text is empty.", field="fields")
+    mine = {n: normalize_whitespace(p.fields[n]) for n in project.field_names}
+    for sibling in live_perturbations(pivot).exclude(pk=p.pk).exclude(status=Status.DRAFT):
+        if {n: normalize_whitespace(sibling.fields[n]) for n in project.field_names} == mine:
+            raise AuthoringError(
+                f"Perturbation {sibling.pk} of this pivot already has this text.", field="fields"
+            )
+    if not p.label:
+        raise AuthoringError("Choose the intended label.", field="label")
+    if p.label not in project.labels:
+        raise AuthoringError(
+            f"Unknown label {p.label!r}; choose one of {', '.join(project.labels)}.", field="label"
+        )
+    if project.setting("require_label_change") and p.label == pivot.label:
+        raise AuthoringError(
+            f"The label must differ from the pivot's label ({pivot.label}).", field="label"
+        )
+    if not tag_names:
+        raise AuthoringError("Choose at least one tag.", field="tags")
+    limit = project.setting("max_edit_ratio")
+    if p.edit_distance > limit and not p.allow_large_edit:
+        raise AuthoringError(
+            f"The edit changes {p.edit_distance:.0%} of the tokens; the limit is {limit:.0%}. "
+            "Make a smaller edit, or ask an admin to allow this one.",
+            field="fields",
+        )
+
+
+def _resolve_tags(project: Project, tag_names: Any) -> list[Any]:
+    if not isinstance(tag_names, list) or not all(isinstance(t, str) for t in tag_names):
+        raise AuthoringError("tags must be a list of tag names.", field="tags")
+    tags = {t.name: t for t in project.tags.filter(name__in=tag_names)}
+    unknown = [name for name in tag_names if name not in tags]
+    if unknown:
+        raise AuthoringError(f"Unknown tag {unknown[0]!r}.", field="tags")
+    return [tags[name] for name in dict.fromkeys(tag_names)]
+
+
+def _seconds(claim: Claim | None, reported: Any, now: Any) -> tuple[int, int]:
+    """(active seconds, wall seconds): the client's active time, capped by the server's clock."""
+    wall = int((now - claim.opened_at).total_seconds()) if claim else 0
+    try:
+        active = max(0, int(reported or 0))
+    except (TypeError, ValueError):
+        raise AuthoringError("seconds_spent must be a number.", field="seconds_spent") from None
+    return (min(active, wall) if claim else active), wall
+
+
+def perturbation_save(
+    *,
+    submit: bool = False,
+    **content: Any,
+) -> Perturbation:
+    """Save a draft, then submit it if asked. A refused submission keeps the saved draft, so
+    the expert's text is never lost; the error names the draft (`AuthoringError.draft`)."""
+    perturbation = draft_save(**content)
+    if not submit:
+        return perturbation
+    try:
+        return perturbation_submit(perturbation=perturbation)
+    except AuthoringError as error:
+        error.draft = perturbation.pk
+        raise
+
+
+@transaction.atomic
+def perturbation_submit(*, perturbation: Perturbation) -> Perturbation:
+    perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
+    tag_names = list(perturbation.tags.values_list("name", flat=True))
+    _check_submission(perturbation, tag_names)
+    perturbation.status = Status.SUBMITTED
+    perturbation.submitted_at = timezone.now()
+    perturbation.save(update_fields=["status", "submitted_at"])
+    items_open_for(perturbation)
+    return perturbation
+
+
+@transaction.atomic
+def draft_save(
+    *,
+    author: Any,
+    pivot: Example | None = None,
+    perturbation: Perturbation | None = None,
+    fields: Any = None,
+    label: str | None = None,
+    tags: Any = None,
+    rationale: str | None = None,
+    seconds_spent: Any = None,
+) -> Perturbation:
+    """Create or update a draft. Raises AuthoringError when the input breaks a rule."""
+    now = timezone.now()
+    if perturbation is None:
+        assert pivot is not None
+        pivot = Example.objects.select_for_update().select_related("project").get(pk=pivot.pk)
+        claim = _check_claim(pivot, author)
+        if claim is None or not claim.is_live(now):
+            claim = pivot_claim(pivot=pivot, expert=author)
+        project = pivot.project
+        perturbation = Perturbation(
+            project=project, pivot=pivot, author=author, fields=dict(pivot.fields)
+        )
+    else:
+        perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
+        if perturbation.status != Status.DRAFT:
+            raise AuthoringError(
+                f"This perturbation is {perturbation.get_status_display()}; its text is frozen. "
+                "Write a new perturbation instead.",
+                conflict=True,
+            )
+        claim = _check_claim(perturbation.pivot, author)
+        _keep_revision(perturbation)
+    project, pivot = perturbation.project, perturbation.pivot
+    if fields is not None:
+        perturbation.fields = _check_fields(project, pivot, fields)
+    if label is not None:
+        if label and label not in project.labels:
+            raise AuthoringError(
+                f"Unknown label {label!r}; choose one of {', '.join(project.labels)}.",
+                field="label",
+            )
+        perturbation.label = label
+    if rationale is not None:
+        perturbation.rationale = str(rationale)
+    tag_objects = _resolve_tags(project, tags) if tags is not None else None
+    if seconds_spent is not None:
+        perturbation.seconds_spent, perturbation.wall_seconds = _seconds(claim, seconds_spent, now)
+    perturbation.edit_distance = fields_edit_distance(
+        pivot.fields, perturbation.fields, project.editable_field_names
+    )
+    perturbation.guideline_version = project.current_guideline_version()
+    perturbation.updated_at = now
+    if perturbation.pk is None:
+        cap = project.setting("max_perturbations_per_pivot")
+        if live_perturbations(pivot).count() >= cap:
+            raise AuthoringError(f"This pivot already has {cap} perturbations (the limit).")
+    perturbation.save()
+    if tag_objects is not None:
+        perturbation.tags.set(tag_objects)
+    return perturbation
+
+
+def _keep_revision(perturbation: Perturbation) -> None:
+    number = perturbation.revisions.count() + 1
+    PerturbationRevision.objects.create(
+        perturbation=perturbation,
+        number=number,
+        fields=perturbation.fields,
+        label=perturbation.label,
+        tags=list(perturbation.tags.values_list("name", flat=True)),
+        rationale=perturbation.rationale,
+    )
+
+
+@transaction.atomic
+def perturbation_withdraw(*, perturbation: Perturbation, user: Any) -> Perturbation:
+    perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
+    started = perturbation.status != Status.DRAFT and (
+        perturbation.status != Status.SUBMITTED or perturbation_has_votes(perturbation)
+    )
+    if started or perturbation.status == Status.WITHDRAWN:
+        raise AuthoringError(
+            "Only drafts, and submitted perturbations nobody has voted on, can be withdrawn.",
+            conflict=True,
+        )
+    perturbation.status = Status.WITHDRAWN
+    perturbation.updated_at = timezone.now()
+    perturbation.save(update_fields=["status", "updated_at"])
+    item_close_for(perturbation)
+    return perturbation
+
+
+def perturbation_has_votes(perturbation: Perturbation) -> bool:
+    return Vote.objects.filter(item__perturbation=perturbation).exists()
+
+
+def allow_large_edit(*, perturbation: Perturbation, admin: Any, allow: bool) -> Perturbation:
+    perturbation.allow_large_edit = allow
+    perturbation.save(update_fields=["allow_large_edit"])
+    audit(
+        actor=admin,
+        action="large_edit_allowed" if allow else "large_edit_disallowed",
+        project=perturbation.project,
+        perturbation=perturbation.pk,
+    )
+    return perturbation

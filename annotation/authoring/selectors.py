@@ -1,0 +1,49 @@
+"""Reads of the authoring pages and API."""
+
+from typing import Any
+
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
+
+from annotation.models import Claim, Example, Perturbation, Project
+
+
+def pivots(
+    project: Project,
+    *,
+    split: str = "test",
+    label: str = "",
+    unused: bool = False,
+    search: str = "",
+) -> QuerySet[Example]:
+    live_claim = Claim.objects.filter(example=OuterRef("pk"), expires_at__gt=timezone.now())
+    qs = (
+        project.examples.filter(split=split)
+        .annotate(
+            n_perturbations=Count(
+                "perturbations", filter=~Q(perturbations__status=Perturbation.Status.WITHDRAWN)
+            ),
+            live_claim_expert_id=Subquery(live_claim.values("expert_id")[:1]),
+        )
+        .order_by("id")
+    )
+    if label:
+        qs = qs.filter(label=label)
+    if unused:
+        qs = qs.filter(n_perturbations=0)
+    if search:
+        matches = Q()
+        for name in project.field_names:
+            matches |= Q(**{f"fields__{name}__icontains": search})
+        qs = qs.filter(matches | Q(external_id=search))
+    return qs
+
+
+def perturbations_visible_to(
+    project: Project, user: Any, roles: set[str]
+) -> QuerySet[Perturbation]:
+    """Admins see every perturbation; anyone else only their own."""
+    qs = project.perturbations.select_related("pivot").prefetch_related("tags")
+    if "admin" in roles:
+        return qs
+    return qs.filter(author=user)

@@ -1,0 +1,187 @@
+"""Pages for experts: the pivot browser, the perturbation editor and My work."""
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.authoring import claims, drafts, selectors
+from annotation.authoring.claims import AuthoringError
+from annotation.authoring.edits import word_diff
+from annotation.models import Claim, Example, Perturbation
+from annotation.permissions import Role, project_for
+from annotation.projects.config import SPLITS
+from annotation.validation.votes import vote_counts
+
+AUTHORS = (Role.EXPERT, Role.ADMIN)
+
+
+@login_required
+def pivot_browser(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    split = request.GET.get("split", "test")
+    label = request.GET.get("label", "")
+    filters: dict[str, Any] = {
+        "split": split if split in SPLITS else "test",
+        "label": label if label in project.labels else "",
+        "unused": request.GET.get("unused") == "1",
+        "search": request.GET.get("search", "").strip(),
+    }
+    page = Paginator(selectors.pivots(project, **filters), 25).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "project": project,
+        "filters": filters,
+        "page": page,
+        "query": query.urlencode(),
+        "splits": SPLITS,
+    }
+    return render(request, "annotation/pivots.html", context)
+
+
+@login_required
+@require_POST
+def pivot_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    pivot = get_object_or_404(Example, project=project, pk=pk)
+    try:
+        claims.pivot_claim(pivot=pivot, expert=request.user)
+    except AuthoringError as error:
+        messages.error(request, error.message)
+        return redirect(request.META.get("HTTP_REFERER") or reverse("pivots", args=[slug]))
+    return redirect("editor-new", slug=slug, pk=pivot.pk)
+
+
+@login_required
+@require_POST
+def pivot_sample(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    split = request.POST.get("split", "test")
+    split = split if split in SPLITS else "test"
+    try:
+        claim = claims.pivot_sample(
+            project=project,
+            expert=request.user,
+            split=split,
+            strategy=request.POST.get("strategy", "random"),
+        )
+    except AuthoringError as error:
+        messages.error(request, error.message)
+        return redirect(f"{reverse('pivots', args=[slug])}?split={split}")
+    return redirect("editor-new", slug=slug, pk=claim.example_id)
+
+
+@login_required
+def editor_new(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    pivot = get_object_or_404(Example, project=project, pk=pk)
+    return _editor(request, project, pivot, None)
+
+
+@login_required
+def editor_draft(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    perturbation = get_object_or_404(project.perturbations, pk=pk, author=request.user)
+    if perturbation.status != Perturbation.Status.DRAFT:
+        messages.info(request, "That perturbation is no longer a draft; its text is frozen.")
+        return redirect("my-work", slug=slug)
+    return _editor(request, project, perturbation.pivot, perturbation)
+
+
+def _editor(
+    request: HttpRequest, project: Any, pivot: Example, draft: Perturbation | None
+) -> HttpResponse:
+    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
+    held_by_me = claim is not None and claim.is_live() and claim.expert_id == request.user.pk
+    if claim is None or not claim.is_live() or held_by_me:
+        # Opening the editor (re)claims the pivot and starts the server's clock.
+        try:
+            claim = claims.pivot_claim(pivot=pivot, expert=request.user)
+            held_by_me = True
+        except AuthoringError as error:
+            messages.error(request, error.message)
+    fields = draft.fields if draft else pivot.fields
+    config = {
+        "pivot": pivot.external_id,
+        "pivotFields": pivot.fields,
+        "editable": project.editable_field_names,
+        "draftId": draft.pk if draft else None,
+        "secondsSoFar": draft.seconds_spent if draft else 0,
+        "maxEditRatio": project.setting("max_edit_ratio"),
+        "createUrl": reverse("api-perturbations", args=[project.slug]),
+        "detailUrl": reverse("api-perturbation", args=[project.slug, 0]),
+        "myWorkUrl": reverse("my-work", args=[project.slug]),
+    }
+    context = {
+        "project": project,
+        "pivot": pivot,
+        "draft": draft,
+        "held": held_by_me,
+        "claim": claim,
+        "field_rows": [
+            {**spec, "pivot": pivot.fields[spec["name"]], "value": fields[spec["name"]]}
+            for spec in project.fields
+        ],
+        "tags": project.tags.all(),
+        "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
+        "chosen_label": draft.label if draft else "",
+        "config": config,
+        "guidelines": project.current_guidelines(),
+    }
+    return render(request, "annotation/editor.html", context)
+
+
+@login_required
+def my_work(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    status = request.GET.get("status", "")
+    user: Any = request.user
+    qs = project.perturbations.filter(author=user).select_related("pivot")
+    qs = qs.prefetch_related("tags")
+    if status in Perturbation.Status.values:
+        qs = qs.filter(status=status)
+    page = Paginator(qs, 50).get_page(request.GET.get("page"))
+    rows = [
+        {
+            "p": p,
+            "diff": word_diff(
+                " ".join(p.pivot.fields[n] for n in project.editable_field_names),
+                " ".join(p.fields[n] for n in project.editable_field_names),
+            ),
+            "votes": vote_counts(p) if p.is_resolved else None,
+        }
+        for p in page
+    ]
+    counts: dict[str, int] = dict(
+        project.perturbations.filter(author=user).values_list("status").annotate(n=Count("id"))
+    )
+    context = {
+        "project": project,
+        "rows": rows,
+        "page": page,
+        "status": status,
+        "counts": counts,
+        "statuses": Perturbation.Status.choices,
+    }
+    return render(request, "annotation/my_work.html", context)
+
+
+@login_required
+@require_POST
+def perturbation_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = project_for(request.user, slug, *AUTHORS)
+    perturbation = get_object_or_404(project.perturbations, pk=pk, author=request.user)
+    try:
+        drafts.perturbation_withdraw(perturbation=perturbation, user=request.user)
+    except AuthoringError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Perturbation {pk} withdrawn.")
+    return redirect("my-work", slug=slug)

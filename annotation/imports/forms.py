@@ -1,0 +1,50 @@
+import json
+from typing import Any
+
+from django import forms
+
+from annotation.imports.readers import FORMATS
+from annotation.projects.config import SPLITS
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField()
+    format = forms.ChoiceField(
+        choices=[("", "from the file name"), *[(f, f.upper()) for f in FORMATS]], required=False
+    )
+    split = forms.ChoiceField(
+        choices=[(s, s) for s in SPLITS],
+        initial="test",
+        help_text="Used for rows without a split column.",
+    )
+    mapping = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text='JSON from target to column, e.g. {"text": "Text", "label": "Sentiment"}.',
+    )
+
+    def clean_mapping(self) -> dict[str, Any]:
+        raw = self.cleaned_data["mapping"].strip()
+        if not raw:
+            return {}
+        try:
+            mapping = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(f"not valid JSON: {error.msg}.") from None
+        if not isinstance(mapping, dict):
+            raise forms.ValidationError("the mapping must be a JSON object.")
+        return mapping
+
+
+class SetImportForm(forms.Form):
+    format = forms.ChoiceField(choices=[("paired_tsv", "paired TSV"), ("sets_jsonl", "sets.jsonl")])
+    file = forms.FileField(required=False, help_text="sets.jsonl")
+    original = forms.FileField(required=False, help_text="paired TSV: the originals")
+    contrast = forms.FileField(required=False, help_text="paired TSV: the contrasts, same order")
+    mapping = forms.CharField(
+        required=False, help_text='e.g. {"text": "Text", "label": "Sentiment", "tags": "Tags"}'
+    )
+    split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
+    tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")
+    author = forms.CharField(initial="imported", help_text="the pseudo-author credited")
+    accept = forms.BooleanField(required=False, help_text="mark accepted instead of validating")

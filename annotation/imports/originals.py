@@ -1,0 +1,313 @@
+"""Import of originals (SPEC §3A): readers, then row parsing, then one atomic insert.
+
+Every problem is reported with the line it is on, and any problem rejects the whole file.
+"""
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from annotation.audit import audit
+from annotation.imports.readers import (
+    FORMATS,
+    MAX_REPORTED_ERRORS,
+    ImportRejected,
+    LineError,
+    decode,
+    guess_format,
+    read_rows,
+)
+from annotation.models import Example, ImportBatch, Project
+from annotation.projects.config import SPLITS
+
+INSERT_BATCH = 2000
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class ParsedRow:
+    line: int
+    external_id: str
+    fields: dict[str, str]
+    label: str
+    split: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class RowParser:
+    """Turns raw records into ParsedRows for one project, collecting line-numbered errors."""
+
+    def __init__(
+        self, project: Project, mapping: dict[str, str], default_split: str, id_prefix: str
+    ):
+        self.project = project
+        self.mapping = mapping
+        self.default_split = default_split
+        self.id_prefix = id_prefix
+        self.max_chars = settings.IMPORT_MAX_FIELD_CHARS
+        self.first_seen: dict[str, int] = {}
+        self.mapped_sources = {
+            self.source(t) for t in [*project.field_names, "id", "label", "split"]
+        }
+
+    def source(self, target: str) -> str:
+        return self.mapping.get(target, target)
+
+    def parse(self, line: int, record: dict[str, Any]) -> ParsedRow | list[LineError]:
+        errors: list[LineError] = []
+        fields: dict[str, str] = {}
+        for name in self.project.field_names:
+            value = record.get(self.source(name))
+            if value is None:
+                errors.append(LineError(line, f"missing field {self._named(name)}."))
+            elif not isinstance(value, str):
+                errors.append(LineError(line, f"field {self._named(name)} must be text."))
+            elif not value.strip():
+                errors.append(LineError(line, f"field {self._named(name)} is empty."))
+            elif len(value) > self.max_chars:
+                errors.append(
+                    LineError(
+                        line,
+                        f"field {self._named(name)} has {len(value):,} characters; "
+                        f"the limit is {self.max_chars:,}.",
+                    )
+                )
+            else:
+                fields[name] = value
+        label = self._label(line, record.get(self.source("label")), errors)
+        split = self._split(line, record.get(self.source("split")), errors)
+        external_id = self._external_id(line, record.get(self.source("id")), errors)
+        if errors:
+            return errors
+        metadata = {k: v for k, v in record.items() if k not in self.mapped_sources}
+        if isinstance(metadata.get("metadata"), dict):
+            metadata = {**metadata.pop("metadata"), **metadata}
+        return ParsedRow(line, external_id, fields, label, split, metadata)
+
+    def _named(self, name: str) -> str:
+        source = self.source(name)
+        return repr(name) if source == name else f"{name!r} (column {source!r})"
+
+    def _label(self, line: int, value: Any, errors: list[LineError]) -> str:
+        if value is None or str(value).strip() == "":
+            errors.append(LineError(line, f"missing label {self._named('label')}."))
+            return ""
+        label = str(value).strip()
+        if label not in self.project.labels:
+            errors.append(
+                LineError(
+                    line,
+                    f"unknown label {label!r}; the project's labels are "
+                    f"{', '.join(self.project.labels)}.",
+                )
+            )
+        return label
+
+    def _split(self, line: int, value: Any, errors: list[LineError]) -> str:
+        if value is None or str(value).strip() == "":
+            return self.default_split
+        split = str(value).strip().lower()
+        if split not in SPLITS:
+            errors.append(LineError(line, f"unknown split {value!r}; use {', '.join(SPLITS)}."))
+        return split
+
+    def _external_id(self, line: int, value: Any, errors: list[LineError]) -> str:
+        if value is None:
+            external_id = f"{self.id_prefix}-{line}"
+        elif (
+            isinstance(value, bool) or not isinstance(value, str | int) or str(value).strip() == ""
+        ):
+            errors.append(LineError(line, "id must be a non-empty string or integer."))
+            return ""
+        else:
+            external_id = str(value).strip()
+        if len(external_id) > 255:
+            errors.append(LineError(line, "id is longer than 255 characters."))
+        elif external_id in self.first_seen:
+            errors.append(
+                LineError(
+                    line,
+                    f"duplicate id {external_id!r} (first seen on line "
+                    f"{self.first_seen[external_id]}).",
+                )
+            )
+        else:
+            self.first_seen[external_id] = line
+        return external_id
+
+
+def parse_file(
+    *,
+    project: Project,
+    data: bytes,
+    fmt: str,
+    mapping: dict[str, str],
+    default_split: str,
+    id_prefix: str,
+    progress: Progress | None = None,
+    new_ids_only: bool = True,
+) -> list[ParsedRow]:
+    if fmt not in FORMATS:
+        raise ImportRejected(
+            [LineError(None, f"unknown format {fmt!r}; use {', '.join(FORMATS)}.")]
+        )
+    if default_split not in SPLITS:
+        raise ImportRejected([LineError(None, f"unknown split {default_split!r}.")])
+    _check_mapping(project, mapping)
+    text = decode(data)
+    total_lines = text.count("\n") + 1
+    parser = RowParser(project, mapping, default_split, id_prefix)
+    rows: list[ParsedRow] = []
+    errors: list[LineError] = []
+    header_checked = fmt == "jsonl"
+    for line, record in read_rows(text, fmt):
+        if isinstance(record, LineError):
+            errors.append(record)
+        else:
+            if not header_checked:
+                header_checked = True
+                missing = _missing_columns(parser, record)
+                if missing:
+                    raise ImportRejected([LineError(1, missing)])
+            parsed = parser.parse(line, record)
+            if isinstance(parsed, list):
+                errors.extend(parsed)
+            else:
+                rows.append(parsed)
+        if len(rows) > settings.IMPORT_MAX_ROWS:
+            errors.append(
+                LineError(line, f"more than {settings.IMPORT_MAX_ROWS:,} rows; that is the limit.")
+            )
+            break
+        if len(errors) >= MAX_REPORTED_ERRORS:
+            errors.append(LineError(None, f"stopped after {MAX_REPORTED_ERRORS} errors."))
+            break
+        if progress and line % 1000 == 0:
+            progress("checking", line, total_lines)
+    if not errors and not rows:
+        errors.append(LineError(None, "the file holds no rows."))
+    if not errors and new_ids_only:
+        errors = _existing_ids(project, rows)
+    if errors:
+        raise ImportRejected(errors)
+    return rows
+
+
+def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
+    if not isinstance(mapping, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+    ):
+        raise ImportRejected([LineError(None, "mapping must be an object of target: column.")])
+    targets = {*project.field_names, "id", "label", "split"}
+    unknown = sorted(set(mapping) - targets)
+    if unknown:
+        raise ImportRejected(
+            [
+                LineError(
+                    None,
+                    f"mapping names unknown targets {', '.join(unknown)}; "
+                    f"targets are {', '.join(sorted(targets))}.",
+                )
+            ]
+        )
+
+
+def _missing_columns(parser: RowParser, header_row: dict[str, Any]) -> str | None:
+    """For CSV/TSV, a missing column is one error on the header, not one per row."""
+    required = [*parser.project.field_names, "label"]
+    missing = [t for t in required if parser.source(t) not in header_row]
+    for optional in ("id", "split"):
+        if optional in parser.mapping and parser.source(optional) not in header_row:
+            missing.append(optional)
+    if not missing:
+        return None
+    described = ", ".join(parser._named(t) for t in missing)
+    return f"the header lacks {described}; it has {', '.join(header_row)}."
+
+
+def _existing_ids(project: Project, rows: list[ParsedRow]) -> list[LineError]:
+    by_id = {row.external_id: row.line for row in rows}
+    taken: set[str] = set()
+    ids = list(by_id)
+    for start in range(0, len(ids), 5000):
+        taken.update(
+            Example.objects.filter(
+                project=project, external_id__in=ids[start : start + 5000]
+            ).values_list("external_id", flat=True)
+        )
+    return [
+        LineError(by_id[i], f"id {i!r} already exists in this project.")
+        for i in sorted(taken, key=by_id.__getitem__)
+    ][:MAX_REPORTED_ERRORS]
+
+
+def import_examples(
+    *,
+    project: Project,
+    user: Any,
+    data: bytes,
+    source_name: str,
+    fmt: str | None = None,
+    mapping: dict[str, str] | None = None,
+    default_split: str = "test",
+    progress: Progress | None = None,
+) -> ImportBatch:
+    """Import originals from JSONL, CSV or TSV in one transaction; raise ImportRejected if bad."""
+    fmt = fmt or guess_format(source_name)
+    mapping = mapping or {}
+    rows = parse_file(
+        project=project,
+        data=data,
+        fmt=fmt,
+        mapping=mapping,
+        default_split=default_split,
+        id_prefix=PurePath(source_name).stem or "row",
+        progress=progress,
+    )
+    try:
+        with transaction.atomic():
+            batch = ImportBatch.objects.create(
+                project=project,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+                source_name=source_name,
+                format=fmt,
+                mapping=mapping,
+                row_count=len(rows),
+                sha256=hashlib.sha256(data).hexdigest(),
+            )
+            for start in range(0, len(rows), INSERT_BATCH):
+                chunk = rows[start : start + INSERT_BATCH]
+                Example.objects.bulk_create(
+                    Example(
+                        project=project,
+                        external_id=row.external_id,
+                        fields=row.fields,
+                        label=row.label,
+                        split=row.split,
+                        metadata=row.metadata,
+                        batch=batch,
+                    )
+                    for row in chunk
+                )
+                if progress:
+                    progress("saving", start + len(chunk), len(rows))
+            audit(
+                actor=user,
+                action="examples_imported",
+                project=project,
+                batch=batch.pk,
+                source=source_name,
+                rows=len(rows),
+            )
+    except IntegrityError:
+        # Another import took some of these ids between our check and our insert.
+        raise ImportRejected(
+            [LineError(None, "some ids were imported by someone else meanwhile; try again.")]
+        ) from None
+    return batch

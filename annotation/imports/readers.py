@@ -1,0 +1,117 @@
+"""Readers shared by every import (SPEC §3A): bytes to text within the limits, then JSONL, CSV
+or TSV records, each with its line number. Any problem is a LineError."""
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from django.conf import settings
+
+FORMATS = ("jsonl", "csv", "tsv")
+
+MAX_REPORTED_ERRORS = 50
+
+
+@dataclass
+class LineError:
+    line: int | None  # None for a problem with the whole file
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message}
+
+
+class ImportRejected(Exception):
+    """The file was rejected; nothing was imported."""
+
+    def __init__(self, errors: list[LineError]):
+        super().__init__("; ".join(f"line {e.line}: {e.message}" for e in errors[:5]))
+        self.errors = errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"errors": [e.as_dict() for e in self.errors]}
+
+
+def guess_format(filename: str) -> str:
+    suffix = PurePath(filename).suffix.lower().lstrip(".")
+    return {"json": "jsonl", "ndjson": "jsonl", "txt": "tsv"}.get(suffix, suffix)
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text, or a rejection naming the line with the bad bytes."""
+    max_bytes = settings.IMPORT_MAX_BYTES
+    if len(data) > max_bytes:
+        raise ImportRejected(
+            [
+                LineError(
+                    None, f"the file is {_mb(len(data))}; the upload limit is {_mb(max_bytes)}."
+                )
+            ]
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ImportRejected(
+            [LineError(line, f"bad encoding: byte 0x{data[error.start]:02x} is not UTF-8.")]
+        ) from None
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield line_no, LineError(line_no, f"invalid JSON: {error.msg} (column {error.colno}).")
+            continue
+        if not isinstance(record, dict):
+            yield line_no, LineError(line_no, "each line must be a JSON object.")
+            continue
+        yield line_no, record
+
+
+def read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    start = 1
+    try:
+        for row in reader:
+            line_no, start = start, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = [cell.strip() for cell in row]
+                repeated = sorted({c for c in header if header.count(c) > 1})
+                if repeated:
+                    yield line_no, LineError(line_no, f"header repeats {', '.join(repeated)}.")
+                    return
+                continue
+            if len(row) != len(header):
+                yield (
+                    line_no,
+                    LineError(
+                        line_no,
+                        f"expected {len(header)} columns as in the header, found {len(row)}.",
+                    ),
+                )
+                continue
+            yield line_no, dict(zip(header, row, strict=True))
+    except csv.Error as error:
+        kind = "TSV" if delimiter == "\t" else "CSV"
+        yield start, LineError(start, f"malformed {kind}: {error}.")
+
+
+def read_rows(text: str, fmt: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
+    if fmt == "jsonl":
+        return read_jsonl(text)
+    return read_delimited(text, "\t" if fmt == "tsv" else ",")

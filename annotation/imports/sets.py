@@ -1,0 +1,317 @@
+"""Import of existing contrast sets (SPEC §3E): canonical sets.jsonl, or paired TSV files
+where row i of the originals pairs with row i of the contrasts.
+
+Imported perturbations are credited to a named pseudo-author (an inactive account) and are
+either marked accepted or sent to validation. All sets or none are imported.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.audit import audit
+from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.imports.accounts import inactive_user
+from annotation.imports.originals import ParsedRow, parse_file
+from annotation.imports.readers import (
+    MAX_REPORTED_ERRORS,
+    ImportRejected,
+    LineError,
+    decode,
+    read_jsonl,
+)
+from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
+from annotation.projects.config import SPLITS
+from annotation.validation.queue import items_open_for
+
+
+@dataclass
+class ParsedSet:
+    line: int
+    original: ParsedRow
+    perturbations: list[dict[str, Any]] = field(default_factory=list)  # fields, label, tags
+
+
+def _check_text(project: Project, line: int, fields: Any, what: str) -> list[LineError]:
+    if not isinstance(fields, dict):
+        return [LineError(line, f"{what}: fields must be an object.")]
+    errors = []
+    for name in project.field_names:
+        value = fields.get(name)
+        if not isinstance(value, str) or not value.strip():
+            errors.append(LineError(line, f"{what}: field {name!r} is missing or empty."))
+    return errors
+
+
+def _check_perturbation(
+    project: Project, line: int, original: ParsedRow, p: dict[str, Any], tags: set[str]
+) -> list[LineError]:
+    errors = _check_text(project, line, p.get("fields"), "perturbation")
+    if p.get("label") not in project.labels:
+        errors.append(
+            LineError(
+                line,
+                f"unknown label {p.get('label')!r}; the project's labels are "
+                f"{', '.join(project.labels)}.",
+            )
+        )
+    unknown = [t for t in p.get("tags", []) if t not in tags]
+    if unknown:
+        errors.append(LineError(line, f"unknown tag {unknown[0]!r}."))
+    if errors:
+        return errors
+    for name in project.field_names:
+        if name not in project.editable_field_names and p["fields"][name] != original.fields[name]:
+            errors.append(LineError(line, f"read-only field {name!r} differs from the original."))
+    same = all(
+        normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
+        for n in project.field_names
+    )
+    if same:
+        errors.append(LineError(line, "the perturbation is identical to its original."))
+    return errors
+
+
+def parse_paired_tsv(
+    project: Project,
+    original: bytes,
+    contrast: bytes,
+    *,
+    mapping: dict[str, str],
+    split: str,
+    source_name: str,
+    tags: list[str],
+) -> list[ParsedSet]:
+    stem = PurePath(source_name).stem or "set"
+    common: dict[str, Any] = {
+        "project": project,
+        "fmt": "tsv",
+        "default_split": split,
+        "new_ids_only": False,
+    }
+    tag_column = mapping.get("tags", "tags")
+    mapping = {k: v for k, v in mapping.items() if k != "tags"}
+    originals = parse_file(data=original, mapping=mapping, id_prefix=stem, **common)
+    try:
+        contrasts = parse_file(
+            data=contrast,
+            mapping={k: v for k, v in mapping.items() if k != "id"},
+            id_prefix=f"{stem}-contrast",
+            **common,
+        )
+    except ImportRejected as rejected:
+        for error in rejected.errors:
+            error.message = f"contrast file: {error.message}"
+        raise
+    if len(originals) != len(contrasts):
+        shorter = min(len(originals), len(contrasts))
+        longer = originals if len(originals) > len(contrasts) else contrasts
+        raise ImportRejected(
+            [
+                LineError(
+                    longer[shorter].line,
+                    f"the originals file has {len(originals)} rows but the contrast file has "
+                    f"{len(contrasts)}; row i of one must pair with row i of the other.",
+                )
+            ]
+        )
+    sets = []
+    for orig, con in zip(originals, contrasts, strict=True):
+        row_tags = [
+            t.strip() for t in str(con.metadata.pop(tag_column, "")).split(",") if t.strip()
+        ]
+        perturbation = {"fields": con.fields, "label": con.label, "tags": row_tags or tags}
+        sets.append(ParsedSet(con.line, orig, [perturbation]))
+    return sets
+
+
+def parse_sets_jsonl(project: Project, data: bytes, default_tags: list[str]) -> list[ParsedSet]:
+    sets: list[ParsedSet] = []
+    errors: list[LineError] = []
+    for line_no, record in read_jsonl(decode(data)):
+        if isinstance(record, LineError):
+            errors.append(record)
+            continue
+        parsed = _parse_set(project, line_no, record, default_tags)
+        if isinstance(parsed, list):
+            errors.extend(parsed)
+        else:
+            sets.append(parsed)
+        if len(errors) >= MAX_REPORTED_ERRORS:
+            break
+    if errors:
+        raise ImportRejected(errors)
+    return sets
+
+
+def _parse_set(
+    project: Project, line: int, record: Any, default_tags: list[str]
+) -> ParsedSet | list[LineError]:
+    if not isinstance(record, dict) or not isinstance(record.get("original"), dict):
+        return [LineError(line, "each line must be a set with an 'original' object.")]
+    original = record["original"]
+    errors = _check_text(project, line, original.get("fields"), "original")
+    if original.get("label") not in project.labels:
+        errors.append(LineError(line, f"original: unknown label {original.get('label')!r}."))
+    split = record.get("split", "test")
+    if split not in SPLITS:
+        errors.append(LineError(line, f"unknown split {split!r}."))
+    external_id = str(original.get("id") or record.get("set_id") or "").strip()
+    if not external_id:
+        errors.append(LineError(line, "the original needs an id (or the set a set_id)."))
+    perturbations: Any = record.get("perturbations")
+    if not isinstance(perturbations, list) or not perturbations:
+        errors.append(LineError(line, "perturbations must be a non-empty list."))
+    if errors:
+        return errors
+    fields = {name: original["fields"][name] for name in project.field_names}
+    row = ParsedRow(line, external_id, fields, original["label"], split)
+    tags = set(project.tags.values_list("name", flat=True))
+    items = []
+    for p in perturbations:
+        if not isinstance(p, dict):
+            return [LineError(line, "each perturbation must be an object.")]
+        item = {
+            "fields": p.get("fields"),
+            "label": p.get("label"),
+            "tags": p.get("tags") or default_tags,
+        }
+        errors += _check_perturbation(project, line, row, item, tags)
+        if not errors:
+            item["fields"] = {name: p["fields"][name] for name in project.field_names}
+        items.append(item)
+    return errors or ParsedSet(line, row, items)
+
+
+def import_sets(
+    *,
+    project: Project,
+    user: Any,
+    sets: list[ParsedSet],
+    source_name: str,
+    author: str = "imported",
+    accept: bool = False,
+) -> int:
+    """Save parsed sets in one transaction; returns the number of perturbations created."""
+    tags = {t.name: t for t in Tag.objects.filter(project=project)}
+    errors = []
+    for s in sets:
+        for p in s.perturbations:
+            errors += _check_perturbation(project, s.line, s.original, p, set(tags))
+    seen: dict[str, ParsedSet] = {}
+    for s in sets:
+        first = seen.setdefault(s.original.external_id, s)
+        if first is not s and first.original.fields != s.original.fields:
+            errors.append(LineError(s.line, f"id {s.original.external_id!r} has two texts."))
+    existing = {
+        e.external_id: e
+        for e in Example.objects.filter(project=project, external_id__in=list(seen))
+    }
+    for external_id, example in existing.items():
+        s = seen[external_id]
+        if (example.fields, example.label) != (s.original.fields, s.original.label):
+            errors.append(
+                LineError(s.line, f"id {external_id!r} exists with another text or label.")
+            )
+    if errors:
+        raise ImportRejected(errors[:MAX_REPORTED_ERRORS])
+    with transaction.atomic():
+        pseudo = inactive_user(f"pseudo-{author}")
+        batch = ImportBatch.objects.create(
+            project=project,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+            kind="sets",
+            source_name=source_name,
+            format="sets",
+            row_count=len(sets),
+            sha256="",
+        )
+        new = [
+            Example(
+                project=project,
+                external_id=i,
+                fields=s.original.fields,
+                label=s.original.label,
+                split=s.original.split,
+                batch=batch,
+            )
+            for i, s in seen.items()
+            if i not in existing
+        ]
+        Example.objects.bulk_create(new, batch_size=2000)
+        pivots = {e.external_id: e for e in [*existing.values(), *new]}
+        n = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
+        audit(actor=user, action="sets_imported", project=project, source=source_name,
+              sets=len(sets), perturbations=n, accepted=accept, author=author)  # fmt: skip
+    return n
+
+
+def _create_perturbations(
+    project: Project,
+    sets: list[ParsedSet],
+    pivots: dict[str, Example],
+    tags: dict[str, Tag],
+    author: Any,
+    accept: bool,
+) -> int:
+    now = timezone.now()
+    version = project.current_guideline_version()
+    status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
+    created = []
+    for s in sets:
+        pivot = pivots[s.original.external_id]
+        for p in s.perturbations:
+            perturbation = Perturbation(
+                project=project,
+                pivot=pivot,
+                author=author,
+                fields=p["fields"],
+                label=p["label"],
+                status=status,
+                guideline_version=version,
+                edit_distance=fields_edit_distance(
+                    pivot.fields, p["fields"], project.editable_field_names
+                ),
+                submitted_at=now,
+                resolved_at=now if accept else None,
+            )
+            created.append((perturbation, [tags[t] for t in p["tags"]]))
+    Perturbation.objects.bulk_create([p for p, _ in created], batch_size=2000)
+    through = Perturbation.tags.through
+    through.objects.bulk_create(
+        [through(perturbation_id=p.pk, tag_id=t.pk) for p, ts in created for t in ts],
+        batch_size=5000,
+    )
+    if not accept:
+        for perturbation, _ in created:
+            items_open_for(perturbation)
+    return len(created)
+
+
+def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> int:
+    """Parse and import sets from validated form values; raises ImportRejected."""
+    if values["format"] == "sets_jsonl":
+        upload = values["file"]
+        sets = parse_sets_jsonl(project, upload.read(), values["tags"])
+    else:
+        upload = values["original"]
+        sets = parse_paired_tsv(
+            project,
+            upload.read(),
+            values["contrast"].read(),
+            mapping=values["mapping"] or {},
+            split=values["split"],
+            source_name=upload.name,
+            tags=values["tags"],
+        )
+    return import_sets(
+        project=project,
+        user=user,
+        sets=sets,
+        source_name=upload.name,
+        author=values["author"],
+        accept=values["accept"],
+    )

@@ -1,0 +1,128 @@
+"""Import of validation responses collected elsewhere (SPEC §5.3).
+
+Each line becomes a resolved item whose votes come from pseudonymous external validators, so
+that the data gets the same majority labels and statistics as data validated here.
+"""
+
+from typing import Any
+
+from django.db import transaction
+
+from annotation.audit import audit
+from annotation.imports.accounts import inactive_user
+from annotation.imports.readers import (
+    MAX_REPORTED_ERRORS,
+    ImportRejected,
+    LineError,
+    decode,
+    read_jsonl,
+)
+from annotation.models import Project, ValidationItem, Vote
+from annotation.projects.config import SPLITS
+from annotation.validation.quality import resolutions_imported
+from annotation.validation.resolution import majority_of
+
+
+def _parse_line(
+    project: Project, line: int, record: Any, seen: dict[str, int]
+) -> dict[str, Any] | LineError:
+    if not isinstance(record, dict):
+        return LineError(line, "each line must be a JSON object.")
+    item_id = record.get("id")
+    if not isinstance(item_id, str | int) or isinstance(item_id, bool) or str(item_id) == "":
+        return LineError(line, "missing id.")
+    item_id = str(item_id)
+    if item_id in seen:
+        return LineError(line, f"duplicate id {item_id!r} (first seen on line {seen[item_id]}).")
+    fields = record.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        return LineError(line, "fields must be an object of field name to text.")
+    missing = [name for name in project.field_names if not isinstance(fields.get(name), str)]
+    if missing:
+        return LineError(line, f"missing field {missing[0]!r}.")
+    distribution = record.get("label_distribution")
+    if not isinstance(distribution, dict) or not distribution:
+        return LineError(line, "label_distribution must be an object of label to worker ids.")
+    workers: dict[str, str] = {}
+    for label, ids in distribution.items():
+        if label not in project.all_labels:
+            return LineError(
+                line,
+                f"unknown label {label!r}; the project's labels are "
+                f"{', '.join(project.all_labels)}.",
+            )
+        if not isinstance(ids, list) or not all(isinstance(w, str) and w for w in ids):
+            return LineError(line, f"label_distribution[{label!r}] must be a list of worker ids.")
+        for worker in ids:
+            if worker in workers:
+                return LineError(line, f"worker {worker!r} answers twice.")
+            workers[worker] = label
+    if len(workers) < 2:
+        return LineError(line, "an item needs at least two responses.")
+    split = record.get("split", "test")
+    if split not in SPLITS:
+        return LineError(line, f"unknown split {split!r}.")
+    seen[item_id] = line
+    return {"id": item_id, "fields": fields, "workers": workers, "split": split}
+
+
+def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) -> int:
+    """Import every line or none; returns the number of items imported."""
+    text = decode(data)
+    rows: list[dict[str, Any]] = []
+    errors: list[LineError] = []
+    seen: dict[str, int] = {}
+    for line_no, record in read_jsonl(text):
+        parsed = (
+            record if isinstance(record, LineError) else _parse_line(project, line_no, record, seen)
+        )
+        if isinstance(parsed, LineError):
+            errors.append(parsed)
+        else:
+            rows.append(parsed)
+        if len(errors) >= MAX_REPORTED_ERRORS:
+            break
+    if not rows and not errors:
+        errors.append(LineError(None, "the file holds no items."))
+    taken = set(
+        ValidationItem.objects.filter(project=project, external_id__in=list(seen)).values_list(
+            "external_id", flat=True
+        )
+    )
+    errors += [LineError(seen[i], f"id {i!r} was already imported.") for i in sorted(taken)]
+    if errors:
+        raise ImportRejected(errors)
+    with transaction.atomic():
+        _save(project, rows)
+        audit(
+            actor=user,
+            action="votes_imported",
+            project=project,
+            source=source_name,
+            items=len(rows),
+        )
+    return len(rows)
+
+
+def _save(project: Project, rows: list[Any]) -> None:
+    names = {w for row in rows for w in row["workers"]}
+    validators = {name: inactive_user(f"ext-{project.slug}-{name}") for name in sorted(names)}
+    majority = project.setting("majority")
+    items = []
+    for row in rows:
+        labels = list(row["workers"].values())
+        item = ValidationItem.objects.create(
+            project=project,
+            external_id=row["id"],
+            fields=row["fields"],
+            split=row["split"],
+            status=ValidationItem.Status.RESOLVED,
+            counted_votes=len(labels),
+            majority_label=majority_of(labels, majority),
+        )
+        Vote.objects.bulk_create(
+            Vote(item=item, validator=validators[worker], label=label)
+            for worker, label in row["workers"].items()
+        )
+        items.append(item)
+    resolutions_imported(project=project, items=items)

@@ -1,0 +1,27 @@
+"""The data model, one module per aggregate. Django finds every model through this package."""
+
+from annotation.models.examples import Example, ImportBatch
+from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision
+from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag
+from annotation.models.releases import Pseudonym, Release, ReleaseEntry
+from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote
+
+__all__ = [
+    "AuditLog",
+    "Claim",
+    "Example",
+    "Guidelines",
+    "ImportBatch",
+    "Lease",
+    "Membership",
+    "Perturbation",
+    "PerturbationRevision",
+    "Project",
+    "Pseudonym",
+    "Release",
+    "ReleaseEntry",
+    "Tag",
+    "ValidationItem",
+    "ValidatorStatus",
+    "Vote",
+]

@@ -1,0 +1,59 @@
+"""Originals, exactly as imported, and the batches they came in."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models.projects import Project
+from annotation.projects.config import SPLITS
+
+
+class ImportBatch(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_batches")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    kind = models.CharField(max_length=32, default="originals")
+    source_name = models.CharField(max_length=255)
+    format = models.CharField(max_length=16)
+    mapping = models.JSONField(default=dict, blank=True)
+    row_count = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "import batches"
+
+    def __str__(self) -> str:
+        return f"{self.source_name} ({self.row_count} rows)"
+
+
+class Example(models.Model):
+    """An original instance exactly as imported. It is never edited after import."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="examples")
+    external_id = models.CharField(max_length=255)
+    fields = models.JSONField()
+    label = models.CharField(max_length=100)
+    split = models.CharField(max_length=8, default="test")
+    metadata = models.JSONField(default=dict, blank=True)
+    batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="examples"
+    )
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="example_external_id_unique"
+            ),
+            models.CheckConstraint(condition=Q(split__in=SPLITS), name="example_split_valid"),
+            models.CheckConstraint(condition=~Q(external_id=""), name="example_id_not_empty"),
+            models.CheckConstraint(condition=~Q(label=""), name="example_label_not_empty"),
+        ]
+        indexes = [models.Index(fields=["project", "split", "label"])]
+
+    def __str__(self) -> str:
+        return self.external_id

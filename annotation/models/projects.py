@@ -1,0 +1,168 @@
+"""Projects, their label schema and taxonomy, guidelines, roles and the audit log."""
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.projects.config import DEFAULT_SETTINGS
+
+
+class Project(models.Model):
+    class TaskType(models.TextChoices):
+        CLASSIFICATION = "classification"
+        MINIMAL_PAIR = "minimal_pair"
+        FREE_TEXT = "free_text"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64, unique=True)
+    task_type = models.CharField(
+        max_length=20, choices=TaskType.choices, default=TaskType.CLASSIFICATION
+    )
+    # [{"name": "text", "kind": "text", "editable": true}, ...], in display order.
+    fields = models.JSONField()
+    # Ordered: the order gives the keyboard shortcuts.
+    labels = models.JSONField()
+    # Validators may choose these (e.g. "mixed"), but they are never a release label.
+    extra_labels = models.JSONField(default=list, blank=True)
+    settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(task_type__in=["classification", "minimal_pair", "free_text"]),
+                name="project_task_type_valid",
+            ),
+            models.CheckConstraint(condition=~Q(slug=""), name="project_slug_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def setting(self, key: str) -> Any:
+        return self.settings.get(key, DEFAULT_SETTINGS[key])
+
+    def min_agreement_for(self, split: str) -> int:
+        value = self.setting("release_min_agreement")
+        if isinstance(value, dict):
+            return int(value.get(split, DEFAULT_SETTINGS["release_min_agreement"]))
+        return int(value)
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f["name"] for f in self.fields]
+
+    @property
+    def editable_field_names(self) -> list[str]:
+        return [f["name"] for f in self.fields if f["editable"]]
+
+    @property
+    def all_labels(self) -> list[str]:
+        return [*self.labels, *self.extra_labels]
+
+    def current_guidelines(self) -> "Guidelines | None":
+        return self.guidelines.order_by("-version").first()
+
+    def current_guideline_version(self) -> int:
+        latest = self.current_guidelines()
+        return latest.version if latest else 0
+
+
+class Tag(models.Model):
+    """One phenomenon of the project's taxonomy (e.g. negation, tense)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=64)
+    description = models.TextField(blank=True)
+    target = models.PositiveIntegerField(null=True, blank=True)
+    example_edits = models.JSONField(default=list, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="tag_unique_per_project"),
+            models.CheckConstraint(condition=~Q(name=""), name="tag_name_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Guidelines(models.Model):
+    """One version of a project's Markdown guidelines. New text means a new version."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="guidelines")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["project", "-version"]
+        verbose_name_plural = "guidelines"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="guidelines_version_unique"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="guidelines_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} guidelines v{self.version}"
+
+
+class Membership(models.Model):
+    """One role of one user in one project. A user holding several roles has several rows."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin"
+        EXPERT = "expert"
+        VALIDATOR = "validator"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["project", "user", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "user", "role"], name="membership_role_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=["admin", "expert", "validator"]), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project.slug}"
+
+
+class AuditLog(models.Model):
+    """Who did what, and when: imports, role changes, unqualifying, adjudications, releases."""
+
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_log"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    action = models.CharField(max_length=64)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action}"

@@ -1,0 +1,160 @@
+"""Blind validation: items, leases, votes and each validator's standing."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models.examples import Example
+from annotation.models.perturbations import Perturbation
+from annotation.models.projects import Project
+from annotation.projects.config import SPLITS
+
+
+class ValidationItem(models.Model):
+    """A perturbation to validate, an original pivot mixed in as a control, or an item whose
+    responses were imported from elsewhere (`external_id`).
+
+    Validators see only the fields, so they cannot tell the kinds apart.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+        CLOSED = "closed"  # withdrawn before anyone voted
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    perturbation = models.OneToOneField(
+        Perturbation, null=True, blank=True, on_delete=models.CASCADE, related_name="item"
+    )
+    control = models.OneToOneField(
+        Example, null=True, blank=True, on_delete=models.CASCADE, related_name="control_item"
+    )
+    # The author, copied here so that the queue can skip a validator's own items cheaply.
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    external_id = models.CharField(max_length=255, blank=True)
+    fields = models.JSONField()
+    split = models.CharField(max_length=8, default="test")
+    # The label the item is meant to have: the author's intended label, or the original's.
+    # Empty for imported items, whose only truth is their votes.
+    gold_label = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    counted_votes = models.PositiveIntegerField(default=0)
+    majority_label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(perturbation__isnull=False, control__isnull=True, external_id="")
+                    | Q(perturbation__isnull=True, control__isnull=False, external_id="")
+                    | (Q(perturbation__isnull=True, control__isnull=True) & ~Q(external_id=""))
+                ),
+                name="item_is_perturbation_control_or_external",
+            ),
+            models.CheckConstraint(condition=Q(split__in=SPLITS), name="item_split_valid"),
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=~Q(external_id=""),
+                name="item_external_id_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "resolved", "closed"]), name="item_status_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["project", "status", "-counted_votes", "created_at"], name="item_queue"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk}"
+
+    @property
+    def is_control(self) -> bool:
+        return self.control_id is not None
+
+
+class Lease(models.Model):
+    """A validator's short reservation of an item, so that concurrent validators get different
+    items."""
+
+    item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="leases")
+    validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "validator"], name="lease_unique_per_item")
+        ]
+        indexes = [models.Index(fields=["validator", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.validator} leases item {self.item_id} until {self.expires_at:%H:%M}"
+
+
+class Vote(models.Model):
+    class Flag(models.TextChoices):
+        NOT_MINIMAL = "not_minimal"
+        UNGRAMMATICAL = "ungrammatical"
+        UNCLEAR = "unclear"
+
+    item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="votes")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="votes"
+    )
+    label = models.CharField(max_length=100)
+    flags = models.JSONField(default=list, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    guideline_version = models.PositiveIntegerField(default=0)
+    # False while the validator is unqualified: the vote is kept but does not count.
+    counts = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "validator"], name="vote_once_per_item"),
+            models.CheckConstraint(condition=~Q(label=""), name="vote_label_not_empty"),
+        ]
+        indexes = [models.Index(fields=["validator", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.validator} voted {self.label} on {self.item_id}"
+
+
+class ValidatorStatus(models.Model):
+    """Whether a validator's votes count in a project, and their agreement so far: the only
+    record of it (annotation.validation.quality keeps it)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="validators")
+    validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    qualified = models.BooleanField(default=True)
+    # Running counts of this validator's votes on resolved items, and of those that match the
+    # majority: kept up to date on every resolution, so that quality checks cost no scan.
+    resolved_votes = models.PositiveIntegerField(default=0)
+    agreed_votes = models.PositiveIntegerField(default=0)
+    changed_at = models.DateTimeField(default=timezone.now)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        verbose_name_plural = "validator statuses"
+        constraints = [
+            models.UniqueConstraint(fields=["project", "validator"], name="validator_status_unique")
+        ]
+
+    def __str__(self) -> str:
+        state = "qualified" if self.qualified else "unqualified"
+        return f"{self.validator} is {state} in project {self.project_id}"

@@ -1,0 +1,84 @@
+"""Projects and members over the API (SPEC §6)."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.errors import as_drf_error
+from annotation.permissions import Role, project_for, roles_of, visible_projects
+from annotation.projects import services
+from annotation.projects.serializers import (
+    MemberInputSerializer,
+    MemberOutputSerializer,
+    ProjectInputSerializer,
+    ProjectOutputSerializer,
+    ProjectUpdateSerializer,
+)
+
+
+class ProjectListView(generics.ListCreateAPIView):
+    serializer_class = ProjectOutputSerializer
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return visible_projects(self.request.user).prefetch_related("tags", "guidelines")
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        for project in page or []:
+            project.user_roles = roles_of(request.user, project)  # type: ignore[attr-defined]
+        return self.get_paginated_response(ProjectOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = ProjectInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            project = services.project_create(user=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        project.user_roles = roles_of(request.user, project)  # type: ignore[attr-defined]
+        return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(APIView):
+    @extend_schema(responses=ProjectOutputSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(ProjectOutputSerializer(project_for(request.user, slug)).data)
+
+    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectOutputSerializer)
+    def patch(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        data = ProjectUpdateSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            project = services.project_update(
+                project=project, user=request.user, **data.validated_data
+            )
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        return Response(ProjectOutputSerializer(project).data)
+
+
+class MemberView(APIView):
+    @extend_schema(responses=MemberOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        return Response(services.members_of(project))
+
+    @extend_schema(request=MemberInputSerializer, responses=MemberOutputSerializer)
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        data = MemberInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.member_set_roles(project=project, actor=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        username = data.validated_data["username"]
+        member = next((m for m in services.members_of(project) if m["username"] == username), None)
+        return Response(member or {"username": username, "roles": []})

@@ -1,0 +1,92 @@
+from typing import Any
+
+from rest_framework import serializers
+
+from annotation.models import Project
+
+
+class FieldSpecSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["text", "image_url"], default="text")
+    editable = serializers.BooleanField(default=True)
+
+
+class TagSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64)
+    description = serializers.CharField(allow_blank=True, default="")
+    target = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    example_edits = serializers.ListField(child=serializers.JSONField(), required=False)
+
+
+class ProjectInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=64)
+    task_type = serializers.ChoiceField(choices=Project.TaskType.choices, default="classification")
+    fields = FieldSpecSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
+    labels = serializers.ListField(child=serializers.CharField(max_length=100))
+    extra_labels = serializers.ListField(child=serializers.CharField(max_length=100), default=list)
+    tags = TagSerializer(many=True, default=list)
+    guidelines = serializers.CharField(allow_blank=True, default="")
+    settings = serializers.DictField(default=dict)
+
+    def validate_slug(self, slug: str) -> str:
+        if Project.objects.filter(slug=slug).exists():
+            raise serializers.ValidationError("a project with this slug exists.")
+        return slug
+
+
+class ProjectUpdateSerializer(ProjectInputSerializer):
+    def validate_slug(self, slug: str) -> str:
+        raise serializers.ValidationError("the slug cannot change.")
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    tags = serializers.SerializerMethodField()
+    guidelines = serializers.SerializerMethodField()
+    guideline_version = serializers.SerializerMethodField()
+    roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = [
+            "name",
+            "slug",
+            "task_type",
+            "fields",
+            "labels",
+            "extra_labels",
+            "tags",
+            "guidelines",
+            "guideline_version",
+            "settings",
+            "roles",
+            "created_at",
+        ]
+
+    def get_tags(self, project: Project) -> list[dict[str, Any]]:
+        return [
+            {"name": t.name, "description": t.description, "target": t.target}
+            for t in project.tags.all()
+        ]
+
+    def get_guidelines(self, project: Project) -> str:
+        current = project.current_guidelines()
+        return current.text if current else ""
+
+    def get_guideline_version(self, project: Project) -> int:
+        return project.current_guideline_version()
+
+    def get_roles(self, project: Project) -> list[str]:
+        return sorted(getattr(project, "user_roles", []))
+
+
+class MemberInputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=["admin", "expert", "validator"]), allow_empty=True
+    )
+
+
+class MemberOutputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())

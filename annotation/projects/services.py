@@ -1,0 +1,162 @@
+"""Project workflows: creating and changing projects, guidelines and members."""
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.audit import audit
+from annotation.models import Guidelines, Membership, Project, Tag
+from annotation.projects.config import clean_fields, clean_labels, clean_settings
+
+User = get_user_model()
+
+
+def _clean_tags(tags: Any) -> list[dict[str, Any]]:
+    if not isinstance(tags, list):
+        raise ValidationError("tags must be a list of {name, description, target}.")
+    cleaned, seen = [], set()
+    for tag in tags:
+        if not isinstance(tag, dict) or not str(tag.get("name", "")).strip():
+            raise ValidationError("every tag needs a name.")
+        name = str(tag["name"]).strip()
+        if name in seen:
+            raise ValidationError(f"tag {name!r} appears twice.")
+        target = tag.get("target")
+        if target is not None and (not isinstance(target, int) or target < 0):
+            raise ValidationError(f"tag {name!r}: target must be a non-negative integer.")
+        seen.add(name)
+        cleaned.append(
+            {
+                "name": name,
+                "description": str(tag.get("description", "")),
+                "target": target,
+                "example_edits": tag.get("example_edits", []),
+            }
+        )
+    return cleaned
+
+
+def _set_tags(project: Project, tags: list[dict[str, Any]]) -> None:
+    keep = [tag["name"] for tag in tags]
+    project.tags.exclude(name__in=keep).delete()
+    for position, tag in enumerate(tags):
+        Tag.objects.update_or_create(
+            project=project, name=tag["name"], defaults={**tag, "position": position}
+        )
+
+
+def guidelines_publish(*, project: Project, text: str, user: Any = None) -> Guidelines | None:
+    """Store `text` as the next guidelines version, unless it equals the current one."""
+    current = project.current_guidelines()
+    if current is not None and current.text == text:
+        return None
+    version = (current.version if current else 0) + 1
+    if user is not None and not user.is_authenticated:
+        user = None
+    return Guidelines.objects.create(project=project, version=version, text=text, created_by=user)
+
+
+@transaction.atomic
+def project_create(
+    *,
+    user: Any,
+    name: str,
+    slug: str,
+    fields: Any,
+    labels: Any,
+    task_type: str = Project.TaskType.CLASSIFICATION,
+    extra_labels: Any = (),
+    tags: Any = (),
+    guidelines: str = "",
+    settings: Any = None,
+) -> Project:
+    labels, extra = clean_labels(list(labels), list(extra_labels))
+    project = Project.objects.create(
+        name=name,
+        slug=slug,
+        task_type=task_type,
+        fields=clean_fields(fields),
+        labels=labels,
+        extra_labels=extra,
+        settings=clean_settings(settings),
+    )
+    _set_tags(project, _clean_tags(list(tags)))
+    guidelines_publish(project=project, text=guidelines, user=user)
+    if user is not None and user.is_authenticated:
+        Membership.objects.create(project=project, user=user, role=Membership.Role.ADMIN)
+    audit(actor=user, action="project_created", project=project, slug=slug)
+    return project
+
+
+@transaction.atomic
+def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
+    has_examples = project.examples.exists()
+    if "fields" in changes:
+        fields = clean_fields(changes["fields"])
+        if has_examples and fields != project.fields:
+            raise ValidationError("fields cannot change once examples are imported.")
+        project.fields = fields
+    if "labels" in changes or "extra_labels" in changes:
+        labels, extra = clean_labels(
+            list(changes.get("labels", project.labels)),
+            list(changes.get("extra_labels", project.extra_labels)),
+        )
+        if has_examples and labels[: len(project.labels)] != project.labels:
+            raise ValidationError(
+                "once examples are imported, labels can only be added at the end."
+            )
+        project.labels, project.extra_labels = labels, extra
+    if "settings" in changes:
+        project.settings = clean_settings({**project.settings, **(changes["settings"] or {})})
+    for attribute in ("name", "task_type"):
+        if attribute in changes:
+            setattr(project, attribute, changes[attribute])
+    project.save()
+    if "tags" in changes:
+        _set_tags(project, _clean_tags(list(changes["tags"])))
+    if "guidelines" in changes:
+        guidelines_publish(project=project, text=changes["guidelines"], user=user)
+    audit(actor=user, action="project_updated", project=project, changed=sorted(changes))
+    return project
+
+
+@transaction.atomic
+def member_set_roles(*, project: Project, actor: Any, username: str, roles: list[str]) -> Any:
+    """Give `username` exactly `roles` in `project` (an empty list removes them)."""
+    unknown = sorted(set(roles) - set(Membership.Role.values))
+    if unknown:
+        raise ValidationError(f"unknown roles: {', '.join(unknown)}.")
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise ValidationError(f"no user named {username!r}.")
+    before = set(
+        Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
+    )
+    after = set(roles)
+    if user == actor and Membership.Role.ADMIN in before - after and not actor.is_staff:
+        raise ValidationError("you cannot remove your own admin role.")
+    Membership.objects.filter(project=project, user=user, role__in=before - after).delete()
+    Membership.objects.bulk_create(
+        [Membership(project=project, user=user, role=role) for role in sorted(after - before)]
+    )
+    if before != after:
+        audit(
+            actor=actor,
+            action="roles_changed",
+            project=project,
+            username=username,
+            before=sorted(before),
+            after=sorted(after),
+        )
+    return user
+
+
+def members_of(project: Project) -> list[dict[str, Any]]:
+    roles: dict[str, list[str]] = {}
+    for username, role in Membership.objects.filter(project=project).values_list(
+        "user__username", "role"
+    ):
+        roles.setdefault(username, []).append(role)
+    return [{"username": u, "roles": sorted(r)} for u, r in sorted(roles.items())]

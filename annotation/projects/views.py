@@ -1,0 +1,67 @@
+"""Project pages: the project list, a project's dashboard, and its members."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from annotation.models import Perturbation
+from annotation.permissions import Role, project_for, roles_of, visible_projects
+from annotation.projects import services
+from annotation.projects.forms import MemberForm
+from annotation.validation.stats import project_stats, tag_coverage
+
+
+@login_required
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = visible_projects(request.user).annotate(n_examples=Count("examples"))
+    rows = [(project, sorted(roles_of(request.user, project))) for project in projects]
+    return render(request, "annotation/project_list.html", {"rows": rows})
+
+
+@login_required
+def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug)
+    counts = {
+        (row["split"], row["label"]): row["n"]
+        for row in project.examples.values("split", "label").annotate(n=Count("id"))
+    }
+    splits = sorted({split for split, _ in counts})
+    table = [
+        (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
+    ]
+    roles = project.user_roles  # type: ignore[attr-defined]
+    status_counts = dict(
+        project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
+    )
+    context = {
+        "project": project,
+        "roles": roles,
+        "table": table,
+        "n_examples": sum(counts.values()),
+        "tags": tag_coverage(project),
+        "guidelines": project.current_guidelines(),
+        "perturbation_counts": [(s, status_counts.get(s, 0)) for s in Perturbation.Status.values],
+        "n_perturbations": sum(status_counts.values()),
+        # Agreement figures and vote distributions are for admins only.
+        "stats": project_stats(project) if Role.ADMIN in roles else None,
+    }
+    return render(request, "annotation/dashboard.html", context)
+
+
+@login_required
+def members_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    form = MemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.member_set_roles(project=project, actor=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            messages.success(request, f"Roles of {form.cleaned_data['username']} saved.")
+            return redirect("project-members", slug=project.slug)
+    context = {"project": project, "form": form, "members": services.members_of(project)}
+    return render(request, "annotation/members.html", context)

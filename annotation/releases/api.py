@@ -1,0 +1,72 @@
+"""Releases over the API (SPEC §3E, §6)."""
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import FileResponse, Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.errors import as_drf_error
+from annotation.permissions import Role, admin_release, project_for
+from annotation.releases.diff import release_diff
+from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
+from annotation.releases.services import release_create
+
+
+class ReleaseListView(APIView):
+    @extend_schema(responses=ReleaseOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        releases = project.releases.select_related("project", "created_by")
+        return Response(ReleaseOutputSerializer(releases, many=True).data)
+
+    @extend_schema(request=ReleaseInputSerializer, responses={201: ReleaseOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        data = ReleaseInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            release = release_create(project=project, user=request.user, **data.validated_data)
+        except DjangoValidationError as error:
+            raise as_drf_error(error) from None
+        return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
+
+
+class ReleaseDetailView(APIView):
+    @extend_schema(responses=ReleaseOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(ReleaseOutputSerializer(admin_release(request.user, pk)).data)
+
+
+class ReleaseDownloadView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["zip"])],
+        responses={(200, "application/zip"): bytes},
+    )
+    def get(self, request: Request, pk: int) -> FileResponse:
+        release = admin_release(request.user, pk)
+        path = Path(settings.MEDIA_ROOT) / release.bundle if release.bundle else None
+        if path is None or not path.exists():
+            raise Http404("The bundle file is missing.")
+        name = f"{release.project.slug}-{release.version}.zip"
+        return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+
+
+class ReleaseDiffView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("against", int, required=True)], responses={200: dict}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        release = admin_release(request.user, pk)
+        try:
+            other = admin_release(request.user, int(request.query_params.get("against", "")))
+        except ValueError:
+            return Response({"detail": "against must be a release id."}, status=400)
+        if other.project_id != release.project_id:
+            return Response({"detail": "Both releases must belong to one project."}, status=400)
+        return Response(release_diff(other, release))

@@ -1,0 +1,326 @@
+"""The release bundle format (SPEC §5): the one module that writes it and reads it back.
+
+A bundle is a zip of sets.jsonl (one contrast set per line), examples.jsonl (one example per
+line), paired TSVs for single-text classification, the dataset card and a SHA-256 manifest.
+It is written once, set by set, so that memory stays flat.
+"""
+
+import csv
+import hashlib
+import json
+import shutil
+import tempfile
+import zipfile
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from django.conf import settings
+
+from annotation.models import Example, Perturbation, Project, Release
+
+SETS_FILE = "sets.jsonl"
+EXAMPLES_FILE = "examples.jsonl"
+CARD_FILE = "README.md"
+CHUNK = 1000
+
+
+@dataclass
+class Chosen:
+    """One perturbation a release holds, with its set, split, label and counted votes."""
+
+    perturbation_id: int
+    pivot_id: int
+    set_id: str
+    split: str
+    label: str
+    votes: dict[str, int] = field(default_factory=dict)
+
+
+class HashingFile:
+    """A text file that hashes what it writes (SHA-256), for the manifest."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.handle: TextIO = path.open("w", encoding="utf-8", newline="")
+        self.digest = hashlib.sha256()
+
+    def write(self, text: str) -> None:
+        self.handle.write(text)
+        self.digest.update(text.encode("utf-8"))
+
+    def close(self) -> str:
+        self.handle.close()
+        return self.digest.hexdigest()
+
+
+class BundleWriter:
+    """Writes a release's bundle in a temporary folder: `write_data`, then `finish` with the
+    card. Used as a context manager, which removes the folder."""
+
+    def __init__(
+        self, project: Project, release: Release, chosen: list[Chosen], authors: dict[int, str]
+    ):
+        self.project = project
+        self.authors_named = authors
+        self.release = release
+        self.chosen = chosen
+        self.paired = project.task_type == "classification" and len(project.fields) == 1
+        self.counts: dict[str, Any] = {
+            "sets": Counter(),
+            "perturbations": Counter(),
+            "labels": defaultdict(Counter),
+            "original_labels": defaultdict(Counter),
+            "tags": defaultdict(Counter),
+        }
+        self.seconds: list[int] = []
+        self.guidelines: Counter[int] = Counter()
+        self.authors: set[int] = set()
+
+    def __enter__(self) -> "BundleWriter":
+        self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.work = Path(tempfile.mkdtemp(prefix=".building-", dir=self.root))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def write_data(self) -> None:
+        """Write the data files, counting what they hold (`counts_summary`, `seconds`)."""
+        (self.work / "paired").mkdir()
+        sets_file = HashingFile(self.work / SETS_FILE)
+        examples_file = HashingFile(self.work / EXAMPLES_FILE)
+        paired: dict[str, tuple[HashingFile, HashingFile, Any, Any]] = {}
+        for record in self._sets():
+            sets_file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            for example in _flatten(record):
+                examples_file.write(json.dumps(example, ensure_ascii=False) + "\n")
+            if self.paired:
+                self._write_pairs(paired, record)
+        self.digests = {SETS_FILE: sets_file.close(), EXAMPLES_FILE: examples_file.close()}
+        for split, (orig, contrast, _, _) in paired.items():
+            self.digests[f"paired/{split}_original.tsv"] = orig.close()
+            self.digests[f"paired/{split}_contrast.tsv"] = contrast.close()
+
+    def finish(self, card: str) -> None:
+        """Add the card and the manifest, zip the bundle once, and record it on the release."""
+        readme = HashingFile(self.work / CARD_FILE)
+        readme.write(card)
+        self.digests[CARD_FILE] = readme.close()
+        manifest = json.dumps(
+            {"files": self.digests, "algorithm": "sha256"}, indent=2, sort_keys=True
+        )
+        (self.work / "manifest.json").write_text(manifest + "\n", encoding="utf-8")
+        target = self.root / f"{self.release.version}.zip"
+        # Level 1 deflate: a fraction of the default's time, for a slightly larger file.
+        with zipfile.ZipFile(target, "x", zipfile.ZIP_DEFLATED, compresslevel=1) as bundle:
+            for name in [*sorted(self.digests), "manifest.json"]:
+                bundle.write(self.work / name, arcname=name)
+        target.chmod(0o444)  # written once, never changed
+        self.release.bundle = str(target.relative_to(settings.MEDIA_ROOT))
+        self.release.sha256 = _file_sha256(target)
+        self.release.manifest = self.digests
+
+    def _write_pairs(self, paired: dict, record: dict[str, Any]) -> None:
+        split = record["split"]
+        if split not in paired:
+            orig = HashingFile(self.work / "paired" / f"{split}_original.tsv")
+            contrast = HashingFile(self.work / "paired" / f"{split}_contrast.tsv")
+            writers = (_tsv_writer(orig), _tsv_writer(contrast))
+            for writer in writers:
+                writer.writerow(["label", self.project.field_names[0]])
+            paired[split] = (orig, contrast, *writers)
+        _, _, orig_writer, contrast_writer = paired[split]
+        name = self.project.field_names[0]
+        for perturbation in record["perturbations"]:
+            orig_writer.writerow([record["original"]["label"], record["original"]["fields"][name]])
+            contrast_writer.writerow([perturbation["label"], perturbation["fields"][name]])
+
+    def _sets(self) -> Iterator[dict[str, Any]]:
+        by_pivot: dict[int, list[Chosen]] = defaultdict(list)
+        for c in self.chosen:
+            by_pivot[c.pivot_id].append(c)
+        pivot_ids = list(by_pivot)
+        authors = self.authors_named
+        # Plain rows, not model instances: a release may hold 100k sets.
+        pivot_columns = ("id", "external_id", "fields", "label")
+        columns = ("id", "fields", "rationale", "author_id", "edit_distance", "seconds_spent",
+                   "guideline_version")  # fmt: skip
+        through = Perturbation.tags.through
+        for start in range(0, len(pivot_ids), CHUNK):
+            chunk = pivot_ids[start : start + CHUNK]
+            pivots = {
+                row[0]: dict(zip(pivot_columns, row, strict=True))
+                for row in Example.objects.filter(pk__in=chunk).values_list(*pivot_columns)
+            }
+            wanted = [c.perturbation_id for pid in chunk for c in by_pivot[pid]]
+            perturbations = {
+                row[0]: {**dict(zip(columns, row, strict=True)), "tags": []}
+                for row in Perturbation.objects.filter(pk__in=wanted).values_list(*columns)
+            }
+            for pid, tag in through.objects.filter(perturbation_id__in=wanted).values_list(
+                "perturbation_id", "tag__name"
+            ):
+                perturbations[pid]["tags"].append(tag)
+            for pivot_id in chunk:
+                yield self._set_record(pivots[pivot_id], by_pivot[pivot_id], perturbations, authors)
+
+    def _set_record(
+        self,
+        pivot: dict[str, Any],
+        members: list[Chosen],
+        perturbations: dict[int, dict[str, Any]],
+        authors: dict[int, str],
+    ) -> dict[str, Any]:
+        split = members[0].split
+        self.counts["sets"][split] += 1
+        self.counts["original_labels"][split][pivot["label"]] += 1
+        items = []
+        for c in members:
+            p = perturbations[c.perturbation_id]
+            tags = sorted(p["tags"])
+            total = sum(c.votes.values())
+            self.counts["perturbations"][split] += 1
+            self.counts["labels"][split][c.label] += 1
+            for tag in tags:
+                self.counts["tags"][split][tag] += 1
+            self.seconds.append(p["seconds_spent"])
+            self.guidelines[p["guideline_version"]] += 1
+            self.authors.add(p["author_id"])
+            items.append(
+                {
+                    "id": f"p-{p['id']}",
+                    "fields": p["fields"],
+                    "label": c.label,
+                    "tags": tags,
+                    "rationale": p["rationale"],
+                    "author": authors[p["author_id"]],
+                    "votes": c.votes,
+                    "agreement": round(c.votes.get(c.label, 0) / total, 4) if total else None,
+                    "edit_distance": round(p["edit_distance"], 4),
+                    "seconds_spent": p["seconds_spent"],
+                    "guideline_version": p["guideline_version"],
+                }
+            )
+        original = {"id": pivot["external_id"], "fields": pivot["fields"], "label": pivot["label"]}
+        return {
+            "set_id": pivot["external_id"],
+            "split": split,
+            "original": original,
+            "perturbations": items,
+        }
+
+    def counts_summary(self) -> dict[str, Any]:
+        c = self.counts
+        return {
+            "sets": dict(c["sets"]),
+            "perturbations": dict(c["perturbations"]),
+            "labels": {s: dict(v) for s, v in c["labels"].items()},
+            "original_labels": {s: dict(v) for s, v in c["original_labels"].items()},
+            "tags": {s: dict(v) for s, v in c["tags"].items()},
+            "guideline_versions": {str(k): v for k, v in sorted(self.guidelines.items())},
+            "experts": len(self.authors),
+        }
+
+
+def _tsv_writer(target: HashingFile) -> Any:
+    return csv.writer(target, delimiter="\t", lineterminator="\n")  # type: ignore[arg-type]
+
+
+def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    original = record["original"]
+    yield {
+        "id": original["id"],
+        "set_id": record["set_id"],
+        "role": "original",
+        "split": record["split"],
+        **original["fields"],
+        "label": original["label"],
+        "tags": [],
+        "votes": {},
+    }
+    for p in record["perturbations"]:
+        yield {
+            "id": p["id"],
+            "set_id": record["set_id"],
+            "role": "perturbed",
+            "split": record["split"],
+            **p["fields"],
+            "label": p["label"],
+            "tags": p["tags"],
+            "votes": p["votes"],
+        }
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# Reading ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class SetRecord:
+    """One line of sets.jsonl, checked for shape only: the project's rules are the caller's."""
+
+    set_id: str
+    split: str
+    original: dict[str, Any]  # id, fields, label
+    perturbations: list[dict[str, Any]]  # fields, label, tags (and more in released bundles)
+
+
+def parse_set_record(record: Any) -> SetRecord | str:
+    """A SetRecord, or what is wrong with the line's shape."""
+    if not isinstance(record, dict) or not isinstance(record.get("original"), dict):
+        return "each line must be a set with an 'original' object."
+    original = record["original"]
+    perturbations = record.get("perturbations")
+    if not isinstance(perturbations, list) or not perturbations:
+        return "perturbations must be a non-empty list."
+    if not all(isinstance(p, dict) for p in perturbations):
+        return "each perturbation must be an object."
+    set_id = str(original.get("id") or record.get("set_id") or "").strip()
+    split = record.get("split", "test")
+    return SetRecord(set_id, split, original, perturbations)
+
+
+def read_sets(release: Release) -> Iterator[SetRecord]:
+    """The contrast sets of a release, read from its own bundle."""
+    path = Path(settings.MEDIA_ROOT) / release.bundle
+    with zipfile.ZipFile(path) as bundle, bundle.open(SETS_FILE) as handle:
+        for line in handle:
+            parsed = parse_set_record(json.loads(line))
+            assert isinstance(parsed, SetRecord), f"{path} is not a release bundle: {parsed}"
+            yield parsed
+
+
+def read_examples(release: Release, split: str) -> list[dict[str, Any]]:
+    """The examples of one split of a release, originals first in each set: id, set_id, role,
+    fields, label and tags."""
+    out: list[dict[str, Any]] = []
+    for record in read_sets(release):
+        if record.split != split:
+            continue
+        members = [
+            {**record.original, "role": "original", "tags": []},
+            *({**p, "role": "perturbed"} for p in record.perturbations),
+        ]
+        out.extend(
+            {
+                "id": member["id"],
+                "set_id": record.set_id,
+                "role": member["role"],
+                "fields": member["fields"],
+                "label": member["label"],
+                "tags": member["tags"],
+            }
+            for member in members
+        )
+    return out

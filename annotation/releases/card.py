@@ -1,0 +1,66 @@
+"""The dataset card (README.md) of a release, in Markdown."""
+
+import io
+import json
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.models import Project, Release
+from annotation.releases.bundle import EXAMPLES_FILE, SETS_FILE
+
+
+def dataset_card(project: Project, release: Release) -> str:
+    counts, stats, options = release.counts, release.statistics, release.options
+    splits = sorted(counts["sets"])
+    out = io.StringIO()
+    w = out.write
+    w(f"# {project.name}: contrast sets, release {release.version}\n\n")
+    w(f"Created {timezone.localtime(release.created_at):%Y-%m-%d} with ContrastLab. ")
+    w("Each contrast set is an original test example (the pivot) and expert edits of it that ")
+    w("change its gold label. Every perturbation was validated blind by ")
+    w(f"{project.setting('votes_per_item')} validators unless noted.\n\n")
+    w("## Counts\n\n| split | sets | perturbations |\n|---|---|---|\n")
+    for split in splits:
+        w(f"| {split} | {counts['sets'][split]} | {counts['perturbations'][split]} |\n")
+    w("\n### Labels of perturbations\n\n| split | " + " | ".join(project.labels) + " |\n")
+    w("|---|" + "---|" * len(project.labels) + "\n")
+    for split in splits:
+        row = [str(counts["labels"].get(split, {}).get(label, 0)) for label in project.labels]
+        w(f"| {split} | " + " | ".join(row) + " |\n")
+    tags = sorted({tag for per in counts["tags"].values() for tag in per})
+    if tags:
+        w("\n### Tags\n\n| tag | " + " | ".join(splits) + " |\n|---|" + "---|" * len(splits) + "\n")
+        for tag in tags:
+            row = [str(counts["tags"].get(split, {}).get(tag, 0)) for split in splits]
+            w(f"| {tag} | " + " | ".join(row) + " |\n")
+    w("\n## Agreement\n\n| split | items with all votes | Fleiss' kappa | Krippendorff's alpha "
+      "(nominal) | estimated human macro F1 |\n|---|---|---|---|---|\n")  # fmt: skip
+    for split, block in stats["per_split"].items():
+        figures = [block["fleiss_kappa"], block["krippendorff_alpha"], block["human_f1"]["macro"]]
+        w(f"| {split} | {block['items']} | " + " | ".join(map(_fmt, figures)) + " |\n")
+    w("\n## Annotators and time\n\n")
+    w(f"- Experts: {counts['experts']}; validators: {stats['validators']} (pseudonymous).\n")
+    w(f"- Median seconds per perturbation: {_fmt(stats['median_seconds_per_perturbation'])}; ")
+    w(f"total authoring hours: {stats['total_hours_authoring']}.\n")
+    w(f"- Median seconds per vote: {_fmt(stats['median_seconds_per_vote'])}.\n")
+    versions = ", ".join(f"v{k}: {v}" for k, v in counts["guideline_versions"].items())
+    w(f"- Guideline versions in force (perturbations): {versions}.\n")
+    w("\n## How the release was built\n\n")
+    w(f"- Split strategy: {options['split_strategy']}")
+    if options["split_strategy"] == "random":
+        w(f" (seed {options['seed']}, set-level proportions {json.dumps(options['proportions'])})")
+    w(". Contrast sets are never split across splits.\n")
+    w(f"- Minimum votes for the label, per split: {json.dumps(options['min_agreement'])}.\n")
+    w("- Only accepted (or adjudicated) perturbations are included; control items are not.\n")
+    w("\n## Files and loading\n\n")
+    w(f"- `{SETS_FILE}`: one contrast set per line.\n- `{EXAMPLES_FILE}`: one example per line ")
+    w("(`role` is `original` or `perturbed`).\n")
+    w("- `paired/{split}_original.tsv` and `paired/{split}_contrast.tsv`: aligned by row.\n")
+    w("- `manifest.json`: SHA-256 of every file.\n\n```python\nfrom datasets import load_dataset\n")
+    w(f'ds = load_dataset("json", data_files="{EXAMPLES_FILE}", split="train")\n```\n')
+    return out.getvalue()
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)

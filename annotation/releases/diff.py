@@ -1,0 +1,22 @@
+"""What changed between two releases of a project."""
+
+from typing import Any
+
+from annotation.models import Release
+
+
+def release_diff(old: Release, new: Release) -> dict[str, Any]:
+    """Sets and perturbations added, removed or relabelled from `old` to `new`."""
+    a = {e[0]: e[1:] for e in old.entries.values_list("perturbation_id", "set_id", "label")}
+    b = {e[0]: e[1:] for e in new.entries.values_list("perturbation_id", "set_id", "label")}
+    sets_a, sets_b = {v[0] for v in a.values()}, {v[0] for v in b.values()}
+    relabelled = sorted(p for p in set(a) & set(b) if a[p][1] != b[p][1])
+    return {
+        "from": old.version,
+        "to": new.version,
+        "sets_added": sorted(sets_b - sets_a),
+        "sets_removed": sorted(sets_a - sets_b),
+        "perturbations_added": sorted(f"p-{p}" for p in set(b) - set(a)),
+        "perturbations_removed": sorted(f"p-{p}" for p in set(a) - set(b)),
+        "relabelled": [{"id": f"p-{p}", "from": a[p][1], "to": b[p][1]} for p in relabelled],
+    }

@@ -1,0 +1,208 @@
+"""Releases (SPEC §3E): choosing the accepted perturbations, recording them, and publishing
+the bundle once. A release never changes after that."""
+
+import random
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Max
+
+from annotation.audit import audit
+from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
+from annotation.projects.config import SPLITS
+from annotation.releases import bundle
+from annotation.releases.card import dataset_card
+from annotation.validation.stats import agreement_block
+
+
+def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
+    strategy = options.get("split_strategy") or "pivot"
+    if strategy not in ("pivot", "random"):
+        raise ValidationError("split_strategy must be pivot or random.")
+    seed = options.get("seed") or 0
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValidationError("seed must be an integer.")
+    proportions = options.get("proportions") or {"test": 1.0}
+    if strategy == "random":
+        if not isinstance(proportions, dict) or set(proportions) - set(SPLITS):
+            raise ValidationError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
+        values = list(proportions.values())
+        if (
+            any(not isinstance(v, int | float) or v < 0 for v in values)
+            or abs(sum(values) - 1) > 1e-6
+        ):
+            raise ValidationError("proportions must be non-negative and add up to 1.")
+    given = options.get("min_agreement") or {}
+    if not isinstance(given, dict) or set(given) - set(SPLITS):
+        raise ValidationError("min_agreement must map splits to a number of votes.")
+    votes_per_item = project.setting("votes_per_item")
+    min_agreement = {s: given.get(s, project.min_agreement_for(s)) for s in SPLITS}
+    for split, value in min_agreement.items():
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not 0 <= value <= votes_per_item
+        ):
+            raise ValidationError(f"min_agreement for {split} must be from 0 to {votes_per_item}.")
+    return {
+        "split_strategy": strategy,
+        "seed": seed,
+        "proportions": proportions if strategy == "random" else None,
+        "min_agreement": min_agreement,
+    }
+
+
+def _vote_counts(perturbation_ids: list[int]) -> dict[int, dict[str, int]]:
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for start in range(0, len(perturbation_ids), 5000):
+        rows = (
+            Vote.objects.filter(
+                item__perturbation_id__in=perturbation_ids[start : start + 5000], counts=True
+            )
+            .values_list("item__perturbation_id", "label")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        for pid, label, n in rows:
+            counts[pid][label] = n
+    return counts
+
+
+def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
+    """The accepted perturbations a release holds, each with its set, split and label."""
+    rows = list(
+        Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
+        .order_by("pivot_id", "id")
+        .values_list(
+            "id", "pivot_id", "pivot__external_id", "pivot__split", "label", "majority_label"
+        )
+    )
+    votes = _vote_counts([row[0] for row in rows])
+    split_of = _split_sets(sorted({row[1] for row in rows}), options)
+    chosen = []
+    for pid, pivot_id, set_id, pivot_split, label, majority in rows:
+        split = split_of.get(pivot_id, pivot_split)
+        release_label = majority or label
+        counted = votes.get(pid, {})
+        # Sets imported as accepted have no votes; they pass on the admin's word.
+        if counted and counted.get(release_label, 0) < options["min_agreement"][split]:
+            continue
+        chosen.append(bundle.Chosen(pid, pivot_id, set_id, split, release_label, counted))
+    return chosen
+
+
+def _split_sets(pivot_ids: list[int], options: dict[str, Any]) -> dict[int, str]:
+    """Whole sets go to one split: the pivot's own (empty map), or seeded random shares."""
+    if options["split_strategy"] == "pivot":
+        return {}
+    shuffled = list(pivot_ids)
+    random.Random(options["seed"]).shuffle(shuffled)
+    out, start = {}, 0
+    splits = [s for s in SPLITS if options["proportions"].get(s)]
+    for n, split in enumerate(splits):
+        share = options["proportions"][split]
+        end = len(shuffled) if n == len(splits) - 1 else start + round(share * len(shuffled))
+        out.update(dict.fromkeys(shuffled[start:end], split))
+        start = end
+    return out
+
+
+def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str]:
+    """Stable public names, created on first release: expert-1, validator-7, ..."""
+    known = dict(
+        Pseudonym.objects.filter(project=project, kind=kind).values_list("user_id", "number")
+    )
+    missing = sorted(user_ids - set(known))
+    if missing:
+        top = Pseudonym.objects.filter(project=project, kind=kind).aggregate(m=Max("number"))["m"]
+        new = [
+            Pseudonym(project=project, user_id=uid, kind=kind, number=(top or 0) + n)
+            for n, uid in enumerate(missing, start=1)
+        ]
+        Pseudonym.objects.bulk_create(new)
+        known.update({p.user_id: p.number for p in new})
+    return {uid: f"{kind}-{number}" for uid, number in known.items() if uid in user_ids}
+
+
+@transaction.atomic
+def release_create(*, project: Project, user: Any, version: str, **options: Any) -> Release:
+    version = str(version).strip()
+    if not version or len(version) > 32 or "/" in version:
+        raise ValidationError("version must be 1-32 characters without '/'.")
+    if Release.objects.filter(project=project, version=version).exists():
+        raise ValidationError(f"version {version} exists; releases never change, pick a new one.")
+    cleaned = clean_options(project, options)
+    chosen = choose(project, cleaned)
+    if not chosen:
+        raise ValidationError("no accepted perturbation passes the release filters.")
+    release = Release.objects.create(
+        project=project,
+        version=version,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        options=cleaned,
+    )
+    ReleaseEntry.objects.bulk_create(
+        (
+            ReleaseEntry(
+                release=release,
+                perturbation_id=c.perturbation_id,
+                set_id=c.set_id,
+                split=c.split,
+                label=c.label,
+            )
+            for c in chosen
+        ),
+        batch_size=5000,
+    )
+    authors = pseudonyms(
+        project,
+        "expert",
+        set(
+            Perturbation.objects.filter(pk__in=[c.perturbation_id for c in chosen]).values_list(
+                "author_id", flat=True
+            )
+        ),
+    )
+    with bundle.BundleWriter(project, release, chosen, authors) as writer:
+        writer.write_data()
+        release.counts = writer.counts_summary()
+        release.statistics = release_statistics(project, chosen, writer.seconds)
+        writer.finish(dataset_card(project, release))
+    release.save(update_fields=["bundle", "sha256", "manifest", "counts", "statistics"])
+    audit(actor=user, action="release_created", project=project, release=release.pk,
+          version=version, perturbations=len(chosen))  # fmt: skip
+    return release
+
+
+def release_statistics(
+    project: Project, chosen: list[bundle.Chosen], seconds: list[int]
+) -> dict[str, Any]:
+    """Agreement per split over the released perturbations, and the annotators' time.
+    Names the validators with pseudonyms, creating those not named yet."""
+    per_split: dict[str, Any] = {}
+    for split in sorted({c.split for c in chosen}):
+        members = [c for c in chosen if c.split == split and c.votes]
+        per_split[split] = agreement_block(
+            {c.perturbation_id: c.votes for c in members},
+            {c.perturbation_id: c.label for c in members},
+            project.all_labels,
+            project.labels,
+            project.setting("votes_per_item"),
+        )
+    vote_rows = Vote.objects.filter(item__perturbation_id__in=[c.perturbation_id for c in chosen])
+    validators = set(vote_rows.values_list("validator_id", flat=True).distinct())
+    vote_seconds = list(vote_rows.values_list("seconds_spent", flat=True))
+    return {
+        "per_split": per_split,
+        "validators": len(pseudonyms(project, "validator", validators)),
+        "median_seconds_per_perturbation": _median(seconds),
+        "total_hours_authoring": round(sum(seconds) / 3600, 2),
+        "median_seconds_per_vote": _median(vote_seconds),
+    }
+
+
+def _median(values: list[int]) -> float | None:
+    return float(statistics.median(values)) if values else None

@@ -1,0 +1,108 @@
+"""Validation over the API: next item, votes, statistics, adjudication and validators."""
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Perturbation, ValidationItem
+from annotation.permissions import Role, project_for
+from annotation.validation import adjudication, quality, queue, votes
+from annotation.validation.serializers import (
+    AdjudicateSerializer,
+    NextItemSerializer,
+    QualifySerializer,
+    VoteInputSerializer,
+    VoteOutputSerializer,
+)
+from annotation.validation.stats import project_stats, validator_figures
+
+
+def next_item_payload(project: Any, item: ValidationItem) -> dict[str, Any]:
+    return {
+        "item": item.pk,
+        "fields": {name: item.fields.get(name, "") for name in project.field_names},
+        "labels": project.labels,
+        "extra_labels": project.extra_labels,
+        "flags": votes.FLAGS,
+    }
+
+
+class NextItemView(APIView):
+    @extend_schema(responses={200: NextItemSerializer, 204: None})
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.VALIDATOR)
+        item = queue.next_item(project=project, validator=request.user)
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(next_item_payload(project, item))
+
+
+class VoteView(APIView):
+    @extend_schema(request=VoteInputSerializer, responses={201: VoteOutputSerializer})
+    def post(self, request: Request, slug: str, item: int) -> Response:
+        project = project_for(request.user, slug, Role.VALIDATOR)
+        target = get_object_or_404(ValidationItem, project=project, pk=item)
+        data = VoteInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            vote, created = votes.vote_cast(
+                item=target, validator=request.user, **data.validated_data
+            )
+        except votes.VoteError as error:
+            return Response({"detail": error.message}, status=error.status)
+        return Response(
+            VoteOutputSerializer(vote).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class StatsView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        return Response(project_stats(project))
+
+
+class AdjudicateView(APIView):
+    @extend_schema(request=AdjudicateSerializer, responses={200: dict})
+    def post(self, request: Request, slug: str, pk: int) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        perturbation = get_object_or_404(Perturbation, project=project, pk=pk)
+        data = AdjudicateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            perturbation = adjudication.perturbation_adjudicate(
+                perturbation=perturbation, admin=request.user, **data.validated_data
+            )
+        except adjudication.AdjudicationError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        return Response({"id": perturbation.pk, "status": perturbation.status})
+
+
+class ValidatorListView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        return Response(validator_figures(project))
+
+
+class ValidatorQualifyView(APIView):
+    @extend_schema(request=QualifySerializer, responses={200: dict})
+    def post(self, request: Request, slug: str, username: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        validator = get_object_or_404(get_user_model(), username=username)
+        data = QualifySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        quality.validator_set_qualified(
+            project=project,
+            validator_id=validator.pk,
+            qualified=data.validated_data["qualified"],
+            actor=request.user,
+        )
+        return Response({"validator": username, **data.validated_data})

@@ -1,0 +1,171 @@
+"""Validator quality (SPEC §3D): running agreement counts, automatic unqualifying, and the
+recount of items when a validator's votes stop or start counting.
+
+A validator's agreement has one source: the `resolved_votes` and `agreed_votes` counters of
+their ValidatorStatus, which count every vote they cast on a resolved item, and those that
+match its majority label. Every change of an item's resolution changes them here.
+
+Lock order: item rows (by id) before ValidatorStatus rows (by validator id), each set locked in
+one pass. A vote holds only its item's lock; its counters change after it commits, in
+`resolution_recorded`. Unqualifying may re-resolve items and make more validators fail: that
+is a loop over a work list, never a recursion.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.audit import audit
+from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
+from annotation.validation.resolution import item_resolve
+
+# validator id -> [resolved votes, agreed votes] to add
+Deltas = dict[int, list[int]]
+
+
+def resolution_recorded(*, item: ValidationItem) -> None:
+    """The step after a vote resolved `item` and committed: count the resolution for its
+    voters, then unqualify those who now fail the project's bar."""
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    _add_resolution(deltas, item, +1)
+    with transaction.atomic():
+        _apply(item.project, deltas)
+    _unqualify_failing(item.project, sorted(deltas))
+
+
+def resolutions_imported(*, project: Project, items: list[ValidationItem]) -> None:
+    """Count items that arrive resolved (vote import), inside the importer's transaction."""
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    for item in items:
+        _add_resolution(deltas, item, +1)
+    _apply(project, deltas)
+
+
+def validator_set_qualified(
+    *, project: Project, validator_id: int, qualified: bool, actor: Any
+) -> None:
+    """Make a validator's votes count or not (an admin's decision, which automatic checks then
+    respect), and reopen or resolve the items this changes."""
+    touched = _set_qualified(
+        project=project, validator_id=validator_id, qualified=qualified, actor=actor
+    )
+    _unqualify_failing(project, touched)
+
+
+def agreement_of(status: ValidatorStatus) -> float | None:
+    if not status.resolved_votes:
+        return None
+    return round(status.agreed_votes / status.resolved_votes, 4)
+
+
+def _add_resolution(deltas: Deltas, item: ValidationItem, sign: int) -> None:
+    for validator_id, label in item.votes.values_list("validator_id", "label"):
+        deltas[validator_id][0] += sign
+        deltas[validator_id][1] += sign if label == item.majority_label else 0
+
+
+def _apply(project: Project, deltas: Deltas) -> None:
+    """Add `deltas` to the counters, locking them in validator order in one pass."""
+    voters = sorted(deltas)
+    ValidatorStatus.objects.bulk_create(
+        [ValidatorStatus(project=project, validator_id=v) for v in voters], ignore_conflicts=True
+    )
+    statuses = ValidatorStatus.objects.filter(project=project, validator_id__in=voters)
+    list(statuses.select_for_update().order_by("validator_id").values_list("id"))
+    groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for validator_id, (resolved, agreed) in deltas.items():
+        if resolved or agreed:
+            groups[resolved, agreed].append(validator_id)
+    for (resolved, agreed), ids in groups.items():
+        statuses.filter(validator_id__in=ids).update(
+            resolved_votes=F("resolved_votes") + resolved, agreed_votes=F("agreed_votes") + agreed
+        )
+
+
+def _failing(project: Project, voters: list[int]) -> list[int]:
+    """Qualified voters, never set by an admin, who disagreed with the majority too often."""
+    min_votes = max(project.setting("validator_min_votes"), 1)
+    max_disagreement = project.setting("validator_max_disagreement")
+    rows = ValidatorStatus.objects.filter(
+        project=project,
+        validator_id__in=voters,
+        qualified=True,
+        changed_by__isnull=True,
+        resolved_votes__gte=min_votes,
+    ).values_list("validator_id", "resolved_votes", "agreed_votes")
+    return sorted(v for v, n, agreed in rows if 1 - agreed / n > max_disagreement)
+
+
+def _unqualify_failing(project: Project, voters: list[int]) -> None:
+    pending = _failing(project, voters)
+    while pending:
+        touched = _set_qualified(
+            project=project, validator_id=pending.pop(0), qualified=False, actor=None
+        )
+        pending = sorted(set(pending) | set(_failing(project, touched)))
+
+
+@transaction.atomic
+def _set_qualified(
+    *, project: Project, validator_id: int, qualified: bool, actor: Any
+) -> list[int]:
+    """One transaction: flip the validator's votes, recount the items they are on, and update
+    every counter this moves. Returns the voters whose counts changed."""
+    # The agreement that led to the decision, before reopened items leave the counts.
+    before = ValidatorStatus.objects.filter(project=project, validator_id=validator_id).first()
+    agreement = agreement_of(before) if before else None
+    votes = Vote.objects.filter(item__project=project, validator_id=validator_id)
+    affected = list(votes.exclude(counts=qualified).values_list("item_id", flat=True))
+    items = ValidationItem.objects.select_for_update().select_related("project")
+    locked = list(items.filter(pk__in=affected).order_by("pk"))
+    votes.update(counts=qualified)
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    for item in locked:
+        _recount(item, deltas)
+    deltas.setdefault(validator_id, [0, 0])  # its status row is locked in the same pass
+    _apply(project, deltas)
+    status = ValidatorStatus.objects.get(project=project, validator_id=validator_id)
+    status.qualified = qualified
+    status.changed_at = timezone.now()
+    status.changed_by = actor if actor is not None and actor.is_authenticated else None
+    status.save(update_fields=["qualified", "changed_at", "changed_by"])
+    audit(
+        actor=actor,
+        action="validator_requalified" if qualified else "validator_unqualified",
+        project=project,
+        validator=validator_id,
+        agreement=agreement,
+        items=len(affected),
+    )
+    return sorted(v for v, delta in deltas.items() if any(delta))
+
+
+def _recount(item: ValidationItem, deltas: Deltas) -> None:
+    """Bring a locked item in line with its counted votes after a qualification change."""
+    item.counted_votes = item.votes.filter(counts=True).count()
+    needed = item.project.setting("votes_per_item")
+    resolved = item.status == ValidationItem.Status.RESOLVED
+    if resolved and item.counted_votes < needed and not _is_released(item):
+        _add_resolution(deltas, item, -1)
+        item.status = ValidationItem.Status.OPEN
+        item.majority_label = ""
+        item.resolved_at = None
+        if item.perturbation_id is not None:
+            Perturbation.objects.filter(pk=item.perturbation_id).update(
+                status=Perturbation.Status.SUBMITTED, majority_label="", resolved_at=None
+            )
+    item.save(update_fields=["counted_votes", "status", "majority_label", "resolved_at"])
+    if item.status == ValidationItem.Status.OPEN and item.counted_votes >= needed:
+        item_resolve(item=item)
+        _add_resolution(deltas, item, +1)
+
+
+def _is_released(item: ValidationItem) -> bool:
+    """Released perturbations keep their resolution: a release never changes."""
+    return (
+        item.perturbation_id is not None
+        and Release.objects.filter(perturbations__item=item).exists()
+    )

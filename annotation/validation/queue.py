@@ -1,0 +1,128 @@
+"""The validation queue (SPEC §3D): opening items, and leasing the next item to a validator."""
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
+
+Item = ValidationItem
+
+
+def items_open_for(perturbation: Perturbation) -> Item:
+    """Open the validation item of a submitted perturbation, and keep controls at control_rate."""
+    item = Item.objects.create(
+        project=perturbation.project,
+        perturbation=perturbation,
+        author=perturbation.author,
+        fields=perturbation.fields,
+        split=perturbation.pivot.split,
+        gold_label=perturbation.label,
+    )
+    _top_up_controls(perturbation.project, perturbation.pivot)
+    return item
+
+
+def _top_up_controls(project: Project, pivot: Example) -> None:
+    """Mix the pivot in as a control while controls stay within control_rate of all items."""
+    rate = project.setting("control_rate")
+    if rate <= 0 or Item.objects.filter(control=pivot).exists():
+        return
+    items = Item.objects.filter(project=project)
+    controls = items.filter(control__isnull=False).count()
+    if controls + 1 <= rate * (items.count() + 1) + 1e-9:
+        Item.objects.create(
+            project=project,
+            control=pivot,
+            fields=pivot.fields,
+            split=pivot.split,
+            gold_label=pivot.label,
+        )
+
+
+def item_close_for(perturbation: Perturbation) -> None:
+    Item.objects.filter(perturbation=perturbation).update(status=Item.Status.CLOSED)
+    Lease.objects.filter(item__perturbation=perturbation).delete()
+
+
+def _candidates(project: Project, validator: Any, now: Any) -> Any:
+    """Open items this validator may take: not their own, not voted on, and with capacity."""
+    others = (
+        Lease.objects.filter(item=OuterRef("pk"), expires_at__gt=now)
+        .exclude(validator=validator)
+        .order_by()
+        .values("item")
+        .annotate(n=Count("id"))
+        .values("n")[:1]
+    )
+    return (
+        Item.objects.filter(project=project, status=Item.Status.OPEN)
+        .exclude(author=validator)
+        .exclude(votes__validator=validator)
+        .annotate(others=Coalesce(Subquery(others), 0))
+        .filter(counted_votes__lt=project.setting("votes_per_item") - F("others"))
+        .order_by("-counted_votes", "created_at", "id")
+    )
+
+
+def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | None:
+    """Lease the open item this validator should label next, or None when none is left.
+
+    Prefers items closest to completion, then the oldest. Each attempt is one transaction: it
+    locks one candidate row (FOR UPDATE SKIP LOCKED on PostgreSQL), checks its capacity again in
+    a fresh statement, and writes the lease under that lock. Every lease and vote is written
+    under the item's row lock, so no item is assigned beyond votes_per_item. An attempt holds
+    at most one row lock, so validators never deadlock one another.
+    """
+    now = timezone.now()
+    leases = Lease.objects.filter(validator=validator, item__project=project)
+    if skip:
+        leases.filter(item__in=list(skip)).delete()
+    held = leases.filter(expires_at__gt=now, item__status="open").select_related("item").first()
+    if held is not None:
+        return held.item
+    for _ in range(10):
+        with transaction.atomic():
+            settled, item = _lease_one(project, validator, now, list(skip))
+        if settled:
+            return item
+    return None
+
+
+def _lease_one(
+    project: Project, validator: Any, now: Any, skip: list[int]
+) -> tuple[bool, Item | None]:
+    """(True, item) or (True, None) when settled; (False, None) when the locked item filled up
+    meanwhile and the caller should try again."""
+    candidates = _candidates(project, validator, now).exclude(pk__in=skip)
+    skip_locked = connection.features.has_select_for_update_skip_locked
+    item = candidates.select_for_update(skip_locked=skip_locked).first()
+    if item is None:
+        # Every candidate may be locked by validators being served right now: wait for the
+        # best one rather than answer "nothing left" while items remain. Lock that one row by
+        # its key: a blocking ORDER BY ... LIMIT scan could lock several and deadlock.
+        first = candidates.values_list("pk", flat=True).first()
+        if first is None:
+            return True, None
+        item = Item.objects.select_for_update().get(pk=first)
+    # A fresh statement sees leases and votes committed while we waited for the row lock.
+    if not _candidates(project, validator, now).filter(pk=item.pk).exists():
+        return False, None
+    # One statement: replaces this validator's expired lease on the item, if any.
+    Lease.objects.bulk_create(
+        [
+            Lease(
+                item=item,
+                validator=validator,
+                expires_at=now + timedelta(seconds=project.setting("lease_ttl")),
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["item", "validator"],
+        update_fields=["expires_at"],
+    )
+    return True, item

@@ -1,0 +1,266 @@
+"""Project statistics (SPEC §3D): gathers votes from the database, then calls the pure
+functions of annotation.validation.agreement. Aggregation happens in SQL so that 500k votes
+stay fast."""
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+
+from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
+from annotation.validation.agreement import (
+    fleiss_kappa,
+    human_f1,
+    krippendorff_alpha_nominal,
+    median,
+)
+from annotation.validation.quality import agreement_of
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or np.isnan(value) else round(float(value), 4)
+
+
+def agreement_block(
+    counts: dict[int, dict[str, int]],
+    majorities: dict[int, str],
+    categories: list[str],
+    task_labels: list[str],
+    votes_per_item: int,
+) -> dict[str, Any]:
+    """Kappa, alpha and human F1 over items given as item -> {label: counted votes}."""
+    index = {label: j for j, label in enumerate(categories)}
+    table = np.zeros((len(counts), len(categories)), dtype=np.int64)
+    for row, per_label in enumerate(counts.values()):
+        for label, n in per_label.items():
+            table[row, index[label]] = n
+    complete = table[table.sum(axis=1) == votes_per_item] if len(table) else table
+    responses, majority_labels = [], []
+    for item_id, per_label in counts.items():
+        if item_id in majorities:
+            responses.append(
+                [label for label in sorted(per_label) for _ in range(per_label[label])]
+            )
+            majority_labels.append(majorities[item_id])
+    f1 = human_f1(responses, majority_labels, task_labels, seed=1)
+    return {
+        "items": len(complete),
+        "fleiss_kappa": _finite(fleiss_kappa(complete)) if len(complete) else None,
+        "krippendorff_alpha": _finite(krippendorff_alpha_nominal(table)) if len(table) else None,
+        "human_f1": {
+            "macro": _finite(f1["macro"]),  # type: ignore[arg-type]
+            "per_label": {
+                label: {k: round(v, 4) for k, v in scores.items()}
+                for label, scores in f1["per_label"].items()  # type: ignore[attr-defined]
+            },
+        },
+    }
+
+
+def project_stats(project: Project) -> dict[str, Any]:
+    votes_per_item = project.setting("votes_per_item")
+    categories = project.all_labels
+    items = ValidationItem.objects.filter(project=project)
+    info = {
+        row["id"]: row
+        for row in items.values(
+            "id",
+            "status",
+            "majority_label",
+            "split",
+            "gold_label",
+            is_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField()),
+        )
+    }
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for item_id, label, n in (
+        Vote.objects.filter(
+            item__project=project, counts=True, item__status__in=["open", "resolved"]
+        )
+        .values_list("item_id", "label")
+        .annotate(n=Count("id"))
+    ):
+        counts[item_id][label] = n
+    resolved = {
+        i: row["majority_label"]
+        for i, row in info.items()
+        if row["status"] == "resolved" and row["majority_label"]
+    }
+    seconds = vote_seconds(project)
+    per_split: dict[str, Any] = {}
+    for split in sorted({row["split"] for row in info.values()}):
+        split_counts = {i: c for i, c in counts.items() if info[i]["split"] == split}
+        per_split[split] = agreement_block(
+            split_counts, resolved, categories, project.labels, votes_per_item
+        )
+    if len(per_split) == 1:  # one split holds everything: its figures are the overall ones
+        overall = next(iter(per_split.values()))
+    else:
+        overall = agreement_block(counts, resolved, categories, project.labels, votes_per_item)
+    return {
+        **overall,
+        "per_split": per_split,
+        "items": _status_counts(items),
+        "perturbations": dict(
+            project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
+        ),
+        "human_accuracy": _human_accuracy(info),
+        "label_distribution": _label_distribution(project, counts, resolved),
+        "votes_per_item": _histogram([sum(c.values()) for c in counts.values()], votes_per_item),
+        "agreement_histogram": _agreement_histogram(counts, resolved),
+        "tags": tag_coverage(project),
+        "validators": validator_figures(project, seconds),
+        "experts": expert_figures(project),
+        "median_seconds": {
+            "perturbation": median(
+                list(
+                    project.perturbations.exclude(status__in=["draft", "withdrawn"]).values_list(
+                        "seconds_spent", flat=True
+                    )
+                )
+            ),
+            "vote": median([v for values in seconds.values() for v in values]),
+        },
+    }
+
+
+def _status_counts(items: Any) -> dict[str, int]:
+    counts = dict(items.values_list("status").annotate(n=Count("id")).order_by())
+    return {status: counts.get(status, 0) for status in ("open", "resolved", "closed")}
+
+
+def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
+    """Share of resolved items whose majority label is the gold label (Gardner et al., Table 3):
+    the original's label for controls, the author's intended label for perturbations."""
+    out = {}
+    for kind, is_control in (("controls", True), ("perturbations", False)):
+        rows = [
+            r
+            for r in info.values()
+            if r["status"] == "resolved" and r["is_control"] == is_control and r["gold_label"]
+        ]
+        right = sum(1 for r in rows if r["majority_label"] == r["gold_label"])
+        out[kind] = {"items": len(rows), "accuracy": round(right / len(rows), 4) if rows else None}
+    return out
+
+
+def _label_distribution(
+    project: Project, counts: dict[int, dict[str, int]], resolved: dict[int, str]
+) -> dict[str, dict[str, int]]:
+    """Counted votes per label, and resolved items per majority label."""
+    votes = dict.fromkeys(project.all_labels, 0)
+    for per_label in counts.values():
+        for label, n in per_label.items():
+            votes[label] += n
+    majority = dict.fromkeys(project.all_labels, 0)
+    for label in resolved.values():
+        majority[label] += 1
+    return {"votes": votes, "majority": majority}
+
+
+def _histogram(values: list[int], top: int) -> dict[str, int]:
+    hist = {str(k): 0 for k in range(top + 1)}
+    for value in values:
+        hist[str(min(value, top))] += 1
+    return hist
+
+
+def _agreement_histogram(
+    counts: dict[int, dict[str, int]], resolved: dict[int, str]
+) -> dict[str, int]:
+    """How many resolved items had 1, 2, ... votes for their majority label."""
+    hist: dict[str, int] = defaultdict(int)
+    for item_id, majority in resolved.items():
+        hist[str(counts.get(item_id, {}).get(majority, 0))] += 1
+    return dict(sorted(hist.items()))
+
+
+def tag_coverage(project: Project) -> list[dict[str, Any]]:
+    """Perturbations per tag (submitted or later, not withdrawn), against the tag's target."""
+    live = ~Q(perturbations__status__in=["draft", "withdrawn"])
+    rows = Tag.objects.filter(project=project).annotate(
+        written=Count("perturbations", filter=live),
+        accepted=Count("perturbations", filter=Q(perturbations__status="accepted")),
+    )
+    return [
+        {
+            "tag": tag.name,
+            "description": tag.description,
+            "target": tag.target,
+            "written": tag.written,
+            "accepted": tag.accepted,
+            "share": round(min(1.0, tag.written / tag.target), 4) if tag.target else None,
+        }
+        for tag in rows
+    ]
+
+
+def vote_seconds(project: Project) -> dict[int, list[int]]:
+    """validator id -> the seconds spent on each of their votes."""
+    seconds: dict[int, list[int]] = defaultdict(list)
+    for validator_id, value in Vote.objects.filter(item__project=project).values_list(
+        "validator_id", "seconds_spent"
+    ):
+        seconds[validator_id].append(value)
+    return seconds
+
+
+def validator_figures(
+    project: Project, seconds: dict[int, list[int]] | None = None
+) -> list[dict[str, Any]]:
+    rows = (
+        Vote.objects.filter(item__project=project)
+        .values("validator_id", "validator__username")
+        .annotate(votes=Count("id"))
+        .order_by("validator__username")
+    )
+    # Agreement comes from the running counts that quality checks use: one source of truth.
+    statuses = {
+        s.validator_id: s for s in ValidatorStatus.objects.filter(project=project).order_by()
+    }
+    seconds = vote_seconds(project) if seconds is None else seconds
+    figures = []
+    for row in rows:
+        status = statuses.get(row["validator_id"]) or ValidatorStatus(project=project)
+        figures.append(
+            {
+                "id": row["validator_id"],
+                "validator": row["validator__username"],
+                "votes": row["votes"],
+                "resolved_votes": status.resolved_votes,
+                "agreement": agreement_of(status),
+                "qualified": status.qualified,
+                "median_seconds": median(seconds[row["validator_id"]]),
+            }
+        )
+    return figures
+
+
+def expert_figures(project: Project) -> list[dict[str, Any]]:
+    """Per author; controls are originals, not perturbations, so they never count here."""
+    rows = (
+        Perturbation.objects.filter(project=project)
+        .exclude(status=Perturbation.Status.WITHDRAWN)
+        .values("author__username")
+        .annotate(
+            written=Count("id", filter=~Q(status="draft")),
+            drafts=Count("id", filter=Q(status="draft")),
+            accepted=Count("id", filter=Q(status="accepted")),
+            resolved=Count(
+                "id", filter=Q(status__in=["accepted", "disputed", "rejected", "no_majority"])
+            ),
+        )
+        .order_by("author__username")
+    )
+    return [
+        {
+            "expert": row["author__username"],
+            "submitted": row["written"],
+            "drafts": row["drafts"],
+            "accepted": row["accepted"],
+            "acceptance": round(row["accepted"] / row["resolved"], 4) if row["resolved"] else None,
+        }
+        for row in rows
+    ]

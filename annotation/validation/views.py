@@ -1,0 +1,127 @@
+"""Pages for validation: labelling, validator quality and disputes."""
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.authoring.edits import word_diff
+from annotation.models import Perturbation, ValidationItem, Vote
+from annotation.permissions import Role, project_for
+from annotation.validation import adjudication, quality, queue, votes
+from annotation.validation.stats import validator_figures
+
+SKIPPED = "skipped-items"
+
+
+@login_required
+def validate(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.VALIDATOR)
+    skipped = request.session.get(SKIPPED, {}).get(slug, [])
+    item = queue.next_item(project=project, validator=request.user, skip=skipped)
+    user: Any = request.user
+    context = {
+        "project": project,
+        "item": item,
+        "fields": [(name, item.fields.get(name, "")) for name in project.field_names]
+        if item
+        else [],
+        "labels": project.all_labels,
+        "n_task_labels": len(project.labels),
+        "flags": [("not_minimal", "m"), ("ungrammatical", "g"), ("unclear", "u")],
+        "done": Vote.objects.filter(item__project=project, validator=user).count(),
+        "skipped": len(skipped),
+    }
+    return render(request, "annotation/validate.html", context)
+
+
+@login_required
+@require_POST
+def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
+    project = project_for(request.user, slug, Role.VALIDATOR)
+    target = get_object_or_404(ValidationItem, project=project, pk=item)
+    try:
+        votes.vote_cast(
+            item=target,
+            validator=request.user,
+            label=request.POST.get("label", ""),
+            flags=request.POST.getlist("flags"),
+            seconds_spent=request.POST.get("seconds_spent") or 0,
+        )
+    except votes.VoteError as error:
+        messages.error(request, error.message)
+    return redirect("validate", slug=slug)
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, slug: str, item: int) -> HttpResponse:
+    project_for(request.user, slug, Role.VALIDATOR)
+    skipped = request.session.get(SKIPPED, {})
+    skipped[slug] = [*skipped.get(slug, []), item][-200:]
+    request.session[SKIPPED] = skipped
+    return redirect("validate", slug=slug)
+
+
+@login_required
+def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    context = {
+        "project": project,
+        "validators": validator_figures(project),
+        "min_votes": project.setting("validator_min_votes"),
+        "max_disagreement": project.setting("validator_max_disagreement"),
+    }
+    return render(request, "annotation/validators.html", context)
+
+
+@login_required
+@require_POST
+def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    qualified = request.POST.get("qualified") == "1"
+    quality.validator_set_qualified(
+        project=project, validator_id=user_id, qualified=qualified, actor=request.user
+    )
+    messages.success(request, "Validator requalified." if qualified else "Validator unqualified.")
+    return redirect("validators", slug=slug)
+
+
+@login_required
+def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    disputed = project.perturbations.filter(status=Perturbation.Status.DISPUTED).select_related(
+        "pivot", "author"
+    )
+    editable = project.editable_field_names
+    rows = [
+        {
+            "p": p,
+            "diff": word_diff(
+                " ".join(p.pivot.fields[n] for n in editable),
+                " ".join(p.fields[n] for n in editable),
+            ),
+            "votes": votes.vote_counts(p),
+        }
+        for p in disputed.prefetch_related("tags")[:200]
+    ]
+    return render(request, "annotation/disputes.html", {"project": project, "rows": rows})
+
+
+@login_required
+@require_POST
+def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    perturbation = get_object_or_404(Perturbation, project=project, pk=pk)
+    try:
+        adjudication.perturbation_adjudicate(
+            perturbation=perturbation, admin=request.user, decision=request.POST.get("decision", "")
+        )
+    except adjudication.AdjudicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Perturbation {pk}: {request.POST.get('decision')}ed.")
+    return redirect("disputes", slug=slug)

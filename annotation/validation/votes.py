@@ -1,0 +1,120 @@
+"""Casting a vote (SPEC §3D). The vote, and the resolution it may complete, commit under the
+item's row lock; the voters' quality counts are a separate step after that commit."""
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.models import Lease, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
+from annotation.validation import quality
+from annotation.validation.resolution import item_resolve
+
+FLAGS = [choice for choice, _ in Vote.Flag.choices]
+
+
+class VoteError(Exception):
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _validator_counts(project: Project, validator: Any) -> bool:
+    return not ValidatorStatus.objects.filter(
+        project=project, validator=validator, qualified=False
+    ).exists()
+
+
+def vote_cast(
+    *,
+    item: ValidationItem,
+    validator: Any,
+    label: str,
+    flags: Any = (),
+    seconds_spent: Any = 0,
+) -> tuple[Vote, bool]:
+    """Record a vote; returns (vote, created). A repeat of the same vote is not an error.
+
+    The vote and any resolution commit first, under the item's row lock; the voters' quality
+    counts are then a step of their own, so that the item's lock is never held while waiting
+    for other validators' counters."""
+    vote, created, resolved = _vote_and_resolve(
+        item=item, validator=validator, label=label, flags=flags, seconds_spent=seconds_spent
+    )
+    if resolved is not None:
+        quality.resolution_recorded(item=resolved)
+    return vote, created
+
+
+@transaction.atomic
+def _vote_and_resolve(
+    *,
+    item: ValidationItem,
+    validator: Any,
+    label: str,
+    flags: Any = (),
+    seconds_spent: Any = 0,
+) -> tuple[Vote, bool, ValidationItem | None]:
+    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
+    project = item.project
+    if item.author_id == validator.pk:
+        raise VoteError("You cannot validate your own perturbation.", status=403)
+    flags = sorted(set(flags or []))
+    existing = Vote.objects.filter(item=item, validator=validator).first()
+    if existing is not None:
+        if existing.label == label and sorted(existing.flags) == flags:
+            return existing, False, None
+        raise VoteError(
+            "You already voted on this item with a different answer; votes cannot change.",
+            status=409,
+        )
+    if label not in project.all_labels:
+        raise VoteError(f"Unknown label {label!r}; choose one of {', '.join(project.all_labels)}.")
+    unknown = [f for f in flags if f not in FLAGS]
+    if unknown:
+        raise VoteError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
+    try:
+        seconds = max(0, int(seconds_spent or 0))
+    except (TypeError, ValueError):
+        raise VoteError("seconds_spent must be a number.") from None
+    if item.status != ValidationItem.Status.OPEN:
+        raise VoteError("This item is no longer open for votes.", status=409)
+    now = timezone.now()
+    has_lease = Lease.objects.filter(item=item, validator=validator, expires_at__gt=now).exists()
+    if not has_lease:
+        others = Lease.objects.filter(item=item, expires_at__gt=now).count()
+        if item.counted_votes + others >= project.setting("votes_per_item"):
+            raise VoteError(
+                "This item has all the votes it needs; fetch the next item instead.", status=409
+            )
+    counts = _validator_counts(project, validator)
+    vote = Vote.objects.create(
+        item=item,
+        validator=validator,
+        label=label,
+        flags=flags,
+        seconds_spent=seconds,
+        guideline_version=project.current_guideline_version(),
+        counts=counts,
+    )
+    Lease.objects.filter(item=item, validator=validator).delete()
+    if counts:
+        item.counted_votes += 1
+        item.save(update_fields=["counted_votes"])
+        if item.counted_votes >= project.setting("votes_per_item"):
+            item_resolve(item=item)
+            return vote, True, item
+    return vote, True, None
+
+
+def vote_counts(perturbation: Perturbation) -> dict[str, int]:
+    """Counted votes per label on a perturbation's item, most voted first."""
+    rows = (
+        Vote.objects.filter(item__perturbation=perturbation, counts=True)
+        .values_list("label")
+        .annotate(n=Count("id"))
+        .order_by("-n", "label")
+    )
+    return dict(rows)  # type: ignore[arg-type]
