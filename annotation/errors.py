@@ -1,8 +1,63 @@
-"""Domain errors and how they become HTTP responses."""
+"""Domain errors, and the one place where they become HTTP responses.
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework.exceptions import ValidationError
+Services raise a DomainError with a `code` and a message for people; they know nothing of HTTP.
+The API's exception handler (`api_exception_handler`, set in REST_FRAMEWORK) and the pages'
+`flash_refusal` turn one into a response; `STATUS` maps each code to its HTTP status.
+"""
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+STATUS = {"invalid": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
 
 
-def as_drf_error(error: DjangoValidationError) -> ValidationError:
-    return ValidationError({"detail": " ".join(error.messages)})
+class DomainError(Exception):
+    """A request that a rule refused. `field` names the input it concerns, when there is one;
+    `details` are extra keys of the API's answer (e.g. the id of a draft that was kept)."""
+
+    def __init__(
+        self, message: str, *, code: str = "invalid", field: str | None = None, **details: Any
+    ):
+        assert code in STATUS, code
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.field = field
+        self.details = details
+
+    @property
+    def status(self) -> int:
+        return STATUS[self.code]
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": self.message, **self.details}
+        if self.field:
+            body["field"] = self.field
+        return body
+
+
+class ImportRejected(DomainError):
+    """A file was rejected, with every problem on its own line; nothing was imported."""
+
+    def __init__(self, errors: list[Any]):
+        super().__init__("; ".join(f"line {e.line}: {e.message}" for e in errors[:5]))
+        self.errors = errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"errors": [e.as_dict() for e in self.errors]}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        return Response(exc.as_dict(), status=exc.status)
+    return exception_handler(exc, context)
+
+
+def flash_refusal(request: HttpRequest, error: DomainError) -> int:
+    """Show a refusal on the next page; returns its HTTP status for pages that render now."""
+    messages.error(request, error.message)
+    return error.status

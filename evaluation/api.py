@@ -2,14 +2,12 @@
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.errors import as_drf_error
 from annotation.permissions import admin_release
 from evaluation import services
 from evaluation.access import admin_model, admin_project, admin_projects, admin_run
@@ -70,10 +68,7 @@ class ModelListView(APIView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         project = admin_project(request.user, values.pop("project"))
-        try:
-            spec = services.model_register(project=project, user=request.user, **values)
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        spec = services.model_register(project=project, user=request.user, **values)
         return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
 
 
@@ -89,12 +84,9 @@ class RunListView(APIView):
         data.is_valid(raise_exception=True)
         release = admin_release(request.user, data.validated_data["release"])
         model = admin_model(request.user, data.validated_data["model"])
-        try:
-            run = services.evaluation_enqueue(
-                release=release, model=model, split=data.validated_data["split"], user=request.user
-            )
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        run = services.evaluation_enqueue(
+            release=release, model=model, split=data.validated_data["split"], user=request.user
+        )
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -110,11 +102,8 @@ class RunActionView(APIView):
     @extend_schema(request=None, responses=RunOutputSerializer)
     def post(self, request: Request, pk: int) -> Response:
         run = admin_run(request.user, pk)
-        try:
-            if self.action == "cancel":
-                run = services.evaluation_cancel(run=run)
-            else:
-                run = services.evaluation_retry(run=run)
-        except DjangoValidationError as error:
-            return Response({"detail": " ".join(error.messages)}, status=409)
+        if self.action == "cancel":
+            run = services.evaluation_cancel(run=run)
+        else:
+            run = services.evaluation_retry(run=run)
         return Response(RunOutputSerializer(run).data)

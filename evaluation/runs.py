@@ -7,10 +7,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
@@ -60,7 +60,7 @@ def evaluation_execute(run_id: int, *, progress: Any = None) -> EvaluationRun | 
         _score(run, progress)
     except Cancelled:
         pass
-    except (RunnerError, ValidationError, OSError, KeyError) as error:
+    except (RunnerError, DomainError, OSError, KeyError) as error:
         _finish(run, Status.FAILED, error=str(error) or error.__class__.__name__)
     except Exception as error:  # a model's own code failed: keep the message, mark failed
         logger.exception("evaluation run %s failed", run.pk)
@@ -101,7 +101,7 @@ def _score(run: EvaluationRun, progress: Any) -> None:
     predicted = [mapping.get(label, label) for label in result.labels]
     strays = sorted(set(predicted) - set(project.labels))
     if strays:
-        raise RunnerError(
+        raise DomainError(
             f"The model predicted {', '.join(strays)}, which map to no project label; "
             f"set label_mapping (project labels: {', '.join(project.labels)})."
         )
@@ -136,13 +136,13 @@ def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: lis
     mapping = spec.label_mapping or {}
     unknown = sorted(set(mapping) - set(model_labels))
     if unknown:
-        raise RunnerError(
+        raise DomainError(
             f"label_mapping names {', '.join(unknown)}, which the model does not have "
             f"(it has {', '.join(model_labels)})."
         )
     unmapped = [m for m in model_labels if mapping.get(m, m) not in project_labels]
     if unmapped:
-        raise RunnerError(
+        raise DomainError(
             f"The model's labels {', '.join(unmapped)} do not map to project labels "
             f"({', '.join(project_labels)}); set label_mapping."
         )

@@ -7,12 +7,12 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.authoring.edits import word_diff
+from annotation.errors import DomainError, flash_refusal
 from annotation.releases.bundle import read_examples
 from evaluation import services
 from evaluation.access import admin_project
@@ -53,8 +53,8 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             services.model_register(project=project, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            form.add_error(None, error)
+        except DomainError as error:
+            form.add_error(None, error.message)
         else:
             messages.success(request, f"Model {form.cleaned_data['name']} registered.")
             return redirect("models", slug=slug)
@@ -75,8 +75,8 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
                 split=request.POST.get("split", "test"),
                 user=request.user,
             )
-        except ValidationError as error:
-            messages.error(request, " ".join(error.messages))
+        except DomainError as error:
+            flash_refusal(request, error)
         else:
             return redirect("run", slug=slug, pk=run.pk)
     runs = EvaluationRun.objects.filter(release__project=project).select_related("release", "model")
@@ -122,8 +122,8 @@ def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpRes
             services.evaluation_retry(run=run)
         else:
             return HttpResponse(status=404)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
+    except DomainError as error:
+        flash_refusal(request, error)
     return redirect("run", slug=slug, pk=pk)
 
 

@@ -5,14 +5,13 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.authoring import claims, drafts, selectors
-from annotation.authoring.claims import AuthoringError
 from annotation.authoring.serializers import (
     ClaimOutputSerializer,
     PerturbationInputSerializer,
@@ -20,24 +19,11 @@ from annotation.authoring.serializers import (
     PivotSerializer,
     SampleInputSerializer,
 )
+from annotation.errors import DomainError
 from annotation.models import Example
 from annotation.permissions import Role, project_for
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
-
-
-class RuleRefused(APIException):
-    status_code: int = status.HTTP_400_BAD_REQUEST
-
-    def __init__(self, error: AuthoringError):
-        detail: dict[str, Any] = {"detail": error.message}
-        if error.field:
-            detail["field"] = error.field
-        if error.draft:
-            detail["draft"] = error.draft
-        super().__init__(detail)
-        if error.conflict:
-            self.status_code = status.HTTP_409_CONFLICT
 
 
 class PivotListView(APIView):
@@ -72,10 +58,7 @@ class ClaimView(APIView):
     def post(self, request: Request, slug: str, external_id: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
         pivot = get_object_or_404(Example, project=project, external_id=external_id)
-        try:
-            claim = claims.pivot_claim(pivot=pivot, expert=request.user)
-        except AuthoringError as error:
-            raise RuleRefused(error) from None
+        claim = claims.pivot_claim(pivot=pivot, expert=request.user)
         return Response(ClaimOutputSerializer(claim).data)
 
 
@@ -85,10 +68,7 @@ class SampleView(APIView):
         project = project_for(request.user, slug, *AUTHORS)
         data = SampleInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            claim = claims.pivot_sample(project=project, expert=request.user, **data.validated_data)
-        except AuthoringError as error:
-            raise RuleRefused(error) from None
+        claim = claims.pivot_sample(project=project, expert=request.user, **data.validated_data)
         return Response(ClaimOutputSerializer(claim).data)
 
 
@@ -112,16 +92,13 @@ class PerturbationListView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if not values.get("pivot"):
-            return Response({"pivot": ["This field is required."]}, status=400)
+            raise ValidationError({"pivot": ["This field is required."]})
         pivot = Example.objects.filter(project=project, external_id=values["pivot"]).first()
         if pivot is None:
-            return Response({"pivot": [f"No original with id {values['pivot']!r}."]}, status=400)
-        try:
-            perturbation = drafts.perturbation_save(
-                author=request.user, pivot=pivot, **_content(values)
-            )
-        except AuthoringError as error:
-            raise RuleRefused(error) from None
+            raise ValidationError({"pivot": [f"No original with id {values['pivot']!r}."]})
+        perturbation = drafts.perturbation_save(
+            author=request.user, pivot=pivot, **_content(values)
+        )
         return Response(
             PerturbationOutputSerializer(perturbation).data, status=status.HTTP_201_CREATED
         )
@@ -150,24 +127,21 @@ class PerturbationDetailView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         is_admin = Role.ADMIN in project.user_roles
-        try:
-            if "allow_large_edit" in values:
-                if not is_admin:
-                    return Response({"detail": "Only admins can allow large edits."}, status=403)
-                drafts.allow_large_edit(
-                    perturbation=perturbation, admin=request.user, allow=values["allow_large_edit"]
-                )
-            if values.get("status") == "withdrawn":
-                perturbation = drafts.perturbation_withdraw(
-                    perturbation=perturbation, user=request.user
-                )
-            elif _content(values):
-                if perturbation.author_id != request.user.pk:
-                    return Response({"detail": "Only the author can edit a draft."}, status=403)
-                perturbation = drafts.perturbation_save(
-                    author=request.user, perturbation=perturbation, **_content(values)
-                )
-        except AuthoringError as error:
-            raise RuleRefused(error) from None
+        if "allow_large_edit" in values:
+            if not is_admin:
+                raise DomainError("Only admins can allow large edits.", code="forbidden")
+            drafts.allow_large_edit(
+                perturbation=perturbation, admin=request.user, allow=values["allow_large_edit"]
+            )
+        if values.get("status") == "withdrawn":
+            perturbation = drafts.perturbation_withdraw(
+                perturbation=perturbation, user=request.user
+            )
+        elif _content(values):
+            if perturbation.author_id != request.user.pk:
+                raise DomainError("Only the author can edit a draft.", code="forbidden")
+            perturbation = drafts.perturbation_save(
+                author=request.user, perturbation=perturbation, **_content(values)
+            )
         perturbation.refresh_from_db()
         return Response(PerturbationOutputSerializer(perturbation).data)

@@ -8,20 +8,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, Project
 
 Status = Perturbation.Status
-
-
-class AuthoringError(Exception):
-    """A rule refused the request. `field` names the input it concerns, when there is one."""
-
-    def __init__(self, message: str, *, field: str | None = None, conflict: bool = False):
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.conflict = conflict
-        self.draft: int | None = None
 
 
 def live_perturbations(pivot: Example) -> Any:
@@ -36,16 +26,16 @@ def pivot_claim(*, pivot: Example, expert: Any) -> Claim:
     project = pivot.project
     cap = project.setting("max_perturbations_per_pivot")
     if live_perturbations(pivot).exclude(author=expert).count() >= cap:
-        raise AuthoringError(
-            f"This pivot already has {cap} perturbations (the limit).", conflict=True
+        raise DomainError(
+            f"This pivot already has {cap} perturbations (the limit).", code="conflict"
         )
     now = timezone.now()
     claim = Claim.objects.filter(example=pivot).select_related("expert").first()
     if claim and claim.is_live(now) and claim.expert_id != expert.pk:
-        raise AuthoringError(
+        raise DomainError(
             f"{claim.expert.get_username()} holds this pivot until "
             f"{timezone.localtime(claim.expires_at):%H:%M} UTC.",
-            conflict=True,
+            code="conflict",
         )
     expires = now + timedelta(seconds=project.setting("claim_ttl"))
     claim, _ = Claim.objects.update_or_create(
@@ -80,12 +70,12 @@ def pivot_sample(*, project: Project, expert: Any, split: str, strategy: str) ->
             label = min(sorted(available), key=lambda lab: counts.get(lab, 0))
             candidates = candidates.filter(label=label)
     elif strategy != "random":
-        raise AuthoringError(f"Unknown sampling strategy {strategy!r}; use random or balanced.")
+        raise DomainError(f"Unknown sampling strategy {strategy!r}; use random or balanced.")
     ids = list(candidates.values_list("id", flat=True)[:500])
     random.shuffle(ids)
     for pk in ids:
         try:
             return pivot_claim(pivot=Example.objects.get(pk=pk), expert=expert)
-        except AuthoringError:
+        except DomainError:
             continue  # someone claimed it meanwhile
-    raise AuthoringError(f"No unclaimed, unused pivot is left in the {split} split.", conflict=True)
+    raise DomainError(f"No unclaimed, unused pivot is left in the {split} split.", code="conflict")

@@ -11,8 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit
-from annotation.authoring.claims import AuthoringError, live_perturbations, pivot_claim
+from annotation.authoring.claims import live_perturbations, pivot_claim
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace, tokenize
+from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
 from annotation.validation.queue import item_close_for, items_open_for
 
@@ -21,22 +22,22 @@ Status = Perturbation.Status
 
 def _check_fields(project: Project, pivot: Example, fields: Any) -> dict[str, str]:
     if not isinstance(fields, dict):
-        raise AuthoringError("fields must be an object of field name to text.", field="fields")
+        raise DomainError("fields must be an object of field name to text.", field="fields")
     unknown = sorted(set(fields) - set(project.field_names))
     if unknown:
-        raise AuthoringError(f"Unknown field {unknown[0]!r}.", field="fields")
+        raise DomainError(f"Unknown field {unknown[0]!r}.", field="fields")
     merged = {**pivot.fields, **fields}
     for name in project.field_names:
         value = merged.get(name)
         if not isinstance(value, str):
-            raise AuthoringError(f"Field {name!r} must be text.", field=name)
+            raise DomainError(f"Field {name!r} must be text.", field=name)
         if len(value) > settings.IMPORT_MAX_FIELD_CHARS:
-            raise AuthoringError(
+            raise DomainError(
                 f"Field {name!r} is longer than {settings.IMPORT_MAX_FIELD_CHARS:,} characters.",
                 field=name,
             )
         if name not in project.editable_field_names and value != pivot.fields.get(name):
-            raise AuthoringError(
+            raise DomainError(
                 f"Field {name!r} is read-only and must stay as in the pivot.", field=name
             )
     return {name: merged[name] for name in project.field_names}
@@ -45,9 +46,9 @@ def _check_fields(project: Project, pivot: Example, fields: Any) -> dict[str, st
 def _check_claim(pivot: Example, author: Any) -> Claim | None:
     claim = Claim.objects.filter(example=pivot).select_related("expert").first()
     if claim and claim.expert_id != author.pk and claim.is_live():
-        raise AuthoringError(
+        raise DomainError(
             f"Your claim on this pivot expired and {claim.expert.get_username()} now holds it.",
-            conflict=True,
+            code="conflict",
         )
     return claim
 
@@ -58,32 +59,32 @@ def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
     if all(
         normalize_whitespace(p.fields[n]) == normalize_whitespace(pivot.fields[n]) for n in editable
     ):
-        raise AuthoringError(
+        raise DomainError(
             "The edit is identical to the pivot (after normalising whitespace).", field="fields"
         )
     if all(not tokenize(p.fields[n]) for n in editable):
-        raise AuthoringError("The edited text is empty.", field="fields")
+        raise DomainError("The edited text is empty.", field="fields")
     mine = {n: normalize_whitespace(p.fields[n]) for n in project.field_names}
     for sibling in live_perturbations(pivot).exclude(pk=p.pk).exclude(status=Status.DRAFT):
         if {n: normalize_whitespace(sibling.fields[n]) for n in project.field_names} == mine:
-            raise AuthoringError(
+            raise DomainError(
                 f"Perturbation {sibling.pk} of this pivot already has this text.", field="fields"
             )
     if not p.label:
-        raise AuthoringError("Choose the intended label.", field="label")
+        raise DomainError("Choose the intended label.", field="label")
     if p.label not in project.labels:
-        raise AuthoringError(
+        raise DomainError(
             f"Unknown label {p.label!r}; choose one of {', '.join(project.labels)}.", field="label"
         )
     if project.setting("require_label_change") and p.label == pivot.label:
-        raise AuthoringError(
+        raise DomainError(
             f"The label must differ from the pivot's label ({pivot.label}).", field="label"
         )
     if not tag_names:
-        raise AuthoringError("Choose at least one tag.", field="tags")
+        raise DomainError("Choose at least one tag.", field="tags")
     limit = project.setting("max_edit_ratio")
     if p.edit_distance > limit and not p.allow_large_edit:
-        raise AuthoringError(
+        raise DomainError(
             f"The edit changes {p.edit_distance:.0%} of the tokens; the limit is {limit:.0%}. "
             "Make a smaller edit, or ask an admin to allow this one.",
             field="fields",
@@ -92,11 +93,11 @@ def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
 
 def _resolve_tags(project: Project, tag_names: Any) -> list[Any]:
     if not isinstance(tag_names, list) or not all(isinstance(t, str) for t in tag_names):
-        raise AuthoringError("tags must be a list of tag names.", field="tags")
+        raise DomainError("tags must be a list of tag names.", field="tags")
     tags = {t.name: t for t in project.tags.filter(name__in=tag_names)}
     unknown = [name for name in tag_names if name not in tags]
     if unknown:
-        raise AuthoringError(f"Unknown tag {unknown[0]!r}.", field="tags")
+        raise DomainError(f"Unknown tag {unknown[0]!r}.", field="tags")
     return [tags[name] for name in dict.fromkeys(tag_names)]
 
 
@@ -106,7 +107,7 @@ def _seconds(claim: Claim | None, reported: Any, now: Any) -> tuple[int, int]:
     try:
         active = max(0, int(reported or 0))
     except (TypeError, ValueError):
-        raise AuthoringError("seconds_spent must be a number.", field="seconds_spent") from None
+        raise DomainError("seconds_spent must be a number.", field="seconds_spent") from None
     return (min(active, wall) if claim else active), wall
 
 
@@ -116,14 +117,14 @@ def perturbation_save(
     **content: Any,
 ) -> Perturbation:
     """Save a draft, then submit it if asked. A refused submission keeps the saved draft, so
-    the expert's text is never lost; the error names the draft (`AuthoringError.draft`)."""
+    the expert's text is never lost; the error names the draft (`details["draft"]`)."""
     perturbation = draft_save(**content)
     if not submit:
         return perturbation
     try:
         return perturbation_submit(perturbation=perturbation)
-    except AuthoringError as error:
-        error.draft = perturbation.pk
+    except DomainError as error:
+        error.details["draft"] = perturbation.pk
         raise
 
 
@@ -166,10 +167,10 @@ def draft_save(
     else:
         perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
         if perturbation.status != Status.DRAFT:
-            raise AuthoringError(
+            raise DomainError(
                 f"This perturbation is {perturbation.get_status_display()}; its text is frozen. "
                 "Write a new perturbation instead.",
-                conflict=True,
+                code="conflict",
             )
         claim = _check_claim(perturbation.pivot, author)
         _keep_revision(perturbation)
@@ -178,7 +179,7 @@ def draft_save(
         perturbation.fields = _check_fields(project, pivot, fields)
     if label is not None:
         if label and label not in project.labels:
-            raise AuthoringError(
+            raise DomainError(
                 f"Unknown label {label!r}; choose one of {', '.join(project.labels)}.",
                 field="label",
             )
@@ -196,7 +197,7 @@ def draft_save(
     if perturbation.pk is None:
         cap = project.setting("max_perturbations_per_pivot")
         if live_perturbations(pivot).count() >= cap:
-            raise AuthoringError(f"This pivot already has {cap} perturbations (the limit).")
+            raise DomainError(f"This pivot already has {cap} perturbations (the limit).")
     perturbation.save()
     if tag_objects is not None:
         perturbation.tags.set(tag_objects)
@@ -222,9 +223,9 @@ def perturbation_withdraw(*, perturbation: Perturbation, user: Any) -> Perturbat
         perturbation.status != Status.SUBMITTED or perturbation_has_votes(perturbation)
     )
     if started or perturbation.status == Status.WITHDRAWN:
-        raise AuthoringError(
+        raise DomainError(
             "Only drafts, and submitted perturbations nobody has voted on, can be withdrawn.",
-            conflict=True,
+            code="conflict",
         )
     perturbation.status = Status.WITHDRAWN
     perturbation.updated_at = timezone.now()

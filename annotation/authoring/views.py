@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.authoring import claims, drafts, selectors
-from annotation.authoring.claims import AuthoringError
 from annotation.authoring.edits import word_diff
+from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
@@ -53,8 +53,8 @@ def pivot_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     pivot = get_object_or_404(Example, project=project, pk=pk)
     try:
         claims.pivot_claim(pivot=pivot, expert=request.user)
-    except AuthoringError as error:
-        messages.error(request, error.message)
+    except DomainError as error:
+        flash_refusal(request, error)
         return redirect(request.META.get("HTTP_REFERER") or reverse("pivots", args=[slug]))
     return redirect("editor-new", slug=slug, pk=pivot.pk)
 
@@ -72,8 +72,8 @@ def pivot_sample(request: HttpRequest, slug: str) -> HttpResponse:
             split=split,
             strategy=request.POST.get("strategy", "random"),
         )
-    except AuthoringError as error:
-        messages.error(request, error.message)
+    except DomainError as error:
+        flash_refusal(request, error)
         return redirect(f"{reverse('pivots', args=[slug])}?split={split}")
     return redirect("editor-new", slug=slug, pk=claim.example_id)
 
@@ -105,8 +105,8 @@ def _editor(
         try:
             claim = claims.pivot_claim(pivot=pivot, expert=request.user)
             held_by_me = True
-        except AuthoringError as error:
-            messages.error(request, error.message)
+        except DomainError as error:
+            flash_refusal(request, error)
     fields = draft.fields if draft else pivot.fields
     config = {
         "pivot": pivot.external_id,
@@ -180,8 +180,8 @@ def perturbation_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpRespo
     perturbation = get_object_or_404(project.perturbations, pk=pk, author=request.user)
     try:
         drafts.perturbation_withdraw(perturbation=perturbation, user=request.user)
-    except AuthoringError as error:
-        messages.error(request, error.message)
+    except DomainError as error:
+        flash_refusal(request, error)
     else:
         messages.success(request, f"Perturbation {pk} withdrawn.")
     return redirect("my-work", slug=slug)

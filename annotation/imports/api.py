@@ -8,7 +8,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.originals import import_examples
-from annotation.imports.readers import ImportRejected
 from annotation.imports.serializers import (
     ImportErrorsSerializer,
     ImportInputSerializer,
@@ -34,18 +33,15 @@ class ExampleImportView(APIView):
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
         mapping = data.validated_data["mapping"]
-        try:
-            batch = import_examples(
-                project=project,
-                user=request.user,
-                data=upload.read(),
-                source_name=upload.name,
-                fmt=data.validated_data.get("format"),
-                mapping=mapping,
-                default_split=data.validated_data["split"],
-            )
-        except ImportRejected as rejected:
-            return Response(rejected.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        batch = import_examples(
+            project=project,
+            user=request.user,
+            data=upload.read(),
+            source_name=upload.name,
+            fmt=data.validated_data.get("format"),
+            mapping=mapping,
+            default_split=data.validated_data["split"],
+        )
         return Response(
             {"batch": batch.pk, "imported": batch.row_count}, status=status.HTTP_201_CREATED
         )
@@ -62,10 +58,7 @@ class SetImportView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = SetImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            n = run_set_import(project, request.user, data.validated_data)
-        except ImportRejected as rejected:
-            return Response(rejected.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        n = run_set_import(project, request.user, data.validated_data)
         return Response({"perturbations": n}, status=status.HTTP_201_CREATED)
 
 
@@ -81,10 +74,7 @@ class VoteImportView(APIView):
         data = VoteImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        try:
-            n = import_votes(
-                project=project, user=request.user, data=upload.read(), source_name=upload.name
-            )
-        except ImportRejected as rejected:
-            return Response(rejected.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        n = import_votes(
+            project=project, user=request.user, data=upload.read(), source_name=upload.name
+        )
         return Response({"imported": n}, status=status.HTTP_201_CREATED)

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotation.audit import audit
+from annotation.errors import ImportRejected
 from annotation.imports.readers import (
     FORMATS,
     MAX_REPORTED_ERRORS,
-    ImportRejected,
     LineError,
     decode,
     guess_format,

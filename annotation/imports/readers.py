@@ -11,6 +11,8 @@ from typing import Any
 
 from django.conf import settings
 
+from annotation.errors import ImportRejected
+
 FORMATS = ("jsonl", "csv", "tsv")
 
 MAX_REPORTED_ERRORS = 50
@@ -23,17 +25,6 @@ class LineError:
 
     def as_dict(self) -> dict[str, Any]:
         return {"line": self.line, "message": self.message}
-
-
-class ImportRejected(Exception):
-    """The file was rejected; nothing was imported."""
-
-    def __init__(self, errors: list[LineError]):
-        super().__init__("; ".join(f"line {e.line}: {e.message}" for e in errors[:5]))
-        self.errors = errors
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"errors": [e.as_dict() for e in self.errors]}
 
 
 def guess_format(filename: str) -> str:

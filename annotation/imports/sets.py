@@ -14,11 +14,11 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_user
 from annotation.imports.originals import ParsedRow, parse_file
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
-    ImportRejected,
     LineError,
     decode,
     read_jsonl,

@@ -8,9 +8,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from annotation.errors import ImportRejected
 from annotation.imports.forms import ImportForm, SetImportForm
 from annotation.imports.originals import import_examples
-from annotation.imports.readers import ImportRejected
 from annotation.imports.serializers import SetImportSerializer
 from annotation.imports.sets import run_set_import
 from annotation.permissions import Role, project_for

@@ -9,10 +9,10 @@ from typing import Any
 from django.db import transaction
 
 from annotation.audit import audit
+from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_user
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
-    ImportRejected,
     LineError,
     decode,
     read_jsonl,

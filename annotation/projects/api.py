@@ -2,14 +2,12 @@
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.errors import as_drf_error
 from annotation.permissions import Role, project_for, roles_of, visible_projects
 from annotation.projects import services
 from annotation.projects.serializers import (
@@ -37,10 +35,7 @@ class ProjectListView(generics.ListCreateAPIView):
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = ProjectInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            project = services.project_create(user=request.user, **data.validated_data)
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        project = services.project_create(user=request.user, **data.validated_data)
         project.user_roles = roles_of(request.user, project)  # type: ignore[attr-defined]
         return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 
@@ -55,12 +50,7 @@ class ProjectDetailView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = ProjectUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        try:
-            project = services.project_update(
-                project=project, user=request.user, **data.validated_data
-            )
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        project = services.project_update(project=project, user=request.user, **data.validated_data)
         return Response(ProjectOutputSerializer(project).data)
 
 
@@ -75,10 +65,7 @@ class MemberView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = MemberInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            services.member_set_roles(project=project, actor=request.user, **data.validated_data)
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        services.member_set_roles(project=project, actor=request.user, **data.validated_data)
         username = data.validated_data["username"]
         member = next((m for m in services.members_of(project) if m["username"] == username), None)
         return Response(member or {"username": username, "roles": []})

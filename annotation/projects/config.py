@@ -6,7 +6,7 @@ Plain functions over plain data, shared by the API, the pages and the Django adm
 import re
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from annotation.errors import DomainError
 
 SPLITS = ("train", "dev", "test")
 FIELD_KINDS = ("text", "image_url")
@@ -40,47 +40,47 @@ FRACTION_SETTINGS = ("validator_max_disagreement", "max_edit_ratio", "control_ra
 
 def clean_fields(fields: Any) -> list[dict[str, Any]]:
     if not isinstance(fields, list) or not fields:
-        raise ValidationError("fields must be a non-empty list of {name, kind, editable}.")
+        raise DomainError("fields must be a non-empty list of {name, kind, editable}.")
     cleaned, seen = [], set()
     for position, field in enumerate(fields, start=1):
         if not isinstance(field, dict) or not isinstance(field.get("name"), str):
-            raise ValidationError(f"field {position} must be an object with a name.")
+            raise DomainError(f"field {position} must be an object with a name.")
         name = field["name"]
         if not NAME_RE.match(name):
-            raise ValidationError(
+            raise DomainError(
                 f"field name {name!r} must start with a letter and hold only letters, digits, "
                 "'_' or '-'."
             )
         if name in RESERVED_FIELD_NAMES:
-            raise ValidationError(f"field name {name!r} is reserved.")
+            raise DomainError(f"field name {name!r} is reserved.")
         if name in seen:
-            raise ValidationError(f"field name {name!r} appears twice.")
+            raise DomainError(f"field name {name!r} appears twice.")
         kind = field.get("kind", "text")
         if kind not in FIELD_KINDS:
-            raise ValidationError(f"field {name!r} has unknown kind {kind!r}.")
+            raise DomainError(f"field {name!r} has unknown kind {kind!r}.")
         editable = field.get("editable", True)
         if not isinstance(editable, bool):
-            raise ValidationError(f"field {name!r}: editable must be true or false.")
+            raise DomainError(f"field {name!r}: editable must be true or false.")
         seen.add(name)
         cleaned.append({"name": name, "kind": kind, "editable": editable})
     if not any(f["editable"] for f in cleaned):
-        raise ValidationError("at least one field must be editable.")
+        raise DomainError("at least one field must be editable.")
     return cleaned
 
 
 def clean_labels(labels: Any, extra_labels: Any) -> tuple[list[str], list[str]]:
     for name, value in (("labels", labels), ("extra_labels", extra_labels)):
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise ValidationError(f"{name} must be a list of non-empty strings.")
+            raise DomainError(f"{name} must be a list of non-empty strings.")
     if len(labels) < 2:
-        raise ValidationError("labels must hold at least two labels.")
+        raise DomainError("labels must hold at least two labels.")
     everything = labels + extra_labels
     duplicates = sorted({label for label in everything if everything.count(label) > 1})
     if duplicates:
-        raise ValidationError(f"labels repeat: {', '.join(duplicates)}.")
+        raise DomainError(f"labels repeat: {', '.join(duplicates)}.")
     if len(everything) > 9:
         # Keys 1-9 pick labels in the editor and the validation page.
-        raise ValidationError("at most 9 labels and extra labels in all.")
+        raise DomainError("at most 9 labels and extra labels in all.")
     return labels, extra_labels
 
 
@@ -88,23 +88,23 @@ def clean_settings(settings: Any) -> dict[str, Any]:
     if settings is None:
         settings = {}
     if not isinstance(settings, dict):
-        raise ValidationError("settings must be an object.")
+        raise DomainError("settings must be an object.")
     unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
     if unknown:
-        raise ValidationError(f"unknown settings: {', '.join(unknown)}.")
+        raise DomainError(f"unknown settings: {', '.join(unknown)}.")
     merged = {**DEFAULT_SETTINGS, **settings}
     for key, (low, high) in INT_SETTINGS.items():
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValidationError(f"{key} must be an integer from {low} to {high}.")
+            raise DomainError(f"{key} must be an integer from {low} to {high}.")
     for key in FRACTION_SETTINGS:
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise ValidationError(f"{key} must be a number from 0 to 1.")
+            raise DomainError(f"{key} must be a number from 0 to 1.")
     if not isinstance(merged["require_label_change"], bool):
-        raise ValidationError("require_label_change must be true or false.")
+        raise DomainError("require_label_change must be true or false.")
     if not merged["votes_per_item"] / 2 < merged["majority"] <= merged["votes_per_item"]:
-        raise ValidationError("majority must be more than half of votes_per_item, and at most it.")
+        raise DomainError("majority must be more than half of votes_per_item, and at most it.")
     merged["release_min_agreement"] = _clean_min_agreement(
         merged["release_min_agreement"], merged["votes_per_item"]
     )
@@ -115,10 +115,10 @@ def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int
     """An integer for every split, or a per-split mapping such as {"test": 4}."""
     values = value.values() if isinstance(value, dict) else [value]
     if isinstance(value, dict) and set(value) - set(SPLITS):
-        raise ValidationError(f"release_min_agreement splits must be among {', '.join(SPLITS)}.")
+        raise DomainError(f"release_min_agreement splits must be among {', '.join(SPLITS)}.")
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= votes_per_item:
-            raise ValidationError(
+            raise DomainError(
                 f"release_min_agreement must be from 1 to votes_per_item ({votes_per_item})."
             )
     return value

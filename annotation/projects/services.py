@@ -3,10 +3,10 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.audit import audit
+from annotation.errors import DomainError
 from annotation.models import Guidelines, Membership, Project, Tag
 from annotation.projects.config import clean_fields, clean_labels, clean_settings
 
@@ -15,17 +15,17 @@ User = get_user_model()
 
 def _clean_tags(tags: Any) -> list[dict[str, Any]]:
     if not isinstance(tags, list):
-        raise ValidationError("tags must be a list of {name, description, target}.")
+        raise DomainError("tags must be a list of {name, description, target}.")
     cleaned, seen = [], set()
     for tag in tags:
         if not isinstance(tag, dict) or not str(tag.get("name", "")).strip():
-            raise ValidationError("every tag needs a name.")
+            raise DomainError("every tag needs a name.")
         name = str(tag["name"]).strip()
         if name in seen:
-            raise ValidationError(f"tag {name!r} appears twice.")
+            raise DomainError(f"tag {name!r} appears twice.")
         target = tag.get("target")
         if target is not None and (not isinstance(target, int) or target < 0):
-            raise ValidationError(f"tag {name!r}: target must be a non-negative integer.")
+            raise DomainError(f"tag {name!r}: target must be a non-negative integer.")
         seen.add(name)
         cleaned.append(
             {
@@ -96,7 +96,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
     if "fields" in changes:
         fields = clean_fields(changes["fields"])
         if has_examples and fields != project.fields:
-            raise ValidationError("fields cannot change once examples are imported.")
+            raise DomainError("fields cannot change once examples are imported.")
         project.fields = fields
     if "labels" in changes or "extra_labels" in changes:
         labels, extra = clean_labels(
@@ -104,9 +104,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
             list(changes.get("extra_labels", project.extra_labels)),
         )
         if has_examples and labels[: len(project.labels)] != project.labels:
-            raise ValidationError(
-                "once examples are imported, labels can only be added at the end."
-            )
+            raise DomainError("once examples are imported, labels can only be added at the end.")
         project.labels, project.extra_labels = labels, extra
     if "settings" in changes:
         project.settings = clean_settings({**project.settings, **(changes["settings"] or {})})
@@ -127,16 +125,16 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
     """Give `username` exactly `roles` in `project` (an empty list removes them)."""
     unknown = sorted(set(roles) - set(Membership.Role.values))
     if unknown:
-        raise ValidationError(f"unknown roles: {', '.join(unknown)}.")
+        raise DomainError(f"unknown roles: {', '.join(unknown)}.")
     user = User.objects.filter(username=username).first()
     if user is None:
-        raise ValidationError(f"no user named {username!r}.")
+        raise DomainError(f"no user named {username!r}.")
     before = set(
         Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
     )
     after = set(roles)
     if user == actor and Membership.Role.ADMIN in before - after and not actor.is_staff:
-        raise ValidationError("you cannot remove your own admin role.")
+        raise DomainError("you cannot remove your own admin role.")
     Membership.objects.filter(project=project, user=user, role__in=before - after).delete()
     Membership.objects.bulk_create(
         [Membership(project=project, user=user, role=role) for role in sorted(after - before)]

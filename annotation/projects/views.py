@@ -2,11 +2,11 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from annotation.errors import DomainError
 from annotation.models import Perturbation
 from annotation.permissions import Role, project_for, roles_of, visible_projects
 from annotation.projects import services
@@ -58,8 +58,8 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             services.member_set_roles(project=project, actor=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            form.add_error(None, error)
+        except DomainError as error:
+            form.add_error(None, error.message)
         else:
             messages.success(request, f"Roles of {form.cleaned_data['username']} saved.")
             return redirect("project-members", slug=project.slug)

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import FileResponse, Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -11,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.errors import as_drf_error
+from annotation.errors import DomainError
 from annotation.permissions import Role, admin_release, project_for
 from annotation.releases.diff import release_diff
 from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
@@ -30,10 +29,7 @@ class ReleaseListView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = ReleaseInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            release = release_create(project=project, user=request.user, **data.validated_data)
-        except DjangoValidationError as error:
-            raise as_drf_error(error) from None
+        release = release_create(project=project, user=request.user, **data.validated_data)
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
 
 
@@ -63,10 +59,7 @@ class ReleaseDiffView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         release = admin_release(request.user, pk)
-        try:
-            other = admin_release(request.user, int(request.query_params.get("against", "")))
-        except ValueError:
-            return Response({"detail": "against must be a release id."}, status=400)
-        if other.project_id != release.project_id:
-            return Response({"detail": "Both releases must belong to one project."}, status=400)
-        return Response(release_diff(other, release))
+        against = request.query_params.get("against", "")
+        if not against.isdigit() or len(against) > 18:
+            raise DomainError("against must be a release id.", field="against")
+        return Response(release_diff(admin_release(request.user, int(against)), release))

@@ -2,11 +2,14 @@
 
 from typing import Any
 
+from annotation.errors import DomainError
 from annotation.models import Release
 
 
 def release_diff(old: Release, new: Release) -> dict[str, Any]:
     """Sets and perturbations added, removed or relabelled from `old` to `new`."""
+    if old.project_id != new.project_id:
+        raise DomainError("Both releases must belong to one project.", field="against")
     a = {e[0]: e[1:] for e in old.entries.values_list("perturbation_id", "set_id", "label")}
     b = {e[0]: e[1:] for e in new.entries.values_list("perturbation_id", "set_id", "label")}
     sets_a, sets_b = {v[0] for v in a.values()}, {v[0] for v in b.values()}

@@ -6,11 +6,11 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
 
 from annotation.audit import audit
+from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
@@ -21,23 +21,23 @@ from annotation.validation.stats import agreement_block
 def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
     strategy = options.get("split_strategy") or "pivot"
     if strategy not in ("pivot", "random"):
-        raise ValidationError("split_strategy must be pivot or random.")
+        raise DomainError("split_strategy must be pivot or random.")
     seed = options.get("seed") or 0
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValidationError("seed must be an integer.")
+        raise DomainError("seed must be an integer.")
     proportions = options.get("proportions") or {"test": 1.0}
     if strategy == "random":
         if not isinstance(proportions, dict) or set(proportions) - set(SPLITS):
-            raise ValidationError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
+            raise DomainError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
         values = list(proportions.values())
         if (
             any(not isinstance(v, int | float) or v < 0 for v in values)
             or abs(sum(values) - 1) > 1e-6
         ):
-            raise ValidationError("proportions must be non-negative and add up to 1.")
+            raise DomainError("proportions must be non-negative and add up to 1.")
     given = options.get("min_agreement") or {}
     if not isinstance(given, dict) or set(given) - set(SPLITS):
-        raise ValidationError("min_agreement must map splits to a number of votes.")
+        raise DomainError("min_agreement must map splits to a number of votes.")
     votes_per_item = project.setting("votes_per_item")
     min_agreement = {s: given.get(s, project.min_agreement_for(s)) for s in SPLITS}
     for split, value in min_agreement.items():
@@ -46,7 +46,7 @@ def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
             or isinstance(value, bool)
             or not 0 <= value <= votes_per_item
         ):
-            raise ValidationError(f"min_agreement for {split} must be from 0 to {votes_per_item}.")
+            raise DomainError(f"min_agreement for {split} must be from 0 to {votes_per_item}.")
     return {
         "split_strategy": strategy,
         "seed": seed,
@@ -131,13 +131,13 @@ def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str
 def release_create(*, project: Project, user: Any, version: str, **options: Any) -> Release:
     version = str(version).strip()
     if not version or len(version) > 32 or "/" in version:
-        raise ValidationError("version must be 1-32 characters without '/'.")
+        raise DomainError("version must be 1-32 characters without '/'.")
     if Release.objects.filter(project=project, version=version).exists():
-        raise ValidationError(f"version {version} exists; releases never change, pick a new one.")
+        raise DomainError(f"version {version} exists; releases never change, pick a new one.")
     cleaned = clean_options(project, options)
     chosen = choose(project, cleaned)
     if not chosen:
-        raise ValidationError("no accepted perturbation passes the release filters.")
+        raise DomainError("no accepted perturbation passes the release filters.")
     release = Release.objects.create(
         project=project,
         version=version,

@@ -2,10 +2,10 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation.errors import DomainError
 from annotation.permissions import Role, project_for
 from annotation.releases.card import dataset_card
 from annotation.releases.diff import release_diff
@@ -20,8 +20,8 @@ def releases_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             release = release_create(project=project, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            form.add_error(None, error)
+        except DomainError as error:
+            form.add_error(None, error.message)
         else:
             messages.success(request, f"Release {release.version} published.")
             return redirect("release-detail", slug=slug, pk=release.pk)

@@ -5,11 +5,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation.audit import audit
+from annotation.errors import DomainError
 from annotation.models import Perturbation
-
-
-class AdjudicationError(Exception):
-    pass
 
 
 @transaction.atomic
@@ -19,11 +16,12 @@ def perturbation_adjudicate(
     """Accept a disputed perturbation under its majority label, or reject it."""
     perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
     if perturbation.status != Perturbation.Status.DISPUTED:
-        raise AdjudicationError(
-            f"Only disputed perturbations can be adjudicated; this one is {perturbation.status}."
+        raise DomainError(
+            f"Only disputed perturbations can be adjudicated; this one is {perturbation.status}.",
+            code="conflict",
         )
     if decision not in ("accept", "reject"):
-        raise AdjudicationError("decision must be accept or reject.")
+        raise DomainError("decision must be accept or reject.")
     perturbation.status = (
         Perturbation.Status.ACCEPTED if decision == "accept" else Perturbation.Status.REJECTED
     )

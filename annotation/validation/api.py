@@ -50,12 +50,7 @@ class VoteView(APIView):
         target = get_object_or_404(ValidationItem, project=project, pk=item)
         data = VoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            vote, created = votes.vote_cast(
-                item=target, validator=request.user, **data.validated_data
-            )
-        except votes.VoteError as error:
-            return Response({"detail": error.message}, status=error.status)
+        vote, created = votes.vote_cast(item=target, validator=request.user, **data.validated_data)
         return Response(
             VoteOutputSerializer(vote).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -76,12 +71,9 @@ class AdjudicateView(APIView):
         perturbation = get_object_or_404(Perturbation, project=project, pk=pk)
         data = AdjudicateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            perturbation = adjudication.perturbation_adjudicate(
-                perturbation=perturbation, admin=request.user, **data.validated_data
-            )
-        except adjudication.AdjudicationError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        perturbation = adjudication.perturbation_adjudicate(
+            perturbation=perturbation, admin=request.user, **data.validated_data
+        )
         return Response({"id": perturbation.pk, "status": perturbation.status})
 
 

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.authoring.edits import word_diff
+from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
 from annotation.permissions import Role, project_for
 from annotation.validation import adjudication, quality, queue, votes
@@ -51,8 +52,8 @@ def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
             flags=request.POST.getlist("flags"),
             seconds_spent=request.POST.get("seconds_spent") or 0,
         )
-    except votes.VoteError as error:
-        messages.error(request, error.message)
+    except DomainError as error:
+        flash_refusal(request, error)
     return redirect("validate", slug=slug)
 
 
@@ -120,8 +121,8 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         adjudication.perturbation_adjudicate(
             perturbation=perturbation, admin=request.user, decision=request.POST.get("decision", "")
         )
-    except adjudication.AdjudicationError as error:
-        messages.error(request, str(error))
+    except DomainError as error:
+        flash_refusal(request, error)
     else:
         messages.success(request, f"Perturbation {pk}: {request.POST.get('decision')}ed.")
     return redirect("disputes", slug=slug)

@@ -7,18 +7,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from annotation.errors import DomainError
 from annotation.models import Lease, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.validation import quality
 from annotation.validation.resolution import item_resolve
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
-
-
-class VoteError(Exception):
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.message = message
-        self.status = status
 
 
 def _validator_counts(project: Project, validator: Any) -> bool:
@@ -60,34 +54,37 @@ def _vote_and_resolve(
     item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
     project = item.project
     if item.author_id == validator.pk:
-        raise VoteError("You cannot validate your own perturbation.", status=403)
+        raise DomainError("You cannot validate your own perturbation.", code="forbidden")
     flags = sorted(set(flags or []))
     existing = Vote.objects.filter(item=item, validator=validator).first()
     if existing is not None:
         if existing.label == label and sorted(existing.flags) == flags:
             return existing, False, None
-        raise VoteError(
+        raise DomainError(
             "You already voted on this item with a different answer; votes cannot change.",
-            status=409,
+            code="conflict",
         )
     if label not in project.all_labels:
-        raise VoteError(f"Unknown label {label!r}; choose one of {', '.join(project.all_labels)}.")
+        raise DomainError(
+            f"Unknown label {label!r}; choose one of {', '.join(project.all_labels)}."
+        )
     unknown = [f for f in flags if f not in FLAGS]
     if unknown:
-        raise VoteError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
+        raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
     try:
         seconds = max(0, int(seconds_spent or 0))
     except (TypeError, ValueError):
-        raise VoteError("seconds_spent must be a number.") from None
+        raise DomainError("seconds_spent must be a number.") from None
     if item.status != ValidationItem.Status.OPEN:
-        raise VoteError("This item is no longer open for votes.", status=409)
+        raise DomainError("This item is no longer open for votes.", code="conflict")
     now = timezone.now()
     has_lease = Lease.objects.filter(item=item, validator=validator, expires_at__gt=now).exists()
     if not has_lease:
         others = Lease.objects.filter(item=item, expires_at__gt=now).count()
         if item.counted_votes + others >= project.setting("votes_per_item"):
-            raise VoteError(
-                "This item has all the votes it needs; fetch the next item instead.", status=409
+            raise DomainError(
+                "This item has all the votes it needs; fetch the next item instead.",
+                code="conflict",
             )
     counts = _validator_counts(project, validator)
     vote = Vote.objects.create(

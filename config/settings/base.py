@@ -90,6 +90,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # `?format=zip` selects a release bundle's format, not a DRF renderer.
     "URL_FORMAT_OVERRIDE": None,
+    # Domain errors (annotation.errors) become responses here, and only here.
+    "EXCEPTION_HANDLER": "annotation.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ContrastLab API",

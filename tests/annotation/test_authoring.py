@@ -5,8 +5,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.authoring.claims import AuthoringError, pivot_claim, pivot_sample
+from annotation.authoring.claims import pivot_claim, pivot_sample
 from annotation.authoring.drafts import perturbation_save
+from annotation.errors import DomainError
 from annotation.models import Claim, Perturbation, ValidationItem
 from annotation.projects.services import guidelines_publish
 from tests.factories import ExampleFactory, ProjectFactory, UserFactory, member
@@ -85,7 +86,7 @@ def test_service_rejects_each_rule_with_the_same_message(
 ):
     values = submission(**change)
     values.pop("pivot")
-    with pytest.raises(AuthoringError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(DomainError, match=message.replace("(", r"\(").replace(")", r"\)")):
         perturbation_save(author=people["expert"], pivot=pivot, **values)
 
 
@@ -303,9 +304,9 @@ def test_sampling_claims_unclaimed_pivots_and_balances_labels(project, people):
     )  # fmt: skip
     balanced = pivot_sample(project=project, expert=expert, split="test", strategy="balanced")
     assert balanced.example.label == "negative"
-    with pytest.raises(AuthoringError, match="Unknown sampling strategy"):
+    with pytest.raises(DomainError, match="Unknown sampling strategy"):
         pivot_sample(project=project, expert=expert, split="test", strategy="weird")
-    with pytest.raises(AuthoringError, match="No unclaimed, unused pivot is left in the dev"):
+    with pytest.raises(DomainError, match="No unclaimed, unused pivot is left in the dev"):
         pivot_sample(project=project, expert=expert, split="dev", strategy="random")
 
 
@@ -323,7 +324,7 @@ def test_two_experts_claiming_one_pivot_at_once_exactly_one_wins():
         try:
             pivot_claim(pivot=pivot, expert=expert)
             outcomes.append("won")
-        except AuthoringError:
+        except DomainError:
             outcomes.append("lost")
         finally:
             connection.close()

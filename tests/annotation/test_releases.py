@@ -6,10 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
+from annotation.errors import DomainError
 from annotation.models import Perturbation, Release, ValidationItem
 from annotation.releases.services import release_create
 from annotation.validation.adjudication import perturbation_adjudicate
@@ -142,7 +142,7 @@ def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     assert ValidationItem.objects.get(perturbation=outcomes[0]).status == "resolved"
     assert path.read_bytes() == before
     assert list(release.entries.values_list("perturbation_id", "label", "split")) == entries
-    with pytest.raises(ValidationError, match="exists"):
+    with pytest.raises(DomainError, match="exists"):
         release_create(project=project, user=people["admin"], version="1.0")
     later = release_create(project=project, user=people["admin"], version="1.1")
     assert Path(media, later.bundle).read_bytes() != before

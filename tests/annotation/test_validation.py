@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 
+from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.validation.quality import agreement_of, validator_set_qualified
 from annotation.validation.queue import next_item
@@ -104,9 +105,8 @@ def test_vote_without_lease_needs_free_capacity(no_controls, people, crowd):
     item = submitted_perturbation(no_controls, people["expert"]).item
     for validator in crowd[:5]:
         assert next_item(project=no_controls, validator=validator) == item
-    from annotation.validation.votes import VoteError
 
-    with pytest.raises(VoteError, match="all the votes it needs") as refused:
+    with pytest.raises(DomainError, match="all the votes it needs") as refused:
         vote_cast(item=item, validator=crowd[5], label="negative")
     assert refused.value.status == 409
     vote_all(item, crowd[:5], ["negative"] * 5)

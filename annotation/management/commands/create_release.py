@@ -1,9 +1,9 @@
 import json
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.errors import DomainError
 from annotation.models import Project
 from annotation.releases.services import release_create
 
@@ -44,8 +44,8 @@ class Command(BaseCommand):
                 proportions=split_numbers(options["proportions"], float) or None,
                 min_agreement=split_numbers(options["min_agreement"], int) or None,
             )
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages)) from None
+        except DomainError as error:
+            raise CommandError(error.message) from None
         self.stdout.write(
             json.dumps({"release": release.pk, "bundle": release.bundle, "counts": release.counts})
         )

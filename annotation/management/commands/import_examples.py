@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.errors import ImportRejected
 from annotation.imports.originals import import_examples
-from annotation.imports.readers import ImportRejected
 from annotation.models import Project
 
 

@@ -1,9 +1,9 @@
 import json
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.errors import DomainError
 from annotation.management.commands.import_examples import progress_bar
 from annotation.models import Release
 from evaluation.models import ModelSpec
@@ -39,8 +39,8 @@ class Command(BaseCommand):
                 user=None,
                 send=not options["sync"],
             )
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages)) from None
+        except DomainError as error:
+            raise CommandError(error.message) from None
         if not options["sync"]:
             self.stdout.write(json.dumps({"run": run.pk, "status": run.status}))
             return
