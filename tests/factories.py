@@ -100,3 +100,13 @@ def released_contrast_sets(project, people):  # type: ignore[no-untyped-def]
             p = submitted_perturbation(project, people["expert"], pivot=pivot, text=edited, tag=tag)
             Perturbation.objects.filter(pk=p.pk).update(status="accepted")
     return release_create(project=project, user=people["admin"], version="1.0")
+
+
+def vote_all(item, validators, labels):  # type: ignore[no-untyped-def]
+    """Cast one vote per validator, through the real service."""
+    from annotation.validation.votes import vote_cast
+
+    for validator, label in zip(validators, labels, strict=False):
+        vote_cast(item=item, validator=validator, label=label)
+    item.refresh_from_db()
+    return item

@@ -1,4 +1,4 @@
-"""Import of existing contrast sets (SPEC §3E): canonical sets.jsonl, or paired TSV files
+"""Import of existing contrast sets (SPEC §3E): a release's set lines, or paired TSV files
 where row i of the originals pairs with row i of the contrasts.
 
 Imported perturbations are credited to a named pseudo-author (an inactive account) and are
@@ -25,6 +25,7 @@ from annotation.imports.readers import (
 )
 from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
 from annotation.projects.config import SPLITS
+from annotation.releases.bundle import parse_set_record
 from annotation.validation.queue import items_open_for
 
 
@@ -150,30 +151,24 @@ def parse_sets_jsonl(project: Project, data: bytes, default_tags: list[str]) -> 
 def _parse_set(
     project: Project, line: int, record: Any, default_tags: list[str]
 ) -> ParsedSet | list[LineError]:
-    if not isinstance(record, dict) or not isinstance(record.get("original"), dict):
-        return [LineError(line, "each line must be a set with an 'original' object.")]
-    original = record["original"]
+    parsed = parse_set_record(record)
+    if isinstance(parsed, str):
+        return [LineError(line, parsed)]
+    original = parsed.original
     errors = _check_text(project, line, original.get("fields"), "original")
     if original.get("label") not in project.labels:
         errors.append(LineError(line, f"original: unknown label {original.get('label')!r}."))
-    split = record.get("split", "test")
-    if split not in SPLITS:
-        errors.append(LineError(line, f"unknown split {split!r}."))
-    external_id = str(original.get("id") or record.get("set_id") or "").strip()
-    if not external_id:
+    if parsed.split not in SPLITS:
+        errors.append(LineError(line, f"unknown split {parsed.split!r}."))
+    if not parsed.set_id:
         errors.append(LineError(line, "the original needs an id (or the set a set_id)."))
-    perturbations: Any = record.get("perturbations")
-    if not isinstance(perturbations, list) or not perturbations:
-        errors.append(LineError(line, "perturbations must be a non-empty list."))
     if errors:
         return errors
     fields = {name: original["fields"][name] for name in project.field_names}
-    row = ParsedRow(line, external_id, fields, original["label"], split)
+    row = ParsedRow(line, parsed.set_id, fields, original["label"], parsed.split)
     tags = set(project.tags.values_list("name", flat=True))
     items = []
-    for p in perturbations:
-        if not isinstance(p, dict):
-            return [LineError(line, "each perturbation must be an object.")]
+    for p in parsed.perturbations:
         item = {
             "fields": p.get("fields"),
             "label": p.get("label"),

@@ -101,9 +101,12 @@ class Lease(models.Model):
 
 class Vote(models.Model):
     class Flag(models.TextChoices):
-        NOT_MINIMAL = "not_minimal"
+        NOT_MINIMAL = "not_minimal", "not minimal"
         UNGRAMMATICAL = "ungrammatical"
         UNCLEAR = "unclear"
+
+    # The key that toggles each flag on the validation page.
+    FLAG_KEYS = {Flag.NOT_MINIMAL: "m", Flag.UNGRAMMATICAL: "g", Flag.UNCLEAR: "u"}
 
     item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="votes")
     validator = models.ForeignKey(

@@ -10,12 +10,10 @@ from django.utils import timezone
 
 from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
 
-Item = ValidationItem
 
-
-def items_open_for(perturbation: Perturbation) -> Item:
+def items_open_for(perturbation: Perturbation) -> ValidationItem:
     """Open the validation item of a submitted perturbation, and keep controls at control_rate."""
-    item = Item.objects.create(
+    item = ValidationItem.objects.create(
         project=perturbation.project,
         perturbation=perturbation,
         author=perturbation.author,
@@ -30,12 +28,12 @@ def items_open_for(perturbation: Perturbation) -> Item:
 def _top_up_controls(project: Project, pivot: Example) -> None:
     """Mix the pivot in as a control while controls stay within control_rate of all items."""
     rate = project.setting("control_rate")
-    if rate <= 0 or Item.objects.filter(control=pivot).exists():
+    if rate <= 0 or ValidationItem.objects.filter(control=pivot).exists():
         return
-    items = Item.objects.filter(project=project)
+    items = ValidationItem.objects.filter(project=project)
     controls = items.filter(control__isnull=False).count()
     if controls + 1 <= rate * (items.count() + 1) + 1e-9:
-        Item.objects.create(
+        ValidationItem.objects.create(
             project=project,
             control=pivot,
             fields=pivot.fields,
@@ -45,7 +43,9 @@ def _top_up_controls(project: Project, pivot: Example) -> None:
 
 
 def item_close_for(perturbation: Perturbation) -> None:
-    Item.objects.filter(perturbation=perturbation).update(status=Item.Status.CLOSED)
+    ValidationItem.objects.filter(perturbation=perturbation).update(
+        status=ValidationItem.Status.CLOSED
+    )
     Lease.objects.filter(item__perturbation=perturbation).delete()
 
 
@@ -60,7 +60,7 @@ def _candidates(project: Project, validator: Any, now: Any) -> Any:
         .values("n")[:1]
     )
     return (
-        Item.objects.filter(project=project, status=Item.Status.OPEN)
+        ValidationItem.objects.filter(project=project, status=ValidationItem.Status.OPEN)
         .exclude(author=validator)
         .exclude(votes__validator=validator)
         .annotate(others=Coalesce(Subquery(others), 0))
@@ -69,7 +69,7 @@ def _candidates(project: Project, validator: Any, now: Any) -> Any:
     )
 
 
-def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | None:
+def next_item(*, project: Project, validator: Any, skip: Any = ()) -> ValidationItem | None:
     """Lease the open item this validator should label next, or None when none is left.
 
     Prefers items closest to completion, then the oldest. Each attempt is one transaction: it
@@ -82,7 +82,11 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | Non
     leases = Lease.objects.filter(validator=validator, item__project=project)
     if skip:
         leases.filter(item__in=list(skip)).delete()
-    held = leases.filter(expires_at__gt=now, item__status="open").select_related("item").first()
+    held = (
+        leases.filter(expires_at__gt=now, item__status=ValidationItem.Status.OPEN)
+        .select_related("item")
+        .first()
+    )
     if held is not None:
         return held.item
     for _ in range(10):
@@ -95,7 +99,7 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Item | Non
 
 def _lease_one(
     project: Project, validator: Any, now: Any, skip: list[int]
-) -> tuple[bool, Item | None]:
+) -> tuple[bool, ValidationItem | None]:
     """(True, item) or (True, None) when settled; (False, None) when the locked item filled up
     meanwhile and the caller should try again."""
     candidates = _candidates(project, validator, now).exclude(pk__in=skip)
@@ -108,7 +112,7 @@ def _lease_one(
         first = candidates.values_list("pk", flat=True).first()
         if first is None:
             return True, None
-        item = Item.objects.select_for_update().get(pk=first)
+        item = ValidationItem.objects.select_for_update().get(pk=first)
     # A fresh statement sees leases and votes committed while we waited for the row lock.
     if not _candidates(project, validator, now).filter(pk=item.pk).exists():
         return False, None

@@ -18,6 +18,10 @@ from annotation.validation.agreement import (
 )
 from annotation.validation.quality import agreement_of
 
+Status = Perturbation.Status
+ItemStatus = ValidationItem.Status
+NOT_WRITTEN = [Status.DRAFT, Status.WITHDRAWN]  # perturbations that were never submitted
+
 
 def _finite(value: float) -> float | None:
     return None if value is None or np.isnan(value) else round(float(value), 4)
@@ -77,7 +81,9 @@ def project_stats(project: Project) -> dict[str, Any]:
     counts: dict[int, dict[str, int]] = defaultdict(dict)
     for item_id, label, n in (
         Vote.objects.filter(
-            item__project=project, counts=True, item__status__in=["open", "resolved"]
+            item__project=project,
+            counts=True,
+            item__status__in=[ItemStatus.OPEN, ItemStatus.RESOLVED],
         )
         .values_list("item_id", "label")
         .annotate(n=Count("id"))
@@ -86,7 +92,7 @@ def project_stats(project: Project) -> dict[str, Any]:
     resolved = {
         i: row["majority_label"]
         for i, row in info.items()
-        if row["status"] == "resolved" and row["majority_label"]
+        if row["status"] == ItemStatus.RESOLVED and row["majority_label"]
     }
     seconds = vote_seconds(project)
     per_split: dict[str, Any] = {}
@@ -116,7 +122,7 @@ def project_stats(project: Project) -> dict[str, Any]:
         "median_seconds": {
             "perturbation": median(
                 list(
-                    project.perturbations.exclude(status__in=["draft", "withdrawn"]).values_list(
+                    project.perturbations.exclude(status__in=NOT_WRITTEN).values_list(
                         "seconds_spent", flat=True
                     )
                 )
@@ -128,7 +134,7 @@ def project_stats(project: Project) -> dict[str, Any]:
 
 def _status_counts(items: Any) -> dict[str, int]:
     counts = dict(items.values_list("status").annotate(n=Count("id")).order_by())
-    return {status: counts.get(status, 0) for status in ("open", "resolved", "closed")}
+    return {status: counts.get(status, 0) for status in ItemStatus.values}
 
 
 def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
@@ -139,7 +145,9 @@ def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
         rows = [
             r
             for r in info.values()
-            if r["status"] == "resolved" and r["is_control"] == is_control and r["gold_label"]
+            if r["status"] == ItemStatus.RESOLVED
+            and r["is_control"] == is_control
+            and r["gold_label"]
         ]
         right = sum(1 for r in rows if r["majority_label"] == r["gold_label"])
         out[kind] = {"items": len(rows), "accuracy": round(right / len(rows), 4) if rows else None}
@@ -179,10 +187,10 @@ def _agreement_histogram(
 
 def tag_coverage(project: Project) -> list[dict[str, Any]]:
     """Perturbations per tag (submitted or later, not withdrawn), against the tag's target."""
-    live = ~Q(perturbations__status__in=["draft", "withdrawn"])
+    live = ~Q(perturbations__status__in=NOT_WRITTEN)
     rows = Tag.objects.filter(project=project).annotate(
         written=Count("perturbations", filter=live),
-        accepted=Count("perturbations", filter=Q(perturbations__status="accepted")),
+        accepted=Count("perturbations", filter=Q(perturbations__status=Status.ACCEPTED)),
     )
     return [
         {
@@ -242,15 +250,13 @@ def expert_figures(project: Project) -> list[dict[str, Any]]:
     """Per author; controls are originals, not perturbations, so they never count here."""
     rows = (
         Perturbation.objects.filter(project=project)
-        .exclude(status=Perturbation.Status.WITHDRAWN)
+        .exclude(status=Status.WITHDRAWN)
         .values("author__username")
         .annotate(
-            written=Count("id", filter=~Q(status="draft")),
-            drafts=Count("id", filter=Q(status="draft")),
-            accepted=Count("id", filter=Q(status="accepted")),
-            resolved=Count(
-                "id", filter=Q(status__in=["accepted", "disputed", "rejected", "no_majority"])
-            ),
+            written=Count("id", filter=~Q(status=Status.DRAFT)),
+            drafts=Count("id", filter=Q(status=Status.DRAFT)),
+            accepted=Count("id", filter=Q(status=Status.ACCEPTED)),
+            resolved=Count("id", filter=Q(status__in=Perturbation.RESOLVED)),
         )
         .order_by("author__username")
     )

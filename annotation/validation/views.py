@@ -32,7 +32,7 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
         else [],
         "labels": project.all_labels,
         "n_task_labels": len(project.labels),
-        "flags": [("not_minimal", "m"), ("ungrammatical", "g"), ("unclear", "u")],
+        "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],
         "done": Vote.objects.filter(item__project=project, validator=user).count(),
         "skipped": len(skipped),
     }

@@ -1,0 +1,154 @@
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Perturbation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def import_sets(client, project, **files_and_fields):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"/api/projects/{project.slug}/import/sets/", files_and_fields, format="multipart"
+    )
+
+
+def test_sets_jsonl_import_sends_sets_to_validation(project, people, client_for):
+    line = {
+        "set_id": "s-1", "split": "dev",
+        "original": {"id": "ex-1", "fields": {"text": "A good film."}, "label": "positive"},
+        "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative",
+                           "tags": ["negation"]}],
+    }  # fmt: skip
+    response = import_sets(
+        client_for(people["admin"]), project, format="sets_jsonl",
+        file=SimpleUploadedFile("sets.jsonl", json.dumps(line).encode()), author="team-b",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    perturbation = Perturbation.objects.get()
+    assert perturbation.status == "submitted" and perturbation.author.username == "pseudo-team-b"
+    assert not perturbation.author.is_active
+    assert perturbation.item.split == "dev"
+    assert [t.name for t in perturbation.tags.all()] == ["negation"]
+
+
+GOOD_SET = {
+    "original": {"id": "o1", "fields": {"text": "A good film."}, "label": "positive"},
+    "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            {**GOOD_SET, "perturbations": [{"fields": {"text": "A bad film."}, "label": "meh"}]},
+            "unknown label 'meh'",
+        ),
+        (
+            {**GOOD_SET, "perturbations": [{"fields": {"text": " "}, "label": "negative"}]},
+            "field 'text' is missing or empty",
+        ),
+        (
+            {
+                **GOOD_SET,
+                "perturbations": [{"fields": {"text": "A good  film."}, "label": "negative"}],
+            },
+            "identical to its original",
+        ),
+        ({**GOOD_SET, "perturbations": []}, "non-empty list"),
+        (
+            {
+                **GOOD_SET,
+                "perturbations": [
+                    {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["sarcasm"]}
+                ],
+            },
+            "unknown tag 'sarcasm'",
+        ),
+        ({"set_id": "x"}, "'original' object"),
+        ({**GOOD_SET, "split": "holdout"}, "unknown split"),
+    ],
+)
+def test_bad_sets_jsonl_is_rejected_with_line_and_nothing_imported(
+    project, people, client_for, bad, message
+):
+    content = (json.dumps({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "o0"}})
+               + "\n" + json.dumps(bad)).encode()  # fmt: skip
+    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
+                           file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors[0]["line"] == 2 and message in errors[0]["message"], errors
+    assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+@pytest.mark.parametrize(
+    ("original", "contrast", "line", "message"),
+    [
+        (
+            "label\ttext\npositive\tGood.\npositive\tFine.\n",
+            "label\ttext\nnegative\tBad.\n",
+            3,
+            "the originals file has 2 rows but the contrast file has 1",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nmeh\tBad.\n",
+            2,
+            "contrast file: unknown label 'meh'",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nnegative\t \n",
+            2,
+            "contrast file: field 'text' is empty",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\ttext\nnegative\tGood.\n",
+            2,
+            "identical to its original",
+        ),
+        (
+            "label\ttext\npositive\tGood.\n",
+            "label\tbody\nnegative\tBad.\n",
+            1,
+            "contrast file: the header lacks 'text'",
+        ),
+    ],
+)
+def test_bad_paired_tsv_is_rejected_with_line_and_nothing_imported(
+    project, people, client_for, original, contrast, line, message
+):
+    response = import_sets(
+        client_for(people["admin"]), project, format="paired_tsv",
+        original=SimpleUploadedFile("o.tsv", original.encode()),
+        contrast=SimpleUploadedFile("c.tsv", contrast.encode()), accept="true",
+    )  # fmt: skip
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors[0]["line"] == line and message in errors[0]["message"], errors
+    assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+def test_paired_tsv_takes_tags_from_a_column(project, people, client_for):
+    response = import_sets(
+        client_for(people["admin"]), project, format="paired_tsv",
+        original=SimpleUploadedFile("o.tsv", b"label\ttext\npositive\tGood film.\n"),
+        contrast=SimpleUploadedFile(
+            "c.tsv", b"label\ttext\tTags\nnegative\tBad film.\tnegation, intensity\n"
+        ),
+        mapping=json.dumps({"tags": "Tags"}), accept="true",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert sorted(Perturbation.objects.get().tags.values_list("name", flat=True)) == [
+        "intensity", "negation",
+    ]  # fmt: skip

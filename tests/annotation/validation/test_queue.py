@@ -1,0 +1,91 @@
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from annotation.models import ValidationItem, Vote
+from annotation.validation.queue import next_item
+from annotation.validation.votes import vote_cast
+from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
+
+pytestmark = pytest.mark.django_db
+
+
+def test_queue_never_gives_own_item_or_the_same_item_twice(no_controls, people, crowd):
+    author = member(no_controls, "both", "expert", "validator")
+    own = submitted_perturbation(no_controls, author)
+    other = submitted_perturbation(no_controls, people["expert"])
+    item = next_item(project=no_controls, validator=author)
+    assert item == other.item
+    assert next_item(project=no_controls, validator=author) == item  # the lease holds it
+    vote_cast(item=item, validator=author, label="negative")
+    assert next_item(project=no_controls, validator=author) is None
+    assert own.item.votes.count() == 0
+
+
+def test_queue_prefers_items_closest_to_completion_then_oldest(no_controls, people, crowd):
+    first, second, third = (submitted_perturbation(no_controls, people["expert"]) for _ in range(3))
+    vote_all(third.item, crowd[:2], ["negative"] * 2)
+    vote_all(second.item, crowd[:2], ["negative"] * 2)
+    for validator in crowd[2:5]:
+        assert next_item(project=no_controls, validator=validator) == second.item
+    # second now has 2 votes and 3 leases: full. third is next.
+    assert next_item(project=no_controls, validator=crowd[5]) == third.item
+    assert first.item.votes.count() == 0
+
+
+def test_next_returns_204_when_nothing_is_left(no_controls, people, client_for):
+    response = client_for(people["validator"]).get(
+        f"/api/projects/{no_controls.slug}/validation/next/"
+    )
+    assert response.status_code == 204
+
+
+def test_controls_are_mixed_in_at_the_control_rate(project, people):
+    project.settings = {**project.settings, "control_rate": 0.25}
+    project.save()
+    for _ in range(12):
+        submitted_perturbation(project, people["expert"])
+    controls = ValidationItem.objects.filter(project=project, control__isnull=False)
+    assert controls.count() == 4  # 4 of 16 items
+    control = controls.first()
+    assert control.fields == control.control.fields and control.gold_label == control.control.label
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_validators_give_every_item_exactly_its_votes():
+    assert connection.vendor == "postgresql"
+    project = ProjectFactory(settings={"control_rate": 0})
+    experts = [member(project, f"author{i}", "expert") for i in range(2)]
+    validators = [member(project, f"v{i}", "validator") for i in range(18)]
+    validators += [member(project, "dual", "expert", "validator")]
+    dual = validators[-1]
+    items = [submitted_perturbation(project, experts[i % 2]).item for i in range(12)]
+    own = submitted_perturbation(project, dual).item
+    submitted: list[tuple[int, int]] = []
+    errors: list[BaseException] = []
+
+    def work(validator):  # type: ignore[no-untyped-def]
+        try:
+            while (item := next_item(project=project, validator=validator)) is not None:
+                vote_cast(item=item, validator=validator, label="negative")
+                submitted.append((item.pk, validator.pk))
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in validators]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    votes = list(Vote.objects.values_list("item_id", "validator_id"))
+    assert sorted(votes) == sorted(submitted)  # no submitted vote is missing
+    assert len(set(votes)) == len(votes)  # nobody voted twice
+    per_item = Counter(item_id for item_id, _ in votes)
+    assert {per_item[item.pk] for item in [*items, own]} == {5}, per_item
+    assert (own.pk, dual.pk) not in votes
+    assert set(ValidationItem.objects.values_list("status", flat=True)) == {"resolved"}

@@ -1,0 +1,139 @@
+import re
+
+import pytest
+from django.test import Client
+
+from annotation.errors import DomainError
+from annotation.models import AuditLog, Lease, Perturbation, Vote
+from annotation.validation.queue import next_item
+from annotation.validation.votes import vote_cast
+from tests.factories import member, submitted_perturbation, vote_all
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("votes", "status", "majority"),
+    [
+        (["negative"] * 5, "accepted", "negative"),
+        (["negative"] * 3 + ["positive"] * 2, "accepted", "negative"),
+        (["positive"] * 3 + ["negative"] * 2, "disputed", "positive"),
+        (["negative", "negative", "positive", "positive", "mixed"], "no_majority", ""),
+        (["mixed"] * 3 + ["negative", "positive"], "no_majority", "mixed"),
+    ],
+    ids=["unanimous", "three of five", "other task label", "no majority", "extra label"],
+)
+def test_resolution_follows_the_majority(no_controls, people, crowd, votes, status, majority):
+    perturbation = submitted_perturbation(no_controls, people["expert"])
+    item = vote_all(perturbation.item, crowd, votes[:4])
+    assert (
+        item.status == "open" and Perturbation.objects.get(pk=perturbation.pk).status == "submitted"
+    )
+    item = vote_all(item, crowd[4:], votes[4:])
+    perturbation.refresh_from_db()
+    assert (item.status, perturbation.status, item.majority_label) == ("resolved", status, majority)
+
+
+def test_vote_api_statuses(no_controls, people, crowd, client_for):
+    author_validator = member(no_controls, "erin", "validator")  # erin is also the expert
+    item = submitted_perturbation(no_controls, people["expert"]).item
+    url = f"/api/projects/{no_controls.slug}/validation/{item.pk}/vote/"
+    client = client_for(crowd[0])
+    first = client.post(url, {"label": "negative", "flags": ["unclear"]}, format="json")
+    assert first.status_code == 201
+    again = client.post(url, {"label": "negative", "flags": ["unclear"]}, format="json")
+    assert again.status_code == 200
+    conflict = client.post(url, {"label": "positive"}, format="json")
+    assert conflict.status_code == 409
+    own = client_for(author_validator).post(url, {"label": "negative"}, format="json")
+    assert own.status_code == 403
+    bad = client_for(crowd[1]).post(url, {"label": "meh"}, format="json")
+    assert bad.status_code == 400 and "Unknown label 'meh'" in bad.json()["detail"]
+    assert Vote.objects.filter(item=item).count() == 1
+
+
+def test_vote_without_lease_needs_free_capacity(no_controls, people, crowd):
+    item = submitted_perturbation(no_controls, people["expert"]).item
+    for validator in crowd[:5]:
+        assert next_item(project=no_controls, validator=validator) == item
+
+    with pytest.raises(DomainError, match="all the votes it needs") as refused:
+        vote_cast(item=item, validator=crowd[5], label="negative")
+    assert refused.value.status == 409
+    vote_all(item, crowd[:5], ["negative"] * 5)
+    assert item.status == "resolved" and not Lease.objects.exists()
+
+
+def test_adjudication_accepts_under_majority_or_rejects(no_controls, people, crowd, client_for):
+    disputed = [submitted_perturbation(no_controls, people["expert"]) for _ in range(2)]
+    for p in disputed:
+        vote_all(p.item, crowd, ["positive"] * 4 + ["negative"])
+    admin = client_for(people["admin"])
+    base = f"/api/projects/{no_controls.slug}/adjudicate"
+    assert (
+        admin.post(f"{base}/{disputed[0].pk}/", {"decision": "accept"}).json()["status"]
+        == "accepted"
+    )
+    assert (
+        admin.post(f"{base}/{disputed[1].pk}/", {"decision": "reject"}).json()["status"]
+        == "rejected"
+    )
+    assert admin.post(f"{base}/{disputed[1].pk}/", {"decision": "accept"}).status_code == 409
+    accepted = Perturbation.objects.get(pk=disputed[0].pk)
+    assert (accepted.label, accepted.majority_label) == ("negative", "positive")
+    assert AuditLog.objects.filter(action="adjudicated").count() == 2
+    expert = client_for(people["expert"])
+    assert expert.post(f"{base}/{disputed[0].pk}/", {"decision": "reject"}).status_code == 403
+
+
+def test_author_sees_the_outcome_only_after_resolution(no_controls, people, crowd, client_for):
+    perturbation = submitted_perturbation(no_controls, people["expert"])
+    url = f"/api/projects/{no_controls.slug}/perturbations/{perturbation.pk}/"
+    vote_all(perturbation.item, crowd, ["negative"] * 4)
+    assert client_for(people["expert"]).get(url).json()["outcome"] is None
+    vote_all(perturbation.item, crowd[4:], ["positive"])
+    outcome = client_for(people["expert"]).get(url).json()["outcome"]
+    assert outcome == {"majority_label": "negative", "votes": {"negative": 4, "positive": 1}}
+
+
+SECRET_TEXT = "ZQX pivot original text"
+
+
+def test_validators_never_see_intended_label_pivot_or_other_votes(
+    project, people, crowd, client_for
+):
+    from tests.factories import ExampleFactory
+
+    pivot = ExampleFactory(
+        project=project, fields={"text": f"{SECRET_TEXT} good"}, label="positive"
+    )
+    project.settings = {**project.settings, "control_rate": 0}
+    project.save()
+    # "_" and "-" never occur in CSRF tokens, so the name cannot appear by chance.
+    author = member(project, "author_secret-1", "expert")
+    perturbation = submitted_perturbation(project, author, pivot=pivot, label="negative")
+    perturbation.rationale = "RATIONALE-SECRET"
+    perturbation.save()
+    vote_all(perturbation.item, crowd[:2], ["mixed", "mixed"])
+    viewer = crowd[2]
+    api = client_for(viewer)
+    responses = [api.get(f"/api/projects/{project.slug}/validation/next/")]
+    body = responses[0].json()
+    assert set(body) == {"item", "fields", "labels", "extra_labels", "flags"}
+    assert body["fields"] == {"text": f"{SECRET_TEXT} bad"}
+    page = Client()
+    page.force_login(viewer)
+    responses.append(page.get(f"/p/{project.slug}/validate/"))
+    responses.append(page.get(f"/p/{project.slug}/"))
+    responses.append(api.get(f"/api/projects/{project.slug}/"))
+    for response in responses:
+        text = response.content.decode()
+        assert f"{SECRET_TEXT} good" not in text  # the pivot's text
+        assert "RATIONALE-SECRET" not in text
+        assert "author_secret-1" not in text  # the author
+        assert not re.search(r"mixed\W+2|\"votes\"", text)  # other votes
+    # The intended label may appear only as one of the choices, never marked as the answer.
+    page_text = responses[1].content.decode()
+    assert page_text.count('value="negative"') == 1 and "intended" not in page_text.lower()
+    for path in ("stats/", "validators/", f"perturbations/{perturbation.pk}/"):
+        assert api.get(f"/api/projects/{project.slug}/{path}").status_code == 403

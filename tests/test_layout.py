@@ -1,0 +1,101 @@
+"""The layout promises of README's architecture section, checked on the source itself."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("annotation", "evaluation", "config")
+
+
+def product_modules() -> dict[str, Path]:
+    modules = {}
+    for app in APPS:
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def module_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Product modules that `name` imports when it is imported (not inside functions)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_import_cycles_between_product_modules():
+    modules = product_modules()
+    graph = {name: module_level_imports(name, path, set(modules)) for name, path in modules.items()}
+    state: dict[str, str] = {}
+    cycles = []
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = "open"
+        for target in sorted(graph[name]):
+            if state.get(target) == "open":
+                cycles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_annotation_never_imports_evaluation():
+    modules = product_modules()
+    offenders = {
+        name
+        for name, path in modules.items()
+        if name.startswith("annotation")
+        and any(m.startswith("evaluation") for m in module_level_imports(name, path, set(modules)))
+    }
+    assert offenders == set()
+
+
+def test_only_the_runners_import_inside_functions():
+    """Function-local imports are only for keeping torch out of the web process."""
+    local = []
+    for name, path in product_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                local += [
+                    (name, ast.unparse(sub))
+                    for sub in ast.walk(node)
+                    if isinstance(sub, ast.Import | ast.ImportFrom)
+                ]
+    assert local, "the runners import torch lazily"
+    assert all(name.startswith("evaluation.runners.") for name, _ in local), local
+    assert all("torch" in code or "transformers" in code for _, code in local), local
+
+
+def test_modules_stay_small_and_apps_stay_shallow():
+    long = {
+        name: n
+        for name, path in product_modules().items()
+        if (n := len(path.read_text().splitlines())) > 400
+    }
+    assert long == {}
+    for app in ("annotation", "evaluation"):
+        flat = sorted(p.name for p in (ROOT / app).glob("*.py"))
+        assert len(flat) <= 15, flat
+
+
+def test_one_module_owns_the_release_bundle_format():
+    owners = [
+        name
+        for name, path in product_modules().items()
+        if "sets.jsonl" in (text := path.read_text()) and "examples.jsonl" in text
+    ]
+    assert owners == ["annotation.releases.bundle"]
