@@ -22,7 +22,7 @@ def product_modules() -> dict[str, Path]:
 
 def module_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Product modules that `name` imports when it is imported (not inside functions)."""
-    found = set()
+    found: set[str] = set()
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
