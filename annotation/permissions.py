@@ -41,6 +41,14 @@ def project_for(user: Any, slug: str, *allowed: str) -> Project:
     return project
 
 
+def may_create_projects(user: Any) -> bool:
+    """Creating a project makes its creator an admin of it, who may then register models: so
+    only staff, and users granted `can_create_projects`, may."""
+    return bool(user.is_authenticated) and (
+        user.is_staff or user.has_perm("annotation.can_create_projects")
+    )
+
+
 def visible_projects(user: Any) -> "QuerySet[Project]":
     if getattr(user, "is_staff", False):
         return Project.objects.all()
@@ -53,3 +61,10 @@ def admin_release(user: Any, pk: int) -> Release:
     if Role.ADMIN not in roles_of(user, release.project):
         raise Http404("No such release.")
     return release
+
+
+def raw_field(request: Any, name: str) -> Any:
+    """A value of the request's payload before validation, for the permission check that must
+    come first (None when the payload is not an object)."""
+    data = request.data
+    return data.get(name) if hasattr(data, "get") else None

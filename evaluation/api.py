@@ -8,7 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.permissions import admin_release
+from annotation.pagination import paginated
+from annotation.permissions import admin_release, raw_field
+from config.edge import parse_id
 from evaluation import services
 from evaluation.access import admin_model, admin_project, admin_projects, admin_run
 from evaluation.models import EvaluationRun, ModelSpec
@@ -60,14 +62,16 @@ class ModelListView(APIView):
     @extend_schema(responses=ModelOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         specs = ModelSpec.objects.filter(project__in=admin_projects(request.user))
-        return Response(ModelOutputSerializer(specs.select_related("project"), many=True).data)
+        return paginated(request, self, specs.select_related("project"), ModelOutputSerializer)
 
     @extend_schema(request=ModelInputSerializer, responses={201: ModelOutputSerializer})
     def post(self, request: Request) -> Response:
+        # Who asks comes before what they send: non-admins learn nothing from validation.
+        project = admin_project(request.user, str(raw_field(request, "project")))
         data = ModelInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        project = admin_project(request.user, values.pop("project"))
+        values.pop("project")
         spec = services.model_register(project=project, user=request.user, **values)
         return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
 
@@ -76,14 +80,14 @@ class RunListView(APIView):
     @extend_schema(responses=RunOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         runs = EvaluationRun.objects.filter(release__project__in=admin_projects(request.user))
-        return Response(RunOutputSerializer(runs[:200], many=True).data)
+        return paginated(request, self, runs, RunOutputSerializer)
 
     @extend_schema(request=RunInputSerializer, responses={202: RunOutputSerializer})
     def post(self, request: Request) -> Response:
+        release = admin_release(request.user, parse_id(raw_field(request, "release")) or 0)
+        model = admin_model(request.user, parse_id(raw_field(request, "model")) or 0)
         data = RunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        release = admin_release(request.user, data.validated_data["release"])
-        model = admin_model(request.user, data.validated_data["model"])
         run = services.evaluation_enqueue(
             release=release, model=model, split=data.validated_data["split"], user=request.user
         )

@@ -1,8 +1,11 @@
 """Evaluation workflows of the web process: registering models, enqueueing, retrying and
 cancelling runs. Workers run them with evaluation.runs."""
 
+import re
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -12,6 +15,7 @@ from annotation.models import Project, Release
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.tasks import run_evaluation_task
 
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 Status = EvaluationRun.Status
 
 
@@ -25,8 +29,7 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
             f"label_mapping maps to {', '.join(unknown)}, which are not labels of this project "
             f"({', '.join(project.labels)})."
         )
-    if values["kind"] == ModelSpec.Kind.PYTHON and ":" not in values["source"]:
-        raise DomainError("A python model's source is package.module:callable.")
+    check_source(user, values["kind"], values["source"])
     if values["kind"] in (ModelSpec.Kind.HF_CAUSAL_LM, ModelSpec.Kind.HF_SEQ2SEQ):
         raise DomainError("Minimal-pair models are not supported yet; use a classifier.")
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
@@ -34,6 +37,41 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     spec = ModelSpec.objects.create(project=project, created_by=_user(user), **values)
     audit(actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name)
     return spec
+
+
+def is_local_path(source: str) -> bool:
+    return source.startswith(("/", ".", "~")) or "\\" in source or ".." in source.split("/")
+
+
+def check_source(user: Any, kind: str, source: str) -> None:
+    """Who may make a worker run what (README, "Security model"): python callables and local
+    model folders are code on the workers' disks, so only staff may name them, and local folders
+    only under MODELS_DIR. Anyone else names a model on the hub by its id."""
+    staff = getattr(user, "is_staff", False)
+    if kind == ModelSpec.Kind.PYTHON:
+        if not staff:
+            raise DomainError(
+                "Only staff may register python models: they run code on the workers.",
+                code="forbidden",
+                field="kind",
+            )
+        if ":" not in source:
+            raise DomainError("A python model's source is package.module:callable.")
+    elif is_local_path(source):
+        if not staff:
+            raise DomainError(
+                "Only staff may register a model from a local path; give a hub id (org/name).",
+                code="forbidden",
+                field="source",
+            )
+        root = Path(settings.MODELS_DIR).resolve()
+        if not Path(source).expanduser().resolve().is_relative_to(root):
+            raise DomainError(f"Local models must be under MODELS_DIR ({root}).", field="source")
+    elif not HUB_ID.fullmatch(source):
+        raise DomainError(
+            "source must be a hub id such as org/name (or, for staff, a path under MODELS_DIR).",
+            field="source",
+        )
 
 
 def _user(user: Any) -> Any:

@@ -5,14 +5,14 @@ from evaluation import api, views
 api_urls = [
     path("models/", api.ModelListView.as_view(), name="api-models"),
     path("evaluations/", api.RunListView.as_view(), name="api-evaluations"),
-    path("evaluations/<int:pk>/", api.RunDetailView.as_view(), name="api-evaluation"),
+    path("evaluations/<id:pk>/", api.RunDetailView.as_view(), name="api-evaluation"),
     path(
-        "evaluations/<int:pk>/cancel/",
+        "evaluations/<id:pk>/cancel/",
         api.RunActionView.as_view(action="cancel"),
         name="api-evaluation-cancel",
     ),
     path(
-        "evaluations/<int:pk>/retry/",
+        "evaluations/<id:pk>/retry/",
         api.RunActionView.as_view(action="retry"),
         name="api-evaluation-retry",
     ),
@@ -22,7 +22,7 @@ page_urls = [
     path("p/<slug:slug>/models/", views.models_page, name="models"),
     path("p/<slug:slug>/evaluations/", views.runs_page, name="runs"),
     path("p/<slug:slug>/evaluations/compare/", views.compare_page, name="runs-compare"),
-    path("p/<slug:slug>/evaluations/<int:pk>/", views.run_page, name="run"),
-    path("p/<slug:slug>/evaluations/<int:pk>/progress/", views.run_progress, name="run-progress"),
-    path("p/<slug:slug>/evaluations/<int:pk>/<str:action>/", views.run_action, name="run-action"),
+    path("p/<slug:slug>/evaluations/<id:pk>/", views.run_page, name="run"),
+    path("p/<slug:slug>/evaluations/<id:pk>/progress/", views.run_progress, name="run-progress"),
+    path("p/<slug:slug>/evaluations/<id:pk>/<str:action>/", views.run_action, name="run-action"),
 ]

@@ -1,6 +1,5 @@
 """Pages for model specs and evaluation runs. Admins only; everyone else gets 404."""
 
-import json
 from collections import defaultdict
 from typing import Any
 
@@ -13,7 +12,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.authoring.edits import word_diff
 from annotation.errors import DomainError, flash_refusal
+from annotation.formfields import JSONObjectField
 from annotation.releases.bundle import read_examples
+from config.edge import parse_id
 from evaluation import services
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, ModelSpec
@@ -31,19 +32,12 @@ class ModelForm(forms.Form):
     source = forms.CharField(
         max_length=500, help_text="a local model directory or hub id, or package.module:callable"
     )
-    label_mapping = forms.CharField(
-        required=False, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
+    label_mapping = JSONObjectField(
+        empty_value={}, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
     )
-    max_length = forms.IntegerField(initial=256, min_value=1)
-    batch_size = forms.IntegerField(initial=32, min_value=1)
+    max_length = forms.IntegerField(initial=256, min_value=1, max_value=8192)
+    batch_size = forms.IntegerField(initial=32, min_value=1, max_value=4096)
     device = forms.ChoiceField(choices=ModelSpec.Device.choices)
-
-    def clean_label_mapping(self) -> dict[str, str]:
-        raw = self.cleaned_data["label_mapping"].strip()
-        try:
-            return json.loads(raw) if raw else {}
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"not valid JSON: {error.msg}.") from None
 
 
 @login_required
@@ -70,8 +64,8 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         try:
             run = services.evaluation_enqueue(
-                release=get_object_or_404(releases, pk=request.POST.get("release")),
-                model=get_object_or_404(specs, pk=request.POST.get("model")),
+                release=get_object_or_404(releases, pk=parse_id(request.POST.get("release"))),
+                model=get_object_or_404(specs, pk=parse_id(request.POST.get("model"))),
                 split=request.POST.get("split", "test"),
                 user=request.user,
             )
@@ -133,7 +127,7 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     runs = EvaluationRun.objects.filter(
         release__project=project, status=EvaluationRun.Status.SUCCEEDED
     ).select_related("release", "model")
-    chosen = [runs.filter(pk=_int(request.GET.get(key))).first() for key in ("a", "b")]
+    chosen = [runs.filter(pk=parse_id(request.GET.get(key))).first() for key in ("a", "b")]
     rows = []
     if all(chosen):
         names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1"]
@@ -145,10 +139,6 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         ]
     context = {"project": project, "runs": runs, "chosen": chosen, "rows": rows}
     return render(request, "evaluation/compare.html", context)
-
-
-def _int(value: str | None) -> int:
-    return int(value) if value and value.isdigit() else 0
 
 
 def confusion_rows(metrics: dict[str, Any]) -> list[tuple[str, list[tuple[int, float]]]]:

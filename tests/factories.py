@@ -110,3 +110,12 @@ def vote_all(item, validators, labels):  # type: ignore[no-untyped-def]
         vote_cast(item=item, validator=validator, label=label)
     item.refresh_from_db()
     return item
+
+
+def project_creator(username: str = "creator"):  # type: ignore[no-untyped-def]
+    """A user granted can_create_projects in the Django admin."""
+    from django.contrib.auth.models import Permission
+
+    user = UserFactory(username=username)
+    user.user_permissions.add(Permission.objects.get(codename="can_create_projects"))
+    return user

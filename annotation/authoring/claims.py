@@ -30,10 +30,10 @@ def pivot_claim(*, pivot: Example, expert: Any) -> Claim:
             f"This pivot already has {cap} perturbations (the limit).", code="conflict"
         )
     now = timezone.now()
-    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
+    claim = Claim.objects.filter(example=pivot).first()
     if claim and claim.is_live(now) and claim.expert_id != expert.pk:
         raise DomainError(
-            f"{claim.expert.get_username()} holds this pivot until "
+            "Another expert holds this pivot until "
             f"{timezone.localtime(claim.expires_at):%H:%M} UTC.",
             code="conflict",
         )

@@ -15,6 +15,7 @@ from annotation.authoring.claims import live_perturbations, pivot_claim
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace, tokenize
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
+from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation.queue import item_close_for, items_open_for
 
 Status = Perturbation.Status
@@ -44,10 +45,10 @@ def _check_fields(project: Project, pivot: Example, fields: Any) -> dict[str, st
 
 
 def _check_claim(pivot: Example, author: Any) -> Claim | None:
-    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
+    claim = Claim.objects.filter(example=pivot).first()
     if claim and claim.expert_id != author.pk and claim.is_live():
         raise DomainError(
-            f"Your claim on this pivot expired and {claim.expert.get_username()} now holds it.",
+            "Your claim on this pivot expired and another expert now holds it.",
             code="conflict",
         )
     return claim
@@ -105,9 +106,14 @@ def _seconds(claim: Claim | None, reported: Any, now: Any) -> tuple[int, int]:
     """(active seconds, wall seconds): the client's active time, capped by the server's clock."""
     wall = int((now - claim.opened_at).total_seconds()) if claim else 0
     try:
-        active = max(0, int(reported or 0))
+        active = int(reported or 0)
     except (TypeError, ValueError):
-        raise DomainError("seconds_spent must be a number.", field="seconds_spent") from None
+        active = -1
+    if not 0 <= active <= MAX_SECONDS_SPENT:
+        raise DomainError(
+            f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
+            field="seconds_spent",
+        )
     return (min(active, wall) if claim else active), wall
 
 
@@ -185,6 +191,11 @@ def draft_save(
             )
         perturbation.label = label
     if rationale is not None:
+        if len(str(rationale)) > settings.IMPORT_MAX_FIELD_CHARS:
+            raise DomainError(
+                f"The rationale is longer than {settings.IMPORT_MAX_FIELD_CHARS:,} characters.",
+                field="rationale",
+            )
         perturbation.rationale = str(rationale)
     tag_objects = _resolve_tags(project, tags) if tags is not None else None
     if seconds_spent is not None:

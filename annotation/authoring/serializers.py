@@ -1,8 +1,10 @@
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
 from annotation.models import Example
+from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation.votes import vote_counts
 
 
@@ -39,8 +41,15 @@ class PerturbationInputSerializer(serializers.Serializer):
     )  # type: ignore[assignment]  # popped by DRF
     label = serializers.CharField(allow_blank=True, required=False)  # type: ignore[assignment]
     tags = serializers.ListField(child=serializers.CharField(), required=False)
-    rationale = serializers.CharField(allow_blank=True, required=False, trim_whitespace=False)
-    seconds_spent = serializers.IntegerField(min_value=0, required=False)
+    rationale = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        trim_whitespace=False,
+        max_length=settings.IMPORT_MAX_FIELD_CHARS,
+    )
+    seconds_spent = serializers.IntegerField(
+        min_value=0, max_value=MAX_SECONDS_SPENT, required=False
+    )
     submit = serializers.BooleanField(default=False)
     status = serializers.ChoiceField(choices=["withdrawn"], required=False)
     allow_large_edit = serializers.BooleanField(required=False)

@@ -18,6 +18,7 @@ from annotation.models import Claim, Example, Perturbation
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
 from annotation.validation.votes import vote_counts
+from config.edge import parse_id
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
 
@@ -56,6 +57,9 @@ def pivot_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except DomainError as error:
         flash_refusal(request, error)
         return redirect(request.META.get("HTTP_REFERER") or reverse("pivots", args=[slug]))
+    draft = parse_id(request.POST.get("draft"))
+    if draft is not None:
+        return redirect("editor-draft", slug=slug, pk=draft)
     return redirect("editor-new", slug=slug, pk=pivot.pk)
 
 
@@ -98,15 +102,11 @@ def editor_draft(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def _editor(
     request: HttpRequest, project: Any, pivot: Example, draft: Perturbation | None
 ) -> HttpResponse:
-    claim = Claim.objects.filter(example=pivot).select_related("expert").first()
-    held_by_me = claim is not None and claim.is_live() and claim.expert_id == request.user.pk
-    if claim is None or not claim.is_live() or held_by_me:
-        # Opening the editor (re)claims the pivot and starts the server's clock.
-        try:
-            claim = claims.pivot_claim(pivot=pivot, expert=request.user)
-            held_by_me = True
-        except DomainError as error:
-            flash_refusal(request, error)
+    # Opening the editor changes nothing: claiming is a POST (the pivot browser's button, or
+    # the one this page shows when the claim is missing or expired).
+    claim = Claim.objects.filter(example=pivot).first()
+    live = claim is not None and claim.is_live()
+    held_by_me = live and claim.expert_id == request.user.pk  # type: ignore[union-attr]
     fields = draft.fields if draft else pivot.fields
     config = {
         "pivot": pivot.external_id,
@@ -124,6 +124,7 @@ def _editor(
         "pivot": pivot,
         "draft": draft,
         "held": held_by_me,
+        "held_by_other": live and not held_by_me,
         "claim": claim,
         "field_rows": [
             {**spec, "pivot": pivot.fields[spec["name"]], "value": fields[spec["name"]]}

@@ -58,8 +58,11 @@ class SetImportView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = SetImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        n = run_set_import(project, request.user, data.validated_data)
-        return Response({"perturbations": n}, status=status.HTTP_201_CREATED)
+        result = run_set_import(project, request.user, data.validated_data)
+        return Response(
+            {"perturbations": result.created, "already_present": result.skipped},
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class VoteImportView(APIView):

@@ -1,8 +1,6 @@
-import json
-from typing import Any
-
 from django import forms
 
+from annotation.formfields import JSONObjectField
 from annotation.imports.readers import FORMATS
 from annotation.projects.config import SPLITS
 
@@ -17,23 +15,11 @@ class ImportForm(forms.Form):
         initial="test",
         help_text="Used for rows without a split column.",
     )
-    mapping = forms.CharField(
-        required=False,
+    mapping = JSONObjectField(
+        empty_value={},
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text='JSON from target to column, e.g. {"text": "Text", "label": "Sentiment"}.',
     )
-
-    def clean_mapping(self) -> dict[str, Any]:
-        raw = self.cleaned_data["mapping"].strip()
-        if not raw:
-            return {}
-        try:
-            mapping = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"not valid JSON: {error.msg}.") from None
-        if not isinstance(mapping, dict):
-            raise forms.ValidationError("the mapping must be a JSON object.")
-        return mapping
 
 
 class SetImportForm(forms.Form):
@@ -41,8 +27,8 @@ class SetImportForm(forms.Form):
     file = forms.FileField(required=False, help_text="sets.jsonl")
     original = forms.FileField(required=False, help_text="paired TSV: the originals")
     contrast = forms.FileField(required=False, help_text="paired TSV: the contrasts, same order")
-    mapping = forms.CharField(
-        required=False, help_text='e.g. {"text": "Text", "label": "Sentiment", "tags": "Tags"}'
+    mapping = JSONObjectField(
+        empty_value={}, help_text='e.g. {"text": "Text", "label": "Sentiment", "tags": "Tags"}'
     )
     split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
     tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")

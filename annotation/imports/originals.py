@@ -20,7 +20,9 @@ from annotation.imports.readers import (
     LineError,
     decode,
     guess_format,
+    id_problem,
     read_rows,
+    text_problem,
 )
 from annotation.models import Example, ImportBatch, Project
 from annotation.projects.config import SPLITS
@@ -50,7 +52,6 @@ class RowParser:
         self.mapping = mapping
         self.default_split = default_split
         self.id_prefix = id_prefix
-        self.max_chars = settings.IMPORT_MAX_FIELD_CHARS
         self.first_seen: dict[str, int] = {}
         self.mapped_sources = {
             self.source(t) for t in [*project.field_names, "id", "label", "split"]
@@ -64,20 +65,9 @@ class RowParser:
         fields: dict[str, str] = {}
         for name in self.project.field_names:
             value = record.get(self.source(name))
-            if value is None:
-                errors.append(LineError(line, f"missing field {self._named(name)}."))
-            elif not isinstance(value, str):
-                errors.append(LineError(line, f"field {self._named(name)} must be text."))
-            elif not value.strip():
-                errors.append(LineError(line, f"field {self._named(name)} is empty."))
-            elif len(value) > self.max_chars:
-                errors.append(
-                    LineError(
-                        line,
-                        f"field {self._named(name)} has {len(value):,} characters; "
-                        f"the limit is {self.max_chars:,}.",
-                    )
-                )
+            problem = text_problem(value, f"field {self._named(name)}")
+            if problem:
+                errors.append(LineError(line, problem))
             else:
                 fields[name] = value
         label = self._label(line, record.get(self.source("label")), errors)
@@ -127,8 +117,8 @@ class RowParser:
             return ""
         else:
             external_id = str(value).strip()
-        if len(external_id) > 255:
-            errors.append(LineError(line, "id is longer than 255 characters."))
+        if problem := id_problem(external_id):
+            errors.append(LineError(line, problem))
         elif external_id in self.first_seen:
             errors.append(
                 LineError(

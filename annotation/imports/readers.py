@@ -12,10 +12,12 @@ from typing import Any
 from django.conf import settings
 
 from annotation.errors import ImportRejected
+from config.edge import strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
 
 MAX_REPORTED_ERRORS = 50
+MAX_ID_CHARS = 255  # the id columns' length
 
 
 @dataclass
@@ -25,6 +27,29 @@ class LineError:
 
     def as_dict(self) -> dict[str, Any]:
         return {"line": self.line, "message": self.message}
+
+
+def text_problem(value: Any, what: str) -> str | None:
+    """What is wrong with a text field of any import (originals, sets, votes), or None."""
+    if value is None:
+        return f"missing {what}."
+    if not isinstance(value, str):
+        return f"{what} must be text."
+    if not value.strip():
+        return f"{what} is empty."
+    limit = settings.IMPORT_MAX_FIELD_CHARS
+    if len(value) > limit:
+        return f"{what} has {len(value):,} characters; the limit is {limit:,}."
+    return None
+
+
+def id_problem(value: str, what: str = "id") -> str | None:
+    """What is wrong with an id of any import, or None."""
+    if not value:
+        return f"{what} is empty."
+    if len(value) > MAX_ID_CHARS:
+        return f"{what} is longer than {MAX_ID_CHARS} characters."
+    return None
 
 
 def guess_format(filename: str) -> str:
@@ -44,12 +69,16 @@ def decode(data: bytes) -> str:
             ]
         )
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise ImportRejected(
             [LineError(line, f"bad encoding: byte 0x{data[error.start]:02x} is not UTF-8.")]
         ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ImportRejected([LineError(line, "the line holds a NUL character (\\x00).")])
+    return text
 
 
 def _mb(size: int) -> str:
@@ -57,13 +86,17 @@ def _mb(size: int) -> str:
 
 
 def read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    """JSON Lines: lines end at "\\n" only (U+2028 and friends may stand inside strings)."""
+    for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = strict_json_loads(line)
         except json.JSONDecodeError as error:
             yield line_no, LineError(line_no, f"invalid JSON: {error.msg} (column {error.colno}).")
+            continue
+        except ValueError as error:
+            yield line_no, LineError(line_no, f"invalid JSON: {error}.")
             continue
         if not isinstance(record, dict):
             yield line_no, LineError(line_no, "each line must be a JSON object.")

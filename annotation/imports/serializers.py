@@ -2,11 +2,33 @@ from typing import Any
 
 from rest_framework import serializers
 
+from config.edge import strict_json_loads
+
+
+class MappingField(serializers.DictField):
+    """Target name to column name, e.g. {"text": "Text", "label": "Sentiment"}; as JSON text in
+    a form field."""
+
+    child = serializers.CharField(max_length=200)
+
+    def get_value(self, dictionary: Any) -> Any:
+        return dictionary.get(self.field_name, serializers.empty)  # one JSON text in forms
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        if isinstance(data, str):
+            try:
+                data = strict_json_loads(data) if data.strip() else {}
+            except ValueError as error:
+                raise serializers.ValidationError(f"not valid JSON: {error}.") from None
+        if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+            raise serializers.ValidationError("mapping must be an object of target: column.")
+        return super().to_internal_value(data)
+
 
 class ImportInputSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["jsonl", "csv", "tsv"], required=False)
-    mapping = serializers.JSONField(required=False, default=dict)
+    mapping = MappingField(required=False, default=dict)
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
 
 
@@ -31,7 +53,7 @@ class SetImportSerializer(serializers.Serializer):
     contrast = serializers.FileField(required=False)
     accept = serializers.BooleanField(default=False)
     author = serializers.RegexField(r"^[\w.-]{1,60}$", default="imported")
-    mapping = serializers.JSONField(required=False, default=dict)
+    mapping = MappingField(required=False, default=dict)
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
     tags = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 

@@ -7,7 +7,7 @@ either marked accepted or sent to validation. All sets or none are imported.
 
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,12 +21,19 @@ from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,
     decode,
+    id_problem,
     read_jsonl,
+    text_problem,
 )
 from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
 from annotation.validation.queue import items_open_for
+
+
+class SetsImported(NamedTuple):
+    created: int
+    skipped: int  # already present: same pivot, text and label
 
 
 @dataclass
@@ -39,12 +46,8 @@ class ParsedSet:
 def _check_text(project: Project, line: int, fields: Any, what: str) -> list[LineError]:
     if not isinstance(fields, dict):
         return [LineError(line, f"{what}: fields must be an object.")]
-    errors = []
-    for name in project.field_names:
-        value = fields.get(name)
-        if not isinstance(value, str) or not value.strip():
-            errors.append(LineError(line, f"{what}: field {name!r} is missing or empty."))
-    return errors
+    problems = [text_problem(fields.get(name), f"field {name!r}") for name in project.field_names]
+    return [LineError(line, f"{what}: {problem}") for problem in problems if problem]
 
 
 def _check_perturbation(
@@ -59,8 +62,12 @@ def _check_perturbation(
                 f"{', '.join(project.labels)}.",
             )
         )
-    unknown = [t for t in p.get("tags", []) if t not in tags]
-    if unknown:
+    names = p.get("tags")
+    if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
+        errors.append(LineError(line, "tags must be a list of tag names."))
+    elif not names:
+        errors.append(LineError(line, "each perturbation needs at least one tag."))
+    elif unknown := [t for t in names if t not in tags]:
         errors.append(LineError(line, f"unknown tag {unknown[0]!r}."))
     if errors:
         return errors
@@ -160,8 +167,8 @@ def _parse_set(
         errors.append(LineError(line, f"original: unknown label {original.get('label')!r}."))
     if parsed.split not in SPLITS:
         errors.append(LineError(line, f"unknown split {parsed.split!r}."))
-    if not parsed.set_id:
-        errors.append(LineError(line, "the original needs an id (or the set a set_id)."))
+    if problem := id_problem(parsed.set_id, "the original's id (or the set's set_id)"):
+        errors.append(LineError(line, problem))
     if errors:
         return errors
     fields = {name: original["fields"][name] for name in project.field_names}
@@ -189,8 +196,9 @@ def import_sets(
     source_name: str,
     author: str = "imported",
     accept: bool = False,
-) -> int:
-    """Save parsed sets in one transaction; returns the number of perturbations created."""
+) -> SetsImported:
+    """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
+    label) is not created again, so importing a file twice changes nothing the second time."""
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
     errors = []
     for s in sets:
@@ -238,10 +246,11 @@ def import_sets(
         ]
         Example.objects.bulk_create(new, batch_size=2000)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
-        n = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
+        result = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
         audit(actor=user, action="sets_imported", project=project, source=source_name,
-              sets=len(sets), perturbations=n, accepted=accept, author=author)  # fmt: skip
-    return n
+              sets=len(sets), perturbations=result.created, already_present=result.skipped,
+              accepted=accept, author=author)  # fmt: skip
+    return result
 
 
 def _create_perturbations(
@@ -251,14 +260,20 @@ def _create_perturbations(
     tags: dict[str, Tag],
     author: Any,
     accept: bool,
-) -> int:
+) -> SetsImported:
     now = timezone.now()
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
-    created = []
+    present = _present(project, pivots)
+    created, skipped = [], 0
     for s in sets:
         pivot = pivots[s.original.external_id]
         for p in s.perturbations:
+            key = (pivot.pk, _text_key(p["fields"]), p["label"])
+            if key in present:
+                skipped += 1
+                continue
+            present.add(key)
             perturbation = Perturbation(
                 project=project,
                 pivot=pivot,
@@ -283,10 +298,24 @@ def _create_perturbations(
     if not accept:
         for perturbation, _ in created:
             items_open_for(perturbation)
-    return len(created)
+    return SetsImported(len(created), skipped)
 
 
-def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> int:
+def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((name, normalize_whitespace(text)) for name, text in fields.items()))
+
+
+def _present(project: Project, pivots: dict[str, Example]) -> set[tuple[Any, ...]]:
+    """(pivot, text, label) of the live perturbations these pivots already have."""
+    rows = Perturbation.objects.filter(pivot__in=[p.pk for p in pivots.values() if p.pk])
+    rows = rows.exclude(status=Perturbation.Status.WITHDRAWN)
+    return {
+        (pivot_id, _text_key(fields), label)
+        for pivot_id, fields, label in rows.values_list("pivot_id", "fields", "label")
+    }
+
+
+def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImported:
     """Parse and import sets from validated form values; raises ImportRejected."""
     if values["format"] == "sets_jsonl":
         upload = values["file"]

@@ -56,11 +56,12 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, json.dumps(data.errors))
         else:
             try:
-                n = run_set_import(project, request.user, data.validated_data)
+                result = run_set_import(project, request.user, data.validated_data)
             except ImportRejected as rejected:
                 errors = rejected.errors
             else:
-                messages.success(request, f"Imported {n} perturbations.")
+                present = f"; {result.skipped} were already here" if result.skipped else ""
+                messages.success(request, f"Imported {result.created} perturbations{present}.")
                 return redirect("set-import", slug=slug)
     context = {"project": project, "form": form, "errors": errors}
     return render(request, "annotation/set_import.html", context, status=400 if errors else 200)

@@ -15,7 +15,9 @@ from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,
     decode,
+    id_problem,
     read_jsonl,
+    text_problem,
 )
 from annotation.models import Project, ValidationItem, Vote
 from annotation.projects.config import SPLITS
@@ -32,14 +34,18 @@ def _parse_line(
     if not isinstance(item_id, str | int) or isinstance(item_id, bool) or str(item_id) == "":
         return LineError(line, "missing id.")
     item_id = str(item_id)
+    if problem := id_problem(item_id):
+        return LineError(line, problem)
     if item_id in seen:
         return LineError(line, f"duplicate id {item_id!r} (first seen on line {seen[item_id]}).")
     fields = record.get("fields")
     if not isinstance(fields, dict) or not fields:
         return LineError(line, "fields must be an object of field name to text.")
-    missing = [name for name in project.field_names if not isinstance(fields.get(name), str)]
-    if missing:
-        return LineError(line, f"missing field {missing[0]!r}.")
+    for name in project.field_names:
+        if problem := text_problem(fields.get(name), f"field {name!r}"):
+            return LineError(line, problem)
+    fields = {name: fields[name] for name in project.field_names}
+    longest = 150 - len(_account_name(project, ""))  # a username's length
     distribution = record.get("label_distribution")
     if not isinstance(distribution, dict) or not distribution:
         return LineError(line, "label_distribution must be an object of label to worker ids.")
@@ -53,6 +59,10 @@ def _parse_line(
             )
         if not isinstance(ids, list) or not all(isinstance(w, str) and w for w in ids):
             return LineError(line, f"label_distribution[{label!r}] must be a list of worker ids.")
+        if too_long := [w for w in ids if len(w) > longest]:
+            return LineError(
+                line, f"worker id {too_long[0][:40]!r}… is longer than {longest} characters."
+            )
         for worker in ids:
             if worker in workers:
                 return LineError(line, f"worker {worker!r} answers twice.")
@@ -64,6 +74,10 @@ def _parse_line(
         return LineError(line, f"unknown split {split!r}.")
     seen[item_id] = line
     return {"id": item_id, "fields": fields, "workers": workers, "split": split}
+
+
+def _account_name(project: Project, worker: str) -> str:
+    return f"ext-{project.slug}-{worker}"
 
 
 def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) -> int:
@@ -106,7 +120,7 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
 
 def _save(project: Project, rows: list[Any]) -> None:
     names = {w for row in rows for w in row["workers"]}
-    validators = {name: inactive_user(f"ext-{project.slug}-{name}") for name in sorted(names)}
+    validators = {name: inactive_user(_account_name(project, name)) for name in sorted(names)}
     majority = project.setting("majority")
     items = []
     for row in rows:

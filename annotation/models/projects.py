@@ -32,6 +32,8 @@ class Project(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Granted in the Django admin; staff may always create projects.
+        permissions = [("can_create_projects", "Can create projects")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(task_type__in=["classification", "minimal_pair", "free_text"]),

@@ -4,11 +4,19 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.permissions import Role, project_for, roles_of, visible_projects
+from annotation.pagination import paginated
+from annotation.permissions import (
+    Role,
+    may_create_projects,
+    project_for,
+    roles_of,
+    visible_projects,
+)
 from annotation.projects import services
 from annotation.projects.serializers import (
     MemberInputSerializer,
@@ -33,6 +41,10 @@ class ProjectListView(generics.ListCreateAPIView):
 
     @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not may_create_projects(request.user):
+            raise PermissionDenied(
+                "Only staff, or users granted can_create_projects, create projects."
+            )
         data = ProjectInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         project = services.project_create(user=request.user, **data.validated_data)
@@ -58,7 +70,7 @@ class MemberView(APIView):
     @extend_schema(responses=MemberOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return Response(services.members_of(project))
+        return paginated(request, self, services.members_of(project), None)
 
     @extend_schema(request=MemberInputSerializer, responses=MemberOutputSerializer)
     def post(self, request: Request, slug: str) -> Response:

@@ -9,6 +9,9 @@ from typing import Any
 from annotation.errors import DomainError
 
 SPLITS = ("train", "dev", "test")
+# Bounds of numbers people type: beyond them is a mistake, and beyond PostgreSQL's integer.
+MAX_SECONDS_SPENT = 7 * 24 * 60 * 60
+MAX_TAG_TARGET = 1_000_000
 FIELD_KINDS = ("text", "image_url")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 # Column names the importer reserves for the example itself.

@@ -3,6 +3,7 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import Project
+from annotation.projects.config import MAX_TAG_TARGET
 
 
 class FieldSpecSerializer(serializers.Serializer):
@@ -14,7 +15,9 @@ class FieldSpecSerializer(serializers.Serializer):
 class TagSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=64)
     description = serializers.CharField(allow_blank=True, default="")
-    target = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    target = serializers.IntegerField(
+        min_value=0, max_value=MAX_TAG_TARGET, allow_null=True, required=False
+    )
     example_edits = serializers.ListField(child=serializers.JSONField(), required=False)
 
 

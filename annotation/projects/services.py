@@ -8,7 +8,7 @@ from django.db import transaction
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Guidelines, Membership, Project, Tag
-from annotation.projects.config import clean_fields, clean_labels, clean_settings
+from annotation.projects.config import MAX_TAG_TARGET, clean_fields, clean_labels, clean_settings
 
 User = get_user_model()
 
@@ -24,8 +24,14 @@ def _clean_tags(tags: Any) -> list[dict[str, Any]]:
         if name in seen:
             raise DomainError(f"tag {name!r} appears twice.")
         target = tag.get("target")
-        if target is not None and (not isinstance(target, int) or target < 0):
-            raise DomainError(f"tag {name!r}: target must be a non-negative integer.")
+        if target is not None and (
+            not isinstance(target, int)
+            or isinstance(target, bool)
+            or not 0 <= target <= MAX_TAG_TARGET
+        ):
+            raise DomainError(
+                f"tag {name!r}: target must be an integer from 0 to {MAX_TAG_TARGET}."
+            )
         seen.add(name)
         cleaned.append(
             {

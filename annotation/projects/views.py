@@ -7,10 +7,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from annotation.errors import DomainError
-from annotation.models import Perturbation
+from annotation.models import Perturbation, Vote
 from annotation.permissions import Role, project_for, roles_of, visible_projects
 from annotation.projects import services
 from annotation.projects.forms import MemberForm
+from annotation.validation.queue import items_left
 from annotation.validation.stats import project_stats, tag_coverage
 
 
@@ -33,20 +34,33 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
     ]
     roles = project.user_roles  # type: ignore[attr-defined]
-    status_counts = dict(
-        project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
-    )
+    is_admin = Role.ADMIN in roles
+    # Blindness: outcome counts move when a vote resolves an item, so only admins see the
+    # project's; everyone else sees their own work and progress.
+    perturbations = project.perturbations.all()
+    if not is_admin:
+        perturbations = perturbations.filter(author=request.user)
+    status_counts = dict(perturbations.values_list("status").annotate(n=Count("id")).order_by())
+    tags = tag_coverage(project)
+    if not is_admin:
+        tags = [{k: v for k, v in tag.items() if k != "accepted"} for tag in tags]
+    validation = None
+    if Role.VALIDATOR in roles:
+        votes = Vote.objects.filter(item__project=project, validator=request.user).count()
+        validation = {"votes": votes, "left": items_left(project=project, validator=request.user)}
     context = {
         "project": project,
         "roles": roles,
+        "is_admin": is_admin,
         "table": table,
         "n_examples": sum(counts.values()),
-        "tags": tag_coverage(project),
+        "tags": tags,
         "guidelines": project.current_guidelines(),
         "perturbation_counts": [(s, status_counts.get(s, 0)) for s in Perturbation.Status.values],
         "n_perturbations": sum(status_counts.values()),
+        "validation": validation,
         # Agreement figures and vote distributions are for admins only.
-        "stats": project_stats(project) if Role.ADMIN in roles else None,
+        "stats": project_stats(project) if is_admin else None,
     }
     return render(request, "annotation/dashboard.html", context)
 

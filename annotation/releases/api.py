@@ -11,10 +11,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.errors import DomainError
+from annotation.pagination import paginated
 from annotation.permissions import Role, admin_release, project_for
 from annotation.releases.diff import release_diff
 from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
 from annotation.releases.services import release_create
+from config.edge import parse_id
 
 
 class ReleaseListView(APIView):
@@ -22,7 +24,7 @@ class ReleaseListView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         releases = project.releases.select_related("project", "created_by")
-        return Response(ReleaseOutputSerializer(releases, many=True).data)
+        return paginated(request, self, releases, ReleaseOutputSerializer)
 
     @extend_schema(request=ReleaseInputSerializer, responses={201: ReleaseOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
@@ -59,7 +61,7 @@ class ReleaseDiffView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         release = admin_release(request.user, pk)
-        against = request.query_params.get("against", "")
-        if not against.isdigit() or len(against) > 18:
+        against = parse_id(request.query_params.get("against"))
+        if against is None:
             raise DomainError("against must be a release id.", field="against")
-        return Response(release_diff(admin_release(request.user, int(against)), release))
+        return Response(release_diff(admin_release(request.user, against), release))

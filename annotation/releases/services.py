@@ -1,6 +1,7 @@
 """Releases (SPEC §3E): choosing the accepted perturbations, recording them, and publishing
 the bundle once. A release never changes after that."""
 
+import math
 import random
 import statistics
 from collections import defaultdict
@@ -31,7 +32,7 @@ def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
             raise DomainError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
         values = list(proportions.values())
         if (
-            any(not isinstance(v, int | float) or v < 0 for v in values)
+            any(not isinstance(v, int | float) or not math.isfinite(v) or v < 0 for v in values)
             or abs(sum(values) - 1) > 1e-6
         ):
             raise DomainError("proportions must be non-negative and add up to 1.")

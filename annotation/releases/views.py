@@ -11,6 +11,7 @@ from annotation.releases.card import dataset_card
 from annotation.releases.diff import release_diff
 from annotation.releases.forms import ReleaseForm
 from annotation.releases.services import release_create
+from config.edge import parse_id
 
 
 @login_required
@@ -37,7 +38,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     others = project.releases.exclude(pk=pk)
     diff = None
     if request.GET.get("against"):
-        other = get_object_or_404(others, pk=request.GET["against"])
+        other = get_object_or_404(others, pk=parse_id(request.GET["against"]))
         diff = release_diff(other, release)
     context = {
         "project": project,

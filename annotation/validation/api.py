@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Perturbation, ValidationItem
+from annotation.pagination import paginated
 from annotation.permissions import Role, project_for
 from annotation.validation import adjudication, quality, queue, votes
 from annotation.validation.serializers import (
@@ -81,7 +82,7 @@ class ValidatorListView(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return Response(validator_figures(project))
+        return paginated(request, self, validator_figures(project), None)
 
 
 class ValidatorQualifyView(APIView):

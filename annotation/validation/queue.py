@@ -4,11 +4,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
+from annotation.models import Example, Lease, Perturbation, Project, ValidationItem, Vote
+
+# No item of a pivot is offered within this many votes after another item of that pivot.
+RELATED_GAP = 10
 
 
 def items_open_for(perturbation: Perturbation) -> ValidationItem:
@@ -49,7 +52,31 @@ def item_close_for(perturbation: Perturbation) -> None:
     Lease.objects.filter(item__perturbation=perturbation).delete()
 
 
+def items_left(*, project: Project, validator: Any) -> int:
+    """Open items this validator may still label: what their own progress shows."""
+    return _open_for(project, validator, timezone.now()).count()
+
+
 def _candidates(project: Project, validator: Any, now: Any) -> Any:
+    """The items to offer next: open for this validator, and none of the same pivot as any of
+    their last RELATED_GAP votes. An original served right after its perturbation (or a sibling
+    after a sibling) would tell the validator what the edit was."""
+    recent = (
+        Vote.objects.filter(validator=validator, item__project=project)
+        .order_by("-id")
+        .values_list("item__perturbation__pivot_id", "item__control_id")[:RELATED_GAP]
+    )
+    pivots = {pivot or control for pivot, control in recent} - {None}
+    candidates = _open_for(project, validator, now)
+    if pivots:
+        related = ValidationItem.objects.filter(
+            Q(control_id__in=pivots) | Q(perturbation__pivot_id__in=pivots), project=project
+        )
+        candidates = candidates.exclude(pk__in=list(related.values_list("pk", flat=True)))
+    return candidates
+
+
+def _open_for(project: Project, validator: Any, now: Any) -> Any:
     """Open items this validator may take: not their own, not voted on, and with capacity."""
     others = (
         Lease.objects.filter(item=OuterRef("pk"), expires_at__gt=now)
@@ -114,7 +141,7 @@ def _lease_one(
             return True, None
         item = ValidationItem.objects.select_for_update().get(pk=first)
     # A fresh statement sees leases and votes committed while we waited for the row lock.
-    if not _candidates(project, validator, now).filter(pk=item.pk).exists():
+    if not _open_for(project, validator, now).filter(pk=item.pk).exists():
         return False, None
     # One statement: replaces this validator's expired lease on the item, if any.
     Lease.objects.bulk_create(

@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from annotation.projects.config import MAX_SECONDS_SPENT
+
 
 class NextItemSerializer(serializers.Serializer):
     """Everything a validator sees of an item: its fields and the choices. Nothing else."""
@@ -14,7 +16,7 @@ class NextItemSerializer(serializers.Serializer):
 class VoteInputSerializer(serializers.Serializer):
     label = serializers.CharField()  # type: ignore[assignment]  # popped by DRF
     flags = serializers.ListField(child=serializers.CharField(), default=list)
-    seconds_spent = serializers.IntegerField(min_value=0, default=0)
+    seconds_spent = serializers.IntegerField(min_value=0, max_value=MAX_SECONDS_SPENT, default=0)
 
 
 class VoteOutputSerializer(serializers.Serializer):

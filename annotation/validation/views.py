@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -83,6 +84,7 @@ def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
+    get_object_or_404(get_user_model(), pk=user_id)
     qualified = request.POST.get("qualified") == "1"
     quality.validator_set_qualified(
         project=project, validator_id=user_id, qualified=qualified, actor=request.user

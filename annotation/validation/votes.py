@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Lease, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
+from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality
 from annotation.validation.resolution import item_resolve
 
@@ -72,9 +73,14 @@ def _vote_and_resolve(
     if unknown:
         raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
     try:
-        seconds = max(0, int(seconds_spent or 0))
+        seconds = int(seconds_spent or 0)
     except (TypeError, ValueError):
-        raise DomainError("seconds_spent must be a number.") from None
+        seconds = -1
+    if not 0 <= seconds <= MAX_SECONDS_SPENT:
+        raise DomainError(
+            f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
+            field="seconds_spent",
+        )
     if item.status != ValidationItem.Status.OPEN:
         raise DomainError("This item is no longer open for votes.", code="conflict")
     now = timezone.now()

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.errors import DomainError
 from annotation.management.commands.import_examples import progress_bar
 from annotation.models import Release
+from config.edge import parse_id
 from evaluation.models import ModelSpec
 from evaluation.runs import evaluation_execute
 from evaluation.services import evaluation_enqueue
@@ -28,7 +29,8 @@ class Command(BaseCommand):
             raise CommandError(f"no release with id {options['release']}.")
         specs = ModelSpec.objects.filter(project=release.project)
         key = options["model"]
-        spec = (specs.filter(pk=int(key)) if key.isdigit() else specs.filter(name=key)).first()
+        pk = parse_id(key)
+        spec = (specs.filter(pk=pk) if pk is not None else specs.filter(name=key)).first()
         if spec is None:
             raise CommandError(f"no model {key!r} in project {release.project.slug}.")
         try:

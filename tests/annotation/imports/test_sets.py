@@ -41,7 +41,9 @@ def test_sets_jsonl_import_sends_sets_to_validation(project, people, client_for)
 
 GOOD_SET = {
     "original": {"id": "o1", "fields": {"text": "A good film."}, "label": "positive"},
-    "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative"}],
+    "perturbations": [
+        {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["negation"]}
+    ],
 }
 
 
@@ -54,8 +56,16 @@ GOOD_SET = {
         ),
         (
             {**GOOD_SET, "perturbations": [{"fields": {"text": " "}, "label": "negative"}]},
-            "field 'text' is missing or empty",
+            "perturbation: field 'text' is empty",
         ),
+        (
+            {
+                **GOOD_SET,
+                "perturbations": [{"fields": {"text": "x" * 20_001}, "label": "negative"}],
+            },
+            "has 20,001 characters; the limit is 20,000",
+        ),
+        ({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "i" * 256}}, "longer than 255"),
         (
             {
                 **GOOD_SET,
@@ -82,12 +92,36 @@ def test_bad_sets_jsonl_is_rejected_with_line_and_nothing_imported(
 ):
     content = (json.dumps({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "o0"}})
                + "\n" + json.dumps(bad)).encode()  # fmt: skip
-    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
-                           file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    upload = SimpleUploadedFile("s.jsonl", content)
+    response = import_sets(
+        client_for(people["admin"]), project, format="sets_jsonl", file=upload, tags="negation"
+    )
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert errors[0]["line"] == 2 and message in errors[0]["message"], errors
     assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+def test_a_perturbation_without_tags_and_no_default_is_refused(project, people, client_for):
+    untagged = {**GOOD_SET, "perturbations": [{**GOOD_SET["perturbations"][0], "tags": []}]}
+    upload = SimpleUploadedFile("s.jsonl", json.dumps(untagged).encode())
+    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl", file=upload)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"line": 1, "message": "each perturbation needs at least one tag."}
+    ]
+    assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+def test_importing_the_same_sets_twice_creates_nothing_the_second_time(project, people, client_for):
+    content = json.dumps(GOOD_SET).encode()
+    admin = client_for(people["admin"])
+    for expected in ({"perturbations": 1, "already_present": 0},
+                     {"perturbations": 0, "already_present": 1}):  # fmt: skip
+        response = import_sets(admin, project, format="sets_jsonl",
+                               file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+        assert (response.status_code, response.json()) == (201, expected)
+    assert Perturbation.objects.count() == 1 and project.examples.count() == 1
 
 
 @pytest.mark.parametrize(
@@ -131,7 +165,7 @@ def test_bad_paired_tsv_is_rejected_with_line_and_nothing_imported(
     response = import_sets(
         client_for(people["admin"]), project, format="paired_tsv",
         original=SimpleUploadedFile("o.tsv", original.encode()),
-        contrast=SimpleUploadedFile("c.tsv", contrast.encode()), accept="true",
+        contrast=SimpleUploadedFile("c.tsv", contrast.encode()), accept="true", tags="negation",
     )  # fmt: skip
     assert response.status_code == 400
     errors = response.json()["errors"]

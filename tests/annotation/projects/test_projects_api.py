@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.models import AuditLog, Membership, Project
-from tests.factories import ExampleFactory, UserFactory
+from tests.factories import ExampleFactory, UserFactory, project_creator
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ PERSPECTIVES = {
 
 
 def test_create_project_as_in_the_spec_makes_creator_admin(client_for):
-    creator = UserFactory(username="creator")
+    creator = project_creator()
     response = client_for(creator).post("/api/projects/", PERSPECTIVES, format="json")
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -34,6 +34,19 @@ def test_create_project_as_in_the_spec_makes_creator_admin(client_for):
     project = Project.objects.get(slug="perspectives")
     assert Membership.objects.filter(project=project, user=creator, role="admin").exists()
     assert AuditLog.objects.filter(project=project, action="project_created").exists()
+
+
+def test_only_staff_and_granted_users_create_projects(client_for, people):
+    """Creating a project makes one its admin, who may register models: not for everyone."""
+    for user in (UserFactory(username="plain"), people["validator"], people["admin"]):
+        response = client_for(user).post("/api/projects/", PERSPECTIVES, format="json")
+        assert response.status_code == 403, user
+        assert "can_create_projects" in response.json()["detail"]
+    response = client_for(UserFactory(username="root", is_staff=True)).post(
+        "/api/projects/", {**PERSPECTIVES, "fields": "not even a list"}, format="json"
+    )
+    assert response.status_code == 400  # staff pass the check; then the payload is validated
+    assert not Project.objects.filter(slug="perspectives").exists()
 
 
 @pytest.mark.parametrize(
@@ -51,7 +64,7 @@ def test_create_project_as_in_the_spec_makes_creator_admin(client_for):
     ],
 )
 def test_invalid_project_configuration_is_refused_with_a_reason(client_for, change, message):
-    response = client_for(UserFactory()).post(
+    response = client_for(project_creator()).post(
         "/api/projects/", {**PERSPECTIVES, **change}, format="json"
     )
     assert response.status_code == 400
@@ -88,7 +101,7 @@ def test_members_endpoint_sets_exact_roles_and_logs_changes(project, people, cli
     response = client.post(url, {"username": "newbie", "roles": ["validator", "expert"]})
     assert response.json() == {"username": "newbie", "roles": ["expert", "validator"]}
     client.post(url, {"username": "newbie", "roles": ["validator"]}, format="json")
-    listed = {m["username"]: m["roles"] for m in client.get(url).json()}
+    listed = {m["username"]: m["roles"] for m in client.get(url).json()["results"]}
     assert listed["newbie"] == ["validator"]
     changes = AuditLog.objects.filter(project=project, action="roles_changed")
     assert [c.details["after"] for c in changes.order_by("id")] == [

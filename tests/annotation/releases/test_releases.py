@@ -52,10 +52,10 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
         original=SimpleUploadedFile(original.name, original.read_bytes()),
         contrast=SimpleUploadedFile(contrast.name, contrast.read_bytes()),
         mapping=json.dumps({"text": "Text", "label": "Sentiment"}),
-        accept="true", author="gardner2020",
+        accept="true", author="gardner2020", tags="negation",
     )  # fmt: skip
     assert response.status_code == 201, response.json()
-    assert response.json() == {"perturbations": 488}
+    assert response.json() == {"perturbations": 488, "already_present": 0}
     response = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"})
     assert response.status_code == 201, response.json()
     release = Release.objects.get(pk=response.json()["id"])

@@ -1,0 +1,141 @@
+"""Checks at the edge, before any view runs: what no endpoint or page may receive.
+
+PostgreSQL refuses NUL characters in text and integers past its range, and Python's JSON reader
+accepts NaN and recurses on deep nesting; each would otherwise surface as a 500. These checks
+turn them into a clear 4xx (JSON for the API) before a view looks at the payload.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+MAX_ID = 2**63 - 1  # PostgreSQL bigint
+MAX_JSON_DEPTH = 64
+
+
+class IdConverter:
+    """A database id in a URL: 1 to 18 digits, so that it always fits a bigint."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+def parse_id(value: Any) -> int | None:
+    """An id typed into a query string or a form: the number, or None if it is not one."""
+    text = str(value or "")
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
+def strict_json_loads(text: str | bytes) -> Any:
+    """json.loads without NaN or Infinity (not JSON, and refused by PostgreSQL's jsonb), and
+    with a ValueError instead of a RecursionError on absurd nesting."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not a JSON number")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+    if _has_nul(value):
+        raise ValueError("text may not contain NUL characters (\\u0000)")
+    return value
+
+
+def _depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return depth
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+class StrictJSONParser(JSONParser):
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            return strict_json_loads(stream.read().decode(encoding))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ParseError(f"JSON parse error - {error}") from None
+
+
+class EdgeMiddleware:
+    """Refuses NUL characters in the path, the query string and form fields, and request bodies
+    over the limits, with JSON for the API and a plain 400 page elsewhere."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = self._problem(request)
+        if problem is not None:
+            status, message = problem
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=status)
+            return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+    def _problem(self, request: HttpRequest) -> tuple[int, str] | None:
+        if "\x00" in request.path or "\x00" in unquote(request.META.get("QUERY_STRING", "")):
+            return 400, "The address may not contain NUL characters (%00)."
+        size = _content_length(request)
+        multipart = request.content_type == "multipart/form-data"
+        limit = settings.IMPORT_MAX_BYTES + 1024 * 1024 if multipart else _body_limit()
+        if size > limit:
+            return 413, f"The request body is {_mb(size)}; the limit is {_mb(limit)}."
+        if request.method == "POST" and request.content_type in (
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+        ):
+            try:
+                fields = request.POST
+            except Exception:  # Django's parsers raise several kinds on malformed bodies
+                return 400, "The form data is malformed."
+            values = [v for key in fields for v in [key, *fields.getlist(key)]]
+            if any("\x00" in value for value in values):
+                return 400, "Form fields may not contain NUL characters."
+        return None
+
+
+def _content_length(request: HttpRequest) -> int:
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+def _body_limit() -> int:
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 2**62
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
