@@ -10,6 +10,6 @@ from rest_framework.response import Response
 def paginated(request: Request, view: Any, rows: Any, serializer: Any) -> Response:
     """One page of `rows` (a queryset or a list) as {count, next, previous, results}."""
     paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(rows, request, view=view)
+    page: Any = paginator.paginate_queryset(rows, request, view=view)
     data = serializer(page, many=True).data if serializer is not None else page
     return paginator.get_paginated_response(data)

@@ -127,7 +127,7 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     runs = EvaluationRun.objects.filter(
         release__project=project, status=EvaluationRun.Status.SUCCEEDED
     ).select_related("release", "model")
-    chosen = [runs.filter(pk=parse_id(request.GET.get(key))).first() for key in ("a", "b")]
+    chosen = [runs.filter(pk=parse_id(request.GET.get(key)) or 0).first() for key in ("a", "b")]
     rows = []
     if all(chosen):
         names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1"]

@@ -1,5 +1,7 @@
 """Test data comes from here."""
 
+from typing import Any
+
 import factory
 from django.contrib.auth import get_user_model
 
@@ -116,6 +118,6 @@ def project_creator(username: str = "creator"):  # type: ignore[no-untyped-def]
     """A user granted can_create_projects in the Django admin."""
     from django.contrib.auth.models import Permission
 
-    user = UserFactory(username=username)
+    user: Any = UserFactory(username=username)
     user.user_permissions.add(Permission.objects.get(codename="can_create_projects"))
     return user

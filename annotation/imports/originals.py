@@ -69,7 +69,7 @@ class RowParser:
             if problem:
                 errors.append(LineError(line, problem))
             else:
-                fields[name] = value
+                fields[name] = str(value)
         label = self._label(line, record.get(self.source("label")), errors)
         split = self._split(line, record.get(self.source("split")), errors)
         external_id = self._external_id(line, record.get(self.source("id")), errors)

@@ -1,5 +1,7 @@
 """Project pages: the project list, a project's dashboard, and its members."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -34,20 +36,21 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
     ]
     roles = project.user_roles  # type: ignore[attr-defined]
+    user: Any = request.user
     is_admin = Role.ADMIN in roles
     # Blindness: outcome counts move when a vote resolves an item, so only admins see the
     # project's; everyone else sees their own work and progress.
     perturbations = project.perturbations.all()
     if not is_admin:
-        perturbations = perturbations.filter(author=request.user)
+        perturbations = perturbations.filter(author=user)
     status_counts = dict(perturbations.values_list("status").annotate(n=Count("id")).order_by())
     tags = tag_coverage(project)
     if not is_admin:
         tags = [{k: v for k, v in tag.items() if k != "accepted"} for tag in tags]
     validation = None
     if Role.VALIDATOR in roles:
-        votes = Vote.objects.filter(item__project=project, validator=request.user).count()
-        validation = {"votes": votes, "left": items_left(project=project, validator=request.user)}
+        votes = Vote.objects.filter(item__project=project, validator=user).count()
+        validation = {"votes": votes, "left": items_left(project=project, validator=user)}
     context = {
         "project": project,
         "roles": roles,

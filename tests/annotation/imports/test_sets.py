@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -39,7 +40,7 @@ def test_sets_jsonl_import_sends_sets_to_validation(project, people, client_for)
     assert [t.name for t in perturbation.tags.all()] == ["negation"]
 
 
-GOOD_SET = {
+GOOD_SET: dict[str, Any] = {
     "original": {"id": "o1", "fields": {"text": "A good film."}, "label": "positive"},
     "perturbations": [
         {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["negation"]}
