@@ -49,3 +49,22 @@ def test_openapi_schema_and_docs_are_served(people):
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"cdn" not in docs.content.lower()
+
+
+def test_repeated_failed_logins_lock_the_account_out_for_a_while(db, settings):
+    """Login throttling (django-axes): after the limit, even the right password is refused."""
+    UserFactory(username="target")
+    page, api = Client(), APIClient()
+    for attempt in range(1, settings.AXES_FAILURE_LIMIT + 1):
+        response = page.post("/accounts/login/", {"username": "target", "password": "guess"})
+        # The form again with its error, then "too many requests" from the limit on.
+        assert response.status_code == (429 if attempt == settings.AXES_FAILURE_LIMIT else 200)
+    locked = page.post("/accounts/login/", {"username": "target", "password": "pw"})
+    assert locked.status_code == 429 and "_auth_user_id" not in page.session
+    token = api.post("/api/auth/token/", {"username": "target", "password": "pw"}, format="json")
+    assert token.status_code in (400, 429) and "token" not in token.json()
+    # Another account from the same address is not locked out.
+    UserFactory(username="bystander")
+    assert api.post(
+        "/api/auth/token/", {"username": "bystander", "password": "pw"}, format="json"
+    ).status_code == 200
