@@ -23,6 +23,12 @@ def admin_projects(user: Any) -> list[Project]:
     return [p for p in visible_projects(user) if Role.ADMIN in roles_of(user, p)]
 
 
+def require_some_admin(user: Any) -> None:
+    """404 for users who administer no project: evaluation does not exist for them."""
+    if not admin_projects(user):
+        raise Http404("Not found.")
+
+
 def _check(user: Any, project: Project) -> None:
     if Role.ADMIN not in roles_of(user, project):
         raise Http404("Not found.")

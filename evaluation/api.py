@@ -12,7 +12,13 @@ from annotation.pagination import paginated
 from annotation.permissions import admin_release, raw_field
 from config.edge import parse_id
 from evaluation import services
-from evaluation.access import admin_model, admin_project, admin_projects, admin_run
+from evaluation.access import (
+    admin_model,
+    admin_project,
+    admin_projects,
+    admin_run,
+    require_some_admin,
+)
 from evaluation.models import EvaluationRun, ModelSpec
 
 
@@ -67,11 +73,13 @@ class ModelListView(APIView):
     @extend_schema(request=ModelInputSerializer, responses={201: ModelOutputSerializer})
     def post(self, request: Request) -> Response:
         # Who asks comes before what they send: non-admins learn nothing from validation.
-        project = admin_project(request.user, str(raw_field(request, "project")))
+        require_some_admin(request.user)
+        if raw_field(request, "project") is not None:
+            admin_project(request.user, str(raw_field(request, "project")))
         data = ModelInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        values.pop("project")
+        project = admin_project(request.user, values.pop("project"))
         spec = services.model_register(project=project, user=request.user, **values)
         return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
 
@@ -84,10 +92,14 @@ class RunListView(APIView):
 
     @extend_schema(request=RunInputSerializer, responses={202: RunOutputSerializer})
     def post(self, request: Request) -> Response:
-        release = admin_release(request.user, parse_id(raw_field(request, "release")) or 0)
-        model = admin_model(request.user, parse_id(raw_field(request, "model")) or 0)
+        require_some_admin(request.user)
+        for key, check in (("release", admin_release), ("model", admin_model)):
+            if raw_field(request, key) is not None:
+                check(request.user, parse_id(raw_field(request, key)) or 0)
         data = RunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        release = admin_release(request.user, data.validated_data["release"])
+        model = admin_model(request.user, data.validated_data["model"])
         run = services.evaluation_enqueue(
             release=release, model=model, split=data.validated_data["split"], user=request.user
         )

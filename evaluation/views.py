@@ -62,13 +62,15 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
     releases = project.releases.all()
     specs = ModelSpec.objects.filter(project=project)
     if request.method == "POST":
+        release = releases.filter(pk=parse_id(request.POST.get("release")) or 0).first()
+        model = specs.filter(pk=parse_id(request.POST.get("model")) or 0).first()
         try:
+            if release is None or model is None:
+                raise DomainError("Choose a release and a model of this project.")
             run = services.evaluation_enqueue(
-                release=get_object_or_404(releases, pk=parse_id(request.POST.get("release"))),
-                model=get_object_or_404(specs, pk=parse_id(request.POST.get("model"))),
-                split=request.POST.get("split", "test"),
+                release=release, model=model, split=request.POST.get("split", "test"),
                 user=request.user,
-            )
+            )  # fmt: skip
         except DomainError as error:
             flash_refusal(request, error)
         else:

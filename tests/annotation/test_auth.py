@@ -65,6 +65,9 @@ def test_repeated_failed_logins_lock_the_account_out_for_a_while(db, settings):
     assert token.status_code in (400, 429) and "token" not in token.json()
     # Another account from the same address is not locked out.
     UserFactory(username="bystander")
-    assert api.post(
-        "/api/auth/token/", {"username": "bystander", "password": "pw"}, format="json"
-    ).status_code == 200
+    assert (
+        api.post(
+            "/api/auth/token/", {"username": "bystander", "password": "pw"}, format="json"
+        ).status_code
+        == 200
+    )

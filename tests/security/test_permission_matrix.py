@@ -1,0 +1,180 @@
+"""Every endpoint and page, for every kind of user: who gets in, who gets 401/403/404.
+
+Each call sends an empty payload, so a user who may not act must be refused before the payload
+is looked at (a 400 would mean it was validated first). Nobody ever gets a 5xx.
+"""
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+from annotation.models import Perturbation
+from evaluation.models import EvaluationRun, ModelSpec
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+MEMBERS = {"validator", "expert", "admin", "staff"}
+AUTHORS = {"expert", "admin", "staff"}
+ADMINS = {"admin", "staff"}
+ROLES = ("anonymous", "outsider", "validator", "expert", "admin", "staff")
+
+# url name: (methods, roles allowed in)
+MATRIX = {
+    "api-project": (("get", MEMBERS), ("patch", ADMINS)),
+    "api-members": (("get", ADMINS), ("post", ADMINS)),
+    "api-examples-import": (("post", ADMINS),),
+    "api-pivots": (("get", AUTHORS),),
+    "api-pivot-sample": (("post", AUTHORS),),
+    "api-pivot-claim": (("post", AUTHORS),),
+    "api-perturbations": (("get", AUTHORS), ("post", AUTHORS)),
+    "api-perturbation": (("get", AUTHORS), ("patch", AUTHORS)),
+    "api-validation-next": (("get", {"validator"}),),
+    "api-vote": (("post", {"validator"}),),
+    "api-stats": (("get", ADMINS),),
+    "api-adjudicate": (("post", ADMINS),),
+    "api-validators": (("get", ADMINS),),
+    "api-validator-qualify": (("post", ADMINS),),
+    "api-import-votes": (("post", ADMINS),),
+    "api-import-sets": (("post", ADMINS),),
+    "api-releases": (("get", ADMINS), ("post", ADMINS)),
+    "api-release": (("get", ADMINS),),
+    "api-release-download": (("get", ADMINS),),
+    "api-release-diff": (("get", ADMINS),),
+    "api-models": (("post", ADMINS),),
+    "api-evaluations": (("post", ADMINS),),
+    "api-evaluation": (("get", ADMINS),),
+    "api-evaluation-cancel": (("post", ADMINS),),
+    "api-evaluation-retry": (("post", ADMINS),),
+    "project-dashboard": (("get", MEMBERS),),
+    "project-import": (("get", ADMINS), ("post", ADMINS)),
+    "project-members": (("get", ADMINS), ("post", ADMINS)),
+    "pivots": (("get", AUTHORS),),
+    "pivot-sample": (("post", AUTHORS),),
+    "pivot-claim": (("post", AUTHORS),),
+    "editor-new": (("get", AUTHORS),),
+    "editor-draft": (("get", {"expert"}),),  # the author's own draft only
+    "perturbation-withdraw": (("post", {"expert"}),),
+    "my-work": (("get", AUTHORS),),
+    "validate": (("get", {"validator"}),),
+    "validate-vote": (("post", {"validator"}),),
+    "validate-skip": (("post", {"validator"}),),
+    "validators": (("get", ADMINS),),
+    "validator-qualify": (("post", ADMINS),),
+    "disputes": (("get", ADMINS),),
+    "adjudicate": (("post", ADMINS),),
+    "releases": (("get", ADMINS), ("post", ADMINS)),
+    "release-detail": (("get", ADMINS),),
+    "set-import": (("get", ADMINS), ("post", ADMINS)),
+    "models": (("get", ADMINS), ("post", ADMINS)),
+    "runs": (("get", ADMINS), ("post", ADMINS)),
+    "runs-compare": (("get", ADMINS),),
+    "run": (("get", ADMINS),),
+    "run-progress": (("get", ADMINS),),
+    "run-action": (("post", ADMINS),),
+}
+# Open to everyone, or filtered per user rather than refused.
+NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
+                 "project-list"}  # fmt: skip
+
+
+def url_names(patterns: list) -> set[str]:
+    names: set[str] = set()
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if str(pattern.pattern) != "admin/":
+                names |= url_names(pattern.url_patterns)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            names.add(pattern.name)
+    return names
+
+
+def test_the_matrix_covers_every_endpoint_and_page():
+    assert url_names(get_resolver().url_patterns) == set(MATRIX) | NOT_IN_MATRIX
+
+
+@pytest.fixture
+def world(project, people, released, staff):  # type: ignore[no-untyped-def]
+    perturbation = Perturbation.objects.filter(project=project).first()
+    spec = ModelSpec.objects.create(project=project, name="m", kind="python", source="a.b:c")
+    run = EvaluationRun.objects.create(release=released, model=spec, split="test")
+    item = perturbation.item
+    slug, validator = project.slug, people["validator"]
+    kwargs = {
+        "api-pivot-claim": {"slug": slug, "external_id": perturbation.pivot.external_id},
+        "api-perturbation": {"slug": slug, "pk": perturbation.pk},
+        "api-vote": {"slug": slug, "item": item.pk},
+        "api-adjudicate": {"slug": slug, "pk": perturbation.pk},
+        "api-validator-qualify": {"slug": slug, "username": validator.username},
+        "api-models": {},
+        "api-evaluations": {},
+        "api-release": {"pk": released.pk},
+        "api-release-download": {"pk": released.pk},
+        "api-release-diff": {"pk": released.pk},
+        "api-evaluation": {"pk": run.pk},
+        "api-evaluation-cancel": {"pk": run.pk},
+        "api-evaluation-retry": {"pk": run.pk},
+        "pivot-claim": {"slug": slug, "pk": perturbation.pivot_id},
+        "editor-new": {"slug": slug, "pk": perturbation.pivot_id},
+        "editor-draft": {"slug": slug, "pk": perturbation.pk},
+        "perturbation-withdraw": {"slug": slug, "pk": perturbation.pk},
+        "validate-vote": {"slug": slug, "item": item.pk},
+        "validate-skip": {"slug": slug, "item": item.pk},
+        "validator-qualify": {"slug": slug, "user_id": validator.pk},
+        "adjudicate": {"slug": slug, "pk": perturbation.pk},
+        "release-detail": {"slug": slug, "pk": released.pk},
+        "run": {"slug": slug, "pk": run.pk},
+        "run-progress": {"slug": slug, "pk": run.pk},
+        "run-action": {"slug": slug, "pk": run.pk, "action": "cancel"},
+    }
+    users = {**people, "staff": staff}
+    # The global endpoints learn the project from the payload: name this project's objects.
+    payloads = {"api-models": {"project": slug}, "api-evaluations": {"release": released.pk}}
+    return kwargs, users, slug, payloads
+
+
+def test_every_role_gets_exactly_what_it_may(world):  # type: ignore[no-untyped-def]
+    kwargs, users, slug, payloads = world
+    failures = []
+    for name, calls in MATRIX.items():
+        url = reverse(name, kwargs=kwargs.get(name, {"slug": slug}))
+        api = url.startswith("/api/")
+        for method, allowed in calls:
+            for role in ROLES:
+                status = _call(api, method, url, users.get(role), payloads.get(name))
+                expected = _expected(role, allowed, api)
+                if not expected(status):
+                    failures.append((name, method, role, status))
+    assert failures == [], failures
+
+
+def _call(api: bool, method: str, url: str, user: object, payload: dict | None) -> int:
+    client: Client = APIClient() if api else Client()
+    if user is not None:
+        client.force_login(user)  # type: ignore[arg-type]
+    if payload is None:
+        return getattr(client, method)(url).status_code
+    return getattr(client, method)(url, payload, format="json").status_code
+
+
+def _expected(role: str, allowed: set[str], api: bool):  # type: ignore[no-untyped-def]
+    if role == "anonymous":
+        return (lambda s: s == 401) if api else (lambda s: s == 302)
+    if role == "outsider":
+        return lambda s: s == 404
+    if role in allowed:
+        return lambda s: s not in (401, 403, 404) and s < 500
+    return lambda s: s in (403, 404)
+
+
+def test_global_lists_show_only_what_the_user_administers(world, client_for):  # type: ignore[no-untyped-def]
+    _, users, _, _ = world
+    for role in ("outsider", "validator", "expert"):
+        client = client_for(users[role])
+        for url in ("/api/models/", "/api/evaluations/"):
+            assert client.get(url).json()["results"] == [], (role, url)
+    for role in ("admin", "staff"):
+        assert len(client_for(users[role]).get("/api/models/").json()["results"]) == 1
+    outsider = UserFactory(username="lonely")
+    assert client_for(outsider).get("/api/projects/").json()["results"] == []
