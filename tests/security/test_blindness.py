@@ -1,0 +1,124 @@
+"""Validators stay blind: no response shows them a pivot, an author, a rationale or other votes,
+and nothing they can see moves when their vote resolves an item (side channels included)."""
+
+import re
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.factories import ExampleFactory, member, submitted_perturbation, vote_all
+
+pytestmark = pytest.mark.django_db
+
+PIVOT = "QZX pivot original, never shown"
+RATIONALE = "RATIONALE-QZX"
+AUTHOR = "author_qzx-1"  # "_" and "-" never occur in CSRF tokens
+
+
+def validator_views(project, validator) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    page, api = Client(), APIClient()
+    page.force_login(validator)
+    api.force_authenticate(validator)
+    slug = project.slug
+    texts = {path: page.get(path).content.decode() for path in ("/", f"/p/{slug}/")}
+    for path in ("/api/projects/", f"/api/projects/{slug}/"):
+        texts[path] = api.get(path).content.decode()
+    return texts
+
+
+def masked(text: str) -> str:
+    """Without CSRF tokens and the validator's own two figures (votes cast, items left)."""
+    text = re.sub(r'(csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+', r"\1", text)
+    return re.sub(r"<b>\d+</b> (votes cast|items left for you)", r"<b>N</b> \1", text)
+
+
+@pytest.fixture
+def setup(project, people):  # type: ignore[no-untyped-def]
+    project.settings = {**project.settings, "control_rate": 0.5}
+    project.save()
+    author = member(project, AUTHOR, "expert")
+    pivot = ExampleFactory(project=project, label="positive", fields={"text": f"{PIVOT} good"})
+    perturbation = submitted_perturbation(project, author, pivot=pivot, label="negative")
+    perturbation.rationale = RATIONALE
+    perturbation.save()
+    crowd = [member(project, f"crowd_v-{i}", "validator") for i in range(4)]
+    vote_all(perturbation.item, crowd, ["negative"] * 4)
+    return perturbation, people["validator"], crowd
+
+
+def test_no_validator_facing_response_shows_what_is_not_theirs(project, setup):
+    perturbation, validator, crowd = setup
+    api = APIClient()
+    api.force_authenticate(validator)
+    served = api.get(f"/api/projects/{project.slug}/validation/next/")
+    assert served.json()["item"] == perturbation.item.pk  # the perturbation, not the control
+    page = Client()
+    page.force_login(validator)
+    texts = {
+        **validator_views(project, validator),
+        "next": served.content.decode(),
+        "validate page": page.get(f"/p/{project.slug}/validate/").content.decode(),
+    }
+    for where, text in texts.items():
+        for secret in (f"{PIVOT} good", RATIONALE, AUTHOR, *[v.username for v in crowd]):
+            assert secret not in text, (where, secret)
+        assert not re.search(r'"votes"\s*:|majority_label|"outcome"|accepted|disputed', text), where
+
+
+def test_nothing_a_validator_sees_moves_when_their_vote_resolves_an_item(project, setup):
+    perturbation, validator, _ = setup
+    before = {k: masked(v) for k, v in validator_views(project, validator).items()}
+    voter = APIClient()
+    voter.force_authenticate(validator)
+    vote = voter.post(
+        f"/api/projects/{project.slug}/validation/{perturbation.item.pk}/vote/",
+        {"label": "negative"},
+        format="json",
+    )
+    assert vote.status_code == 201 and set(vote.json()) == {"item", "label", "flags"}
+    perturbation.refresh_from_db()
+    assert perturbation.status == "accepted"  # the vote resolved it
+    after = {k: masked(v) for k, v in validator_views(project, validator).items()}
+    assert after == before
+
+
+def test_an_original_is_never_served_within_ten_items_of_its_perturbation(project, people):
+    project.settings = {**project.settings, "control_rate": 1.0, "votes_per_item": 1,
+                        "majority": 1}  # fmt: skip
+    project.save()
+    for n in range(12):
+        pivot = ExampleFactory(project=project, label="positive", fields={"text": f"good {n}"})
+        submitted_perturbation(project, people["expert"], pivot=pivot, text=f"bad {n}")
+    validator = member(project, "solo", "validator")
+    api = APIClient()
+    api.force_authenticate(validator)
+    served = []
+    while (
+        response := api.get(f"/api/projects/{project.slug}/validation/next/")
+    ).status_code == 200:
+        item = response.json()["item"]
+        served.append(item)
+        api.post(f"/api/projects/{project.slug}/validation/{item}/vote/", {"label": "positive"})
+    from annotation.models import ValidationItem
+
+    pivots = []
+    for item in ValidationItem.objects.in_bulk(served).values():
+        pivots.append((item.pk, item.control_id or item.perturbation.pivot_id))
+    order = {pk: i for i, pk in enumerate(served)}
+    pivot_of = dict(pivots)
+    positions: dict[int, list[int]] = {}
+    for pk in served:
+        positions.setdefault(pivot_of[pk], []).append(order[pk])
+    for seen in positions.values():
+        assert len(seen) == 1 or abs(seen[0] - seen[1]) > 10, seen
+    # Near the end, what is left may all be too close to this validator's last votes: it stays
+    # open for someone else, never served to them early.
+    left = ValidationItem.objects.filter(project=project, status="open")
+    assert len(served) + left.count() == 24 and len(served) >= 22
+    other = APIClient()
+    other.force_authenticate(member(project, "second", "validator"))
+    for _ in range(left.count()):
+        assert other.get(f"/api/projects/{project.slug}/validation/next/").json()["item"] in set(
+            left.values_list("pk", flat=True)
+        )
