@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,3 +15,16 @@ def paginated(request: Request, view: Any, rows: Any, serializer: Any) -> Respon
     page: Any = paginator.paginate_queryset(rows, request, view=view)
     data = serializer(page, many=True).data if serializer is not None else page
     return paginator.get_paginated_response(data)
+
+
+def page_of(serializer: Any) -> Any:
+    """The OpenAPI shape of one page of `serializer` rows, for extend_schema(responses=...)."""
+    return inline_serializer(
+        name=f"{serializer.__name__.removesuffix('Serializer')}Page",
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer(many=True),
+        },
+    )

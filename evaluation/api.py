@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.pagination import paginated
+from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
 from config.edge import parse_id
 from evaluation import services
@@ -65,7 +65,7 @@ class RunOutputSerializer(serializers.ModelSerializer):
 
 
 class ModelListView(APIView):
-    @extend_schema(responses=ModelOutputSerializer(many=True))
+    @extend_schema(responses=page_of(ModelOutputSerializer))
     def get(self, request: Request) -> Response:
         specs = ModelSpec.objects.filter(project__in=admin_projects(request.user))
         return paginated(request, self, specs.select_related("project"), ModelOutputSerializer)
@@ -85,7 +85,7 @@ class ModelListView(APIView):
 
 
 class RunListView(APIView):
-    @extend_schema(responses=RunOutputSerializer(many=True))
+    @extend_schema(responses=page_of(RunOutputSerializer))
     def get(self, request: Request) -> Response:
         runs = EvaluationRun.objects.filter(release__project__in=admin_projects(request.user))
         return paginated(request, self, runs, RunOutputSerializer)

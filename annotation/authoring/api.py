@@ -21,6 +21,7 @@ from annotation.authoring.serializers import (
 )
 from annotation.errors import DomainError
 from annotation.models import Example
+from annotation.pagination import page_of
 from annotation.permissions import Role, project_for
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
@@ -35,7 +36,7 @@ class PivotListView(APIView):
             OpenApiParameter("search", str),
             OpenApiParameter("page", int),
         ],
-        responses=PivotSerializer(many=True),
+        responses=page_of(PivotSerializer),
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
@@ -73,7 +74,7 @@ class SampleView(APIView):
 
 
 class PerturbationListView(APIView):
-    @extend_schema(responses=PerturbationOutputSerializer(many=True))
+    @extend_schema(responses=page_of(PerturbationOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
         qs = selectors.perturbations_visible_to(project, request.user, project.user_roles)  # type: ignore[attr-defined]

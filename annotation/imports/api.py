@@ -1,6 +1,6 @@
 """Imports over the API (SPEC §3A, §3E, §5.3): originals, existing sets and votes."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -9,7 +9,6 @@ from rest_framework.views import APIView
 
 from annotation.imports.originals import import_examples
 from annotation.imports.serializers import (
-    ImportErrorsSerializer,
     ImportInputSerializer,
     ImportResultSerializer,
     SetImportSerializer,
@@ -19,13 +18,18 @@ from annotation.imports.sets import run_set_import
 from annotation.imports.votes import import_votes
 from annotation.permissions import Role, project_for
 
+REFUSED = OpenApiResponse(
+    description='A rejected file: {"errors": [{"line": n, "message": "..."}]}, every problem '
+    "with its line (null for the whole file); or field errors for a bad form."
+)
+
 
 class ExampleImportView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
         request={"multipart/form-data": ImportInputSerializer},
-        responses={201: ImportResultSerializer, 400: ImportErrorsSerializer},
+        responses={201: ImportResultSerializer, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
@@ -52,7 +56,7 @@ class SetImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": SetImportSerializer},
-        responses={201: dict, 400: ImportErrorsSerializer},
+        responses={201: dict, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
@@ -70,7 +74,7 @@ class VoteImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": VoteImportInputSerializer},
-        responses={201: dict, 400: ImportErrorsSerializer},
+        responses={201: dict, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)

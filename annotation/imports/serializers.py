@@ -37,15 +37,6 @@ class ImportResultSerializer(serializers.Serializer):
     imported = serializers.IntegerField()
 
 
-class LineErrorSerializer(serializers.Serializer):
-    line = serializers.IntegerField(allow_null=True)
-    message = serializers.CharField()
-
-
-class ImportErrorsSerializer(serializers.Serializer):
-    errors = LineErrorSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
-
-
 class SetImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["sets_jsonl", "paired_tsv"])
     file = serializers.FileField(required=False)

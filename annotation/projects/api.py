@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.pagination import paginated
+from annotation.pagination import page_of, paginated
 from annotation.permissions import (
     Role,
     may_create_projects,
@@ -67,7 +67,7 @@ class ProjectDetailView(APIView):
 
 
 class MemberView(APIView):
-    @extend_schema(responses=MemberOutputSerializer(many=True))
+    @extend_schema(responses=page_of(MemberOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         return paginated(request, self, services.members_of(project), None)

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.errors import DomainError
-from annotation.pagination import paginated
+from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, admin_release, project_for
 from annotation.releases.diff import release_diff
 from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
@@ -20,7 +20,7 @@ from config.edge import parse_id
 
 
 class ReleaseListView(APIView):
-    @extend_schema(responses=ReleaseOutputSerializer(many=True))
+    @extend_schema(responses=page_of(ReleaseOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         releases = project.releases.select_related("project", "created_by")
