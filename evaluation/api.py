@@ -65,7 +65,7 @@ class RunOutputSerializer(serializers.ModelSerializer):
 
 
 class ModelListView(APIView):
-    @extend_schema(responses=page_of(ModelOutputSerializer))
+    @extend_schema(operation_id="models_list", responses=page_of(ModelOutputSerializer))
     def get(self, request: Request) -> Response:
         specs = ModelSpec.objects.filter(project__in=admin_projects(request.user))
         return paginated(request, self, specs.select_related("project"), ModelOutputSerializer)
@@ -85,7 +85,7 @@ class ModelListView(APIView):
 
 
 class RunListView(APIView):
-    @extend_schema(responses=page_of(RunOutputSerializer))
+    @extend_schema(operation_id="evaluations_list", responses=page_of(RunOutputSerializer))
     def get(self, request: Request) -> Response:
         runs = EvaluationRun.objects.filter(release__project__in=admin_projects(request.user))
         return paginated(request, self, runs, RunOutputSerializer)

@@ -74,7 +74,10 @@ class SampleView(APIView):
 
 
 class PerturbationListView(APIView):
-    @extend_schema(responses=page_of(PerturbationOutputSerializer))
+    @extend_schema(
+        operation_id="projects_perturbations_list",
+        responses=page_of(PerturbationOutputSerializer),
+    )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
         qs = selectors.perturbations_visible_to(project, request.user, project.user_roles)  # type: ignore[attr-defined]

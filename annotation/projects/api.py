@@ -67,7 +67,7 @@ class ProjectDetailView(APIView):
 
 
 class MemberView(APIView):
-    @extend_schema(responses=page_of(MemberOutputSerializer))
+    @extend_schema(operation_id="projects_members_list", responses=page_of(MemberOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         return paginated(request, self, services.members_of(project), None)

@@ -20,7 +20,9 @@ from config.edge import parse_id
 
 
 class ReleaseListView(APIView):
-    @extend_schema(responses=page_of(ReleaseOutputSerializer))
+    @extend_schema(
+        operation_id="projects_releases_list", responses=page_of(ReleaseOutputSerializer)
+    )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         releases = project.releases.select_related("project", "created_by")
