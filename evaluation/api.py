@@ -31,6 +31,12 @@ class ModelInputSerializer(serializers.Serializer):
     max_length = serializers.IntegerField(min_value=1, max_value=8192, default=256)
     batch_size = serializers.IntegerField(min_value=1, max_value=4096, default=32)
     device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
+    precision = serializers.ChoiceField(choices=ModelSpec.Precision.choices, default="fp32")
+    prompt = serializers.CharField(
+        max_length=500, default="{source}\n", trim_whitespace=False, allow_blank=True
+    )
+    num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
+    max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
@@ -39,7 +45,8 @@ class ModelOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelSpec
         fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
-                  "batch_size", "device", "created_at"]  # fmt: skip
+                  "batch_size", "device", "precision", "prompt", "num_beams", "max_new_tokens",
+                  "created_at"]  # fmt: skip
 
 
 class RunInputSerializer(serializers.Serializer):

@@ -20,6 +20,13 @@ class ModelSpec(models.Model):
         CPU = "cpu"
         CUDA = "cuda"
 
+    class Precision(models.TextChoices):
+        FP32 = "fp32"
+        BF16 = "bf16"
+        FP16 = "fp16"
+
+    LANGUAGE_MODELS = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ)
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_specs")
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=32, choices=Kind.choices)
@@ -29,6 +36,12 @@ class ModelSpec(models.Model):
     max_length = models.PositiveIntegerField(default=256)
     batch_size = models.PositiveIntegerField(default=32)
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
+    precision = models.CharField(max_length=4, choices=Precision.choices, default=Precision.FP32)
+    # Language models (minimal pairs): the text before a variant when there is a source (not
+    # scored), and how the model's own output for the source is generated.
+    prompt = models.CharField(max_length=500, default="{source}\n", blank=True)
+    num_beams = models.PositiveSmallIntegerField(default=1)
+    max_new_tokens = models.PositiveIntegerField(default=64)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -110,6 +123,11 @@ class Prediction(models.Model):
     gold = models.CharField(max_length=100)
     label = models.CharField(max_length=100)
     probabilities = models.JSONField(default=dict, blank=True)
+    # Language models: the example's log-probability score; on a set's original, the model's
+    # own output for the source and its score.
+    score = models.FloatField(null=True, blank=True)
+    output = models.TextField(blank=True)
+    output_score = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
 from evaluation.metrics.contrast import Scored, contrast_metrics
+from evaluation.minimal_pairs import score_pairs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runners.base import RunnerError
 from evaluation.runners.classifier import SequenceClassifier
@@ -88,12 +89,33 @@ def _score(run: EvaluationRun, progress: Any) -> None:
         if progress:
             progress(done, len(examples))
 
+    if spec.kind in ModelSpec.LANGUAGE_MODELS:
+        rows, metrics = score_pairs(spec, examples, advance)
+    else:
+        rows, metrics = _classify(spec, project, examples, advance)
+    with transaction.atomic():
+        Prediction.objects.filter(run=run).delete()
+        Prediction.objects.bulk_create(
+            (Prediction(run=run, **row) for row in rows), batch_size=2000
+        )
+        elapsed = time.monotonic() - started
+        metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
+        metrics["precision"] = spec.precision
+        _finish(run, Status.SUCCEEDED, metrics=metrics)
+
+
+def _classify(
+    spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Predictions (as Prediction fields) and contrast-set metrics of a classifier."""
     fields = [[e["fields"][name] for name in project.field_names] for e in examples]
     if spec.kind == ModelSpec.Kind.PYTHON:
         dicts = [e["fields"] for e in examples]
         result = predict_python(spec.source, dicts, spec.batch_size, advance)
     else:
-        model = SequenceClassifier(spec.source, device=spec.device, max_length=spec.max_length)
+        model = SequenceClassifier(
+            spec.source, device=spec.device, precision=spec.precision, max_length=spec.max_length
+        )
         _check_mapping(spec, list(model.id2label.values()), project.labels)
         advance(0)  # loading may take a while: show we are alive
         result = model.predict(fields, spec.batch_size, advance)
@@ -105,31 +127,16 @@ def _score(run: EvaluationRun, progress: Any) -> None:
             f"The model predicted {', '.join(strays)}, which map to no project label; "
             f"set label_mapping (project labels: {', '.join(project.labels)})."
         )
-    with transaction.atomic():
-        Prediction.objects.filter(run=run).delete()
-        Prediction.objects.bulk_create(
-            (
-                Prediction(
-                    run=run,
-                    example=e["id"],
-                    set_id=e["set_id"],
-                    role=e["role"],
-                    gold=e["label"],
-                    label=label,
-                    probabilities=probs,
-                )
-                for e, label, probs in zip(examples, predicted, result.probabilities, strict=True)
-            ),
-            batch_size=2000,
-        )
-        scored = [
-            Scored(e["set_id"], e["role"], e["label"], label, tuple(e["tags"]))
-            for e, label in zip(examples, predicted, strict=True)
-        ]
-        metrics = contrast_metrics(scored, project.labels)
-        elapsed = time.monotonic() - started
-        metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
-        _finish(run, Status.SUCCEEDED, metrics=metrics)
+    rows = [
+        {"example": e["id"], "set_id": e["set_id"], "role": e["role"], "gold": e["label"],
+         "label": label, "probabilities": probs}
+        for e, label, probs in zip(examples, predicted, result.probabilities, strict=True)
+    ]  # fmt: skip
+    scored = [
+        Scored(e["set_id"], e["role"], e["label"], label, tuple(e["tags"]))
+        for e, label in zip(examples, predicted, strict=True)
+    ]
+    return rows, contrast_metrics(scored, project.labels)
 
 
 def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: list[str]) -> None:

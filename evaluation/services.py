@@ -30,8 +30,14 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
             f"({', '.join(project.labels)})."
         )
     check_source(user, values["kind"], values["source"])
-    if values["kind"] in (ModelSpec.Kind.HF_CAUSAL_LM, ModelSpec.Kind.HF_SEQ2SEQ):
-        raise DomainError("Minimal-pair models are not supported yet; use a classifier.")
+    pairs = project.task_type == project.TaskType.MINIMAL_PAIR
+    if pairs != (values["kind"] in ModelSpec.LANGUAGE_MODELS):
+        raise DomainError(
+            "Minimal-pair projects are scored by hf-causal-lm or hf-seq2seq models."
+            if pairs
+            else f"{values['kind']} scores minimal pairs; this project needs a classifier.",
+            field="kind",
+        )
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
     spec = ModelSpec.objects.create(project=project, created_by=_user(user), **values)

@@ -17,6 +17,7 @@ from annotation.releases.bundle import read_examples
 from config.edge import parse_id
 from evaluation import services
 from evaluation.access import admin_project
+from evaluation.minimal_pairs import ACCEPTABLE, UNACCEPTABLE
 from evaluation.models import EvaluationRun, ModelSpec
 
 FAILED_SETS_SHOWN = 50
@@ -25,12 +26,12 @@ FAILED_SETS_SHOWN = 50
 class ModelForm(forms.Form):
     name = forms.CharField(max_length=100)
     kind = forms.ChoiceField(
-        choices=[
-            c for c in ModelSpec.Kind.choices if c[0] in ("hf-sequence-classification", "python")
-        ]
+        choices=ModelSpec.Kind.choices,
+        help_text="classifiers and python for classification; language models for minimal pairs",
     )
     source = forms.CharField(
-        max_length=500, help_text="a local model directory or hub id, or package.module:callable"
+        max_length=500,
+        help_text="a hub id (org/name); staff: a folder in MODELS_DIR or package.module:callable",
     )
     label_mapping = JSONObjectField(
         empty_value={}, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
@@ -38,6 +39,15 @@ class ModelForm(forms.Form):
     max_length = forms.IntegerField(initial=256, min_value=1, max_value=8192)
     batch_size = forms.IntegerField(initial=32, min_value=1, max_value=4096)
     device = forms.ChoiceField(choices=ModelSpec.Device.choices)
+    precision = forms.ChoiceField(choices=ModelSpec.Precision.choices, help_text="bf16/fp16: CUDA")
+    prompt = forms.CharField(
+        max_length=500, initial="{source}\n", strip=False, required=False,
+        help_text="language models: the unscored text before a variant, with {source}",
+    )  # fmt: skip
+    num_beams = forms.IntegerField(
+        initial=1, min_value=1, max_value=16, help_text="beams for a language model's own output"
+    )
+    max_new_tokens = forms.IntegerField(initial=64, min_value=1, max_value=1024)
 
 
 @login_required
@@ -91,8 +101,11 @@ def _run(request: HttpRequest, slug: str, pk: int) -> tuple[Any, EvaluationRun]:
 @login_required
 def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, run = _run(request, slug, pk)
-    context = {"project": project, "run": run, "failed_sets": []}
-    if run.status == EvaluationRun.Status.SUCCEEDED:
+    pairs = run.model.kind in ModelSpec.LANGUAGE_MODELS
+    context = {"project": project, "run": run, "failed_sets": [], "pairs": pairs}
+    if run.status == EvaluationRun.Status.SUCCEEDED and pairs:
+        context["failed_pairs"] = failed_pairs(run)
+    elif run.status == EvaluationRun.Status.SUCCEEDED:
         context["failed_sets"] = failed_sets(run, project)
         context["confusion"] = confusion_rows(run.metrics)
     return render(request, "evaluation/run.html", context)
@@ -150,6 +163,33 @@ def confusion_rows(metrics: dict[str, Any]) -> list[tuple[str, list[tuple[int, f
         total = sum(counts) or 1
         rows.append((label, [(n, n / total) for n in counts]))
     return rows
+
+
+def failed_pairs(run: EvaluationRun) -> list[dict[str, Any]]:
+    """The pairs the model got wrong: both variants as a diff, their scores, and the model's
+    own output for the set's source."""
+    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    by_set = defaultdict(list)
+    for p in run.predictions.all().order_by("id"):
+        by_set[p.set_id].append(p)
+    out = []
+    for set_id, members in by_set.items():
+        original = next(p for p in members if p.role == "original")
+        good = [p for p in members if p.gold == ACCEPTABLE]
+        for bad in (p for p in members if p.gold == UNACCEPTABLE):
+            for right in good:
+                if right.score is not None and bad.score is not None and right.score > bad.score:
+                    continue
+                text = examples[right.example]["fields"]["text"]
+                out.append({
+                    "set_id": set_id, "tags": examples[bad.example]["tags"],
+                    "diff": word_diff(text, examples[bad.example]["fields"]["text"]),
+                    "correct": right.score, "contrastive": bad.score,
+                    "output": original.output or None, "output_score": original.output_score,
+                })  # fmt: skip
+            if len(out) >= FAILED_SETS_SHOWN:
+                return out
+    return out
 
 
 def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:

@@ -71,6 +71,23 @@ def clean_fields(fields: Any) -> list[dict[str, Any]]:
     return cleaned
 
 
+MINIMAL_PAIR_LABELS = ["acceptable", "unacceptable"]
+
+
+def check_minimal_pair(fields: list[dict[str, Any]], labels: list[str]) -> None:
+    """SPEC §10.2: labels acceptable/unacceptable; an editable `text` and an optional
+    read-only `source` (e.g. the sentence being translated)."""
+    if labels != MINIMAL_PAIR_LABELS:
+        raise DomainError("a minimal_pair project's labels are acceptable, unacceptable.")
+    kinds = {f["name"]: f["editable"] for f in fields}
+    if kinds.get("text") is not True or set(kinds) - {"text", "source"}:
+        raise DomainError(
+            "a minimal_pair project has an editable text field and an optional source field."
+        )
+    if kinds.get("source", False):
+        raise DomainError("a minimal_pair project's source field is read-only.")
+
+
 def clean_labels(labels: Any, extra_labels: Any) -> tuple[list[str], list[str]]:
     for name, value in (("labels", labels), ("extra_labels", extra_labels)):
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):

@@ -8,7 +8,13 @@ from django.db import transaction
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Guidelines, Membership, Project, Tag
-from annotation.projects.config import MAX_TAG_TARGET, clean_fields, clean_labels, clean_settings
+from annotation.projects.config import (
+    MAX_TAG_TARGET,
+    check_minimal_pair,
+    clean_fields,
+    clean_labels,
+    clean_settings,
+)
 
 User = get_user_model()
 
@@ -79,11 +85,14 @@ def project_create(
     settings: Any = None,
 ) -> Project:
     labels, extra = clean_labels(list(labels), list(extra_labels))
+    fields = clean_fields(fields)
+    if task_type == Project.TaskType.MINIMAL_PAIR:
+        check_minimal_pair(fields, labels)
     project = Project.objects.create(
         name=name,
         slug=slug,
         task_type=task_type,
-        fields=clean_fields(fields),
+        fields=fields,
         labels=labels,
         extra_labels=extra,
         settings=clean_settings(settings),
@@ -117,6 +126,8 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
     for attribute in ("name", "task_type"):
         if attribute in changes:
             setattr(project, attribute, changes[attribute])
+    if project.task_type == Project.TaskType.MINIMAL_PAIR:
+        check_minimal_pair(project.fields, project.labels)
     project.save()
     if "tags" in changes:
         _set_tags(project, _clean_tags(list(changes["tags"])))

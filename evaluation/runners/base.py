@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 Progress = Callable[[int], None]  # called with the number of examples just finished
 
@@ -24,3 +25,15 @@ def resolve_device(requested: str) -> str:
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return requested
+
+
+def resolve_dtype(precision: str, device: str) -> Any:
+    """The torch dtype of a precision (SPEC §10.4): fp32 everywhere; bf16 and fp16 on CUDA."""
+    import torch
+
+    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+    if precision not in dtypes:
+        raise RunnerError(f"Unknown precision {precision!r}; use fp32, bf16 or fp16.")
+    if precision != "fp32" and device != "cuda":
+        raise RunnerError(f"{precision} runs on CUDA only; use fp32 on the CPU.")
+    return dtypes[precision]

@@ -2,13 +2,21 @@
 
 from collections.abc import Sequence
 
-from evaluation.runners.base import Predictions, Progress, RunnerError, resolve_device
+from evaluation.runners.base import (
+    Predictions,
+    Progress,
+    RunnerError,
+    resolve_device,
+    resolve_dtype,
+)
 
 
 class SequenceClassifier:
     """A transformers sequence classifier, scored in length-sorted batches."""
 
-    def __init__(self, source: str, *, device: str = "auto", max_length: int = 256):
+    def __init__(
+        self, source: str, *, device: str = "auto", precision: str = "fp32", max_length: int = 256
+    ):
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -21,7 +29,8 @@ class SequenceClassifier:
             raise RunnerError(f"Cannot load model {source!r}: {error}") from None
         if not self.tokenizer.is_fast:
             raise RunnerError(f"Model {source!r} has no fast tokenizer.")
-        self.model.to(self.device).eval()
+        dtype = resolve_dtype(precision, self.device)
+        self.model = self.model.to(device=self.device, dtype=dtype).eval()
         self.id2label = {int(i): str(name) for i, name in self.model.config.id2label.items()}
 
     def predict(

@@ -17,9 +17,24 @@
     });
   }
   const iv = m.intervals || {};
-  withIntervals("chart-headline", ["originals", "perturbations", "consistency"],
-    [m.original_accuracy, m.perturbed_accuracy, m.consistency],
-    [iv.original_accuracy, iv.perturbed_accuracy, iv.consistency]);
+  if ("pair_accuracy" in m) {  // a language model on minimal pairs
+    withIntervals("chart-headline", ["pair accuracy", "consistency"],
+      [m.pair_accuracy, m.consistency], [iv.pair_accuracy, iv.consistency]);
+    const h = m.differences || { edges: [], counts: [] };
+    new Chart(document.getElementById("chart-differences"), {
+      type: "bar",
+      data: {
+        labels: h.counts.map((_, i) => `${h.edges[i].toFixed(2)} to ${h.edges[i + 1].toFixed(2)}`),
+        datasets: [{ label: "pairs", data: h.counts, backgroundColor: "#2f5bd3" }],
+      },
+      options: { animation: false, scales: { y: { ticks: { precision: 0 }, title: { display: true, text: "pairs" } },
+        x: { title: { display: true, text: "score(correct) - score(contrastive); right of 0 is right" } } } },
+    });
+  } else {
+    withIntervals("chart-headline", ["originals", "perturbations", "consistency"],
+      [m.original_accuracy, m.perturbed_accuracy, m.consistency],
+      [iv.original_accuracy, iv.perturbed_accuracy, iv.consistency]);
+  }
   const tags = Object.keys(m.per_tag || {});
   withIntervals("chart-tags", tags.map((t) => `${t} (${m.per_tag[t].count})`),
     tags.map((t) => m.per_tag[t].accuracy), tags.map((t) => (iv.per_tag || {})[t]));

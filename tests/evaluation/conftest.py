@@ -48,3 +48,66 @@ def tiny_model(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 def rule_predictions(release_examples: list[dict]) -> dict[str, str]:
     return {e["id"]: ("negative" if "bad" in e["fields"]["text"] else "positive")
             for e in release_examples}  # fmt: skip
+
+
+LM_VOCAB = ["<pad>", "</s>", "<s>", "<unk>", "the", "film", "films", "was", "were", "is",
+            "are", "good", "bad", "not", "a", "plot", ".", "le", "la", "est", "bon",
+            "mauvais"]  # fmt: skip
+
+
+def _lm_tokenizer(eos_after: bool):  # type: ignore[no-untyped-def]
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {token: i for i, token in enumerate(LM_VOCAB)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.normalizer = normalizers.Lowercase()  # "Good" and "good" are one token: ties happen
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    if eos_after:  # as T5 does: every encoded text ends with </s>
+        core.post_processor = processors.TemplateProcessing(
+            single="$A </s>", special_tokens=[("</s>", vocab["</s>"])]
+        )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", eos_token="</s>", bos_token="<s>",
+        unk_token="<unk>", model_max_length=64,
+    )  # fmt: skip
+
+
+def build_tiny_gpt2(directory: Path) -> Path:
+    """A random GPT-2 with a word-level tokenizer; BOS is <s>."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(LM_VOCAB), n_positions=64, n_embd=16, n_layer=2, n_head=2,
+        bos_token_id=2, eos_token_id=1, pad_token_id=0,
+    )  # fmt: skip
+    GPT2LMHeadModel(config).eval().save_pretrained(directory)
+    _lm_tokenizer(eos_after=False).save_pretrained(directory)
+    return directory
+
+
+def build_tiny_t5(directory: Path) -> Path:
+    """A random T5 with a word-level tokenizer; the decoder starts from <pad>, as T5's does."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = T5Config(  # type: ignore[call-arg]
+        vocab_size=len(LM_VOCAB), d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2,
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    T5ForConditionalGeneration(config).eval().save_pretrained(directory)
+    _lm_tokenizer(eos_after=True).save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    return build_tiny_gpt2(tmp_path_factory.mktemp("models") / "gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    return build_tiny_t5(tmp_path_factory.mktemp("models") / "t5")

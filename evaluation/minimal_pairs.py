@@ -1,0 +1,85 @@
+"""Scoring a minimal-pair release with a language model (SPEC §10.2), on a worker.
+
+Every released example is scored once. Pairs are formed within each contrast set: the member
+labelled acceptable against each member labelled unacceptable (a pivot against its edits).
+Where the project has a `source` field, the model's own output for that source is generated
+once per set and scored like a text, for the distributional discrepancy.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+from evaluation.metrics.pairs import ScoredPair, pair_metrics
+from evaluation.models import ModelSpec
+from evaluation.runners.lm import LanguageModelScorer
+
+ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
+
+
+def score_pairs(
+    spec: ModelSpec, examples: list[dict[str, Any]], advance: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Predictions (as Prediction fields: each example's score, and on each set's original
+    the model's own output) and the pair metrics."""
+    scorer = LanguageModelScorer(
+        spec.source,
+        seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
+        device=spec.device,
+        precision=spec.precision,
+        prompt=spec.prompt or "{source}\n",
+    )
+    advance(0)  # loading may take a while: show we are alive
+    texts = [e["fields"]["text"] for e in examples]
+    sources = [e["fields"].get("source") or None for e in examples]
+    scores = scorer.score(texts, sources, spec.batch_size, advance)
+    own = _own_outputs(scorer, spec, examples)
+    rows = [
+        {
+            "example": e["id"],
+            "set_id": e["set_id"],
+            "role": e["role"],
+            "gold": e["label"],
+            "label": "",
+            "score": score,
+            **(own.get(e["set_id"], {}) if e["role"] == "original" else {}),
+        }
+        for e, score in zip(examples, scores, strict=True)
+    ]
+    return rows, pair_metrics(pairs_of(examples, scores, own))
+
+
+def _own_outputs(
+    scorer: LanguageModelScorer, spec: ModelSpec, examples: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """set id -> {"output", "output_score"}: ŷ for the set's source (§4), once per set."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in examples:
+        source = e["fields"].get("source")
+        if e["role"] != "original" or not source or e["set_id"] in out:
+            continue
+        text, key = scorer.generate(
+            source, num_beams=spec.num_beams, max_new_tokens=spec.max_new_tokens
+        )
+        score = scorer.score_keys([key], 1)[key]
+        out[e["set_id"]] = {"output": text, "output_score": score}
+    return out
+
+
+def pairs_of(
+    examples: list[dict[str, Any]], scores: list[float], own: dict[str, dict[str, Any]]
+) -> list[ScoredPair]:
+    """Within each set, every acceptable member against every unacceptable one; each pair
+    carries the unacceptable member's tags and the set's own-output score."""
+    members: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    for e, score in zip(examples, scores, strict=True):
+        members[e["set_id"]].append((e, score))
+    pairs = []
+    for set_id, rows in members.items():
+        good = [score for e, score in rows if e["label"] == ACCEPTABLE]
+        for e, bad in rows:
+            if e["label"] != UNACCEPTABLE:
+                continue
+            tags = tuple(e["tags"])
+            own_score = own.get(set_id, {}).get("output_score")
+            pairs += [ScoredPair(set_id, score, bad, tags, own_score) for score in good]
+    return pairs

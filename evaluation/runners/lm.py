@@ -1,0 +1,181 @@
+"""Language-model scoring for minimal pairs (SPEC §4, §10.2): log-probabilities of texts, and
+the model's own output for a source.
+
+Tokenisation decides the scores, so it is exactly as §10.2 says:
+- causal (`hf-causal-lm`): the scored tokens are `tokenizer(text, add_special_tokens=False)`;
+  the unscored context is `[bos_token_id]` without a source, and the tokens of
+  `prompt.format(source=...)` (no BOS) with one. score = the sum of the tokens' log-probs.
+- seq2seq (`hf-seq2seq`): the encoder reads `tokenizer(source)` and the scored tokens are
+  `tokenizer(text_target=text)`, as the tokenizer returns them; the decoder starts from
+  `decoder_start_token_id`. score = the mean of the tokens' log-probs.
+
+Each distinct (context, tokens) pair is scored once and the score reused, so two texts with
+identical tokens always tie, however they are batched. Sequences are sorted by length and
+padded on the right per batch, under torch.inference_mode().
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+
+Key = tuple[tuple[int, ...], tuple[int, ...]]  # (context or encoder ids, scored ids)
+
+
+class LanguageModelScorer:
+    def __init__(
+        self,
+        source: str,
+        *,
+        seq2seq: bool,
+        device: str = "auto",
+        precision: str = "fp32",
+        prompt: str = "{source}\n",
+    ):
+        import torch  # noqa: F401 - fail here, clearly, if torch is missing
+        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+        self.seq2seq = seq2seq
+        self.prompt = prompt
+        self.device = resolve_device(device)
+        loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            model: Any = loader.from_pretrained(source)
+        except (OSError, ValueError) as error:
+            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+        dtype = resolve_dtype(precision, self.device)
+        self.model: Any = model.to(device=self.device, dtype=dtype).eval()
+        config = self.model.config
+        self.pad_id = self.tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = self.tokenizer.eos_token_id or 0
+        if seq2seq:
+            self.start_id = config.decoder_start_token_id
+            if self.start_id is None:
+                raise RunnerError(f"Model {source!r} has no decoder_start_token_id.")
+        else:
+            self.bos_id = self.tokenizer.bos_token_id
+            if self.bos_id is None:
+                self.bos_id = config.bos_token_id
+            if self.bos_id is None:
+                raise RunnerError(f"Model {source!r} has no BOS token to score the first word.")
+
+    # Tokens ---------------------------------------------------------------------------------
+
+    def context(self, source: str | None) -> tuple[int, ...]:
+        """What the scored tokens follow: the encoder's input (seq2seq) or the causal prefix."""
+        if self.seq2seq:
+            return tuple(self.tokenizer(source or "")["input_ids"])
+        if source is None:
+            return (self.bos_id,)
+        text = self.prompt.format(source=source)
+        return tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def target(self, text: str) -> tuple[int, ...]:
+        if self.seq2seq:
+            return tuple(self.tokenizer(text_target=text)["input_ids"])
+        return tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # Scores ---------------------------------------------------------------------------------
+
+    def score(
+        self,
+        texts: Sequence[str],
+        sources: Sequence[str | None],
+        batch_size: int,
+        progress: Progress | None = None,
+    ) -> list[float]:
+        """The score of each text after its source (§4), in the order given."""
+        keys = [(self.context(s), self.target(t)) for t, s in zip(texts, sources, strict=True)]
+        scores = self.score_keys(keys, batch_size, progress)
+        return [scores[key] for key in keys]
+
+    def score_keys(
+        self, keys: Sequence[Key], batch_size: int, progress: Progress | None = None
+    ) -> dict[Key, float]:
+        """Scores of the distinct keys; `progress` hears of the keys' examples as they finish."""
+        import torch
+
+        examples = Counter(keys)
+        unique = sorted(examples, key=lambda k: (len(k[0]) + len(k[1]), k))
+        if any(not target for _, target in unique):
+            raise RunnerError("A text has no tokens to score.")
+        scores: dict[Key, float] = {}
+        with torch.inference_mode():
+            for start in range(0, len(unique), batch_size):
+                batch = unique[start : start + batch_size]
+                values = self._seq2seq_batch(batch) if self.seq2seq else self._causal_batch(batch)
+                scores.update(zip(batch, values, strict=True))
+                if progress:
+                    progress(sum(examples[key] for key in batch))
+        return scores
+
+    def _causal_batch(self, batch: list[Key]) -> list[float]:
+        import torch
+
+        rows = [list(context) + list(target) for context, target in batch]
+        ids, mask = self._padded(rows)
+        logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+        logprobs = torch.log_softmax(logits[:, :-1], dim=-1)
+        picked = logprobs.gather(-1, ids[:, 1:, None])[..., 0].cpu()
+        out = []
+        for row, (context, target) in enumerate(batch):
+            first = len(context) - 1  # position predicting the first scored token
+            out.append(float(picked[row, first : first + len(target)].double().sum()))
+        return out
+
+    def _seq2seq_batch(self, batch: list[Key]) -> list[float]:
+        import torch
+
+        encoder, encoder_mask = self._padded([list(source) for source, _ in batch])
+        decoder, decoder_mask = self._padded([[self.start_id, *target[:-1]] for _, target in batch])
+        labels, _ = self._padded([list(target) for _, target in batch])
+        logits = self.model(
+            input_ids=encoder,
+            attention_mask=encoder_mask,
+            decoder_input_ids=decoder,
+            decoder_attention_mask=decoder_mask,
+        ).logits.float()
+        picked = torch.log_softmax(logits, dim=-1).gather(-1, labels[..., None])[..., 0].cpu()
+        return [
+            float(picked[row, : len(target)].double().mean())
+            for row, (_, target) in enumerate(batch)
+        ]
+
+    def _padded(self, rows: list[list[int]]) -> tuple[Any, Any]:
+        import torch
+
+        width = max(len(row) for row in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[i, : len(row)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    # The model's own output -----------------------------------------------------------------
+
+    def generate(
+        self, source: str, *, num_beams: int = 1, max_new_tokens: int = 64
+    ) -> tuple[str, Key]:
+        """ŷ for a source, by greedy search (or beam search): its text, and its key to score
+        exactly like a text (its generated ids after the prompt or the start token)."""
+        import torch
+
+        context = self.context(source)
+        ids = torch.tensor([list(context)], device=self.device)
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                do_sample=False,
+                num_beams=num_beams,
+                max_new_tokens=max_new_tokens,
+                pad_token_id=self.pad_id,
+            )[0].tolist()
+        generated = output[1:] if self.seq2seq else output[len(context) :]
+        generated = generated or [self.pad_id]
+        text = str(self.tokenizer.decode(generated, skip_special_tokens=True))
+        return text, (context, tuple(generated))
