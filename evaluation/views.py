@@ -145,7 +145,9 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     chosen = [runs.filter(pk=parse_id(request.GET.get(key)) or 0).first() for key in ("a", "b")]
     rows = []
     if all(chosen):
-        names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1"]
+        names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1",
+                 "pair_accuracy", "ties", "discrepancy"]  # fmt: skip
+        names = [n for n in names if any(n in run.metrics for run in chosen)]  # type: ignore[union-attr]
         rows = [(name, [run.metrics.get(name) for run in chosen]) for name in names]  # type: ignore[union-attr]
         tags = sorted({t for run in chosen for t in run.metrics.get("per_tag", {})})  # type: ignore[union-attr]
         rows += [
@@ -185,7 +187,7 @@ def failed_pairs(run: EvaluationRun) -> list[dict[str, Any]]:
                     "set_id": set_id, "tags": examples[bad.example]["tags"],
                     "diff": word_diff(text, examples[bad.example]["fields"]["text"]),
                     "correct": right.score, "contrastive": bad.score,
-                    "output": original.output or None, "output_score": original.output_score,
+                    "output": original.output, "output_score": original.output_score,
                 })  # fmt: skip
             if len(out) >= FAILED_SETS_SHOWN:
                 return out

@@ -44,3 +44,56 @@ def test_progress_updates_live_while_a_run_is_queued(page, login, project, relea
     evaluation_execute(run.pk)  # as the worker would
     page.locator("#results").wait_for(timeout=10_000)  # htmx polling refreshes the page
     assert page.inner_text("#run-status") == "succeeded"
+
+
+def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
+    page, login, people, settings, tmp_path
+):
+    from annotation.models import Perturbation
+    from annotation.projects.services import project_create
+    from annotation.releases.services import release_create
+    from tests.evaluation.conftest import build_tiny_gpt2
+    from tests.factories import ExampleFactory, submitted_perturbation
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    admin = people["admin"]
+    project = project_create(
+        user=admin, name="Pairs", slug="pairs", task_type="minimal_pair",
+        fields=[{"name": "text", "editable": True}, {"name": "source", "editable": False}],
+        labels=["acceptable", "unacceptable"], tags=[{"name": "agreement"}],
+    )  # fmt: skip
+    for n, (good, bad) in enumerate([("the film was good .", "the films was good ."),
+                                     ("a plot is bad .", "a plot are bad .")]):  # fmt: skip
+        pivot = ExampleFactory(project=project, external_id=f"s{n}", label="acceptable",
+                               fields={"text": good, "source": "le film est bon ."})  # fmt: skip
+        p = submitted_perturbation(project, admin, pivot=pivot, text=bad, label="unacceptable",
+                                   tag="agreement")  # fmt: skip
+        Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    release = release_create(project=project, user=admin, version="1")
+    model = build_tiny_gpt2(tmp_path / "gpt2")
+    spec = ModelSpec.objects.create(project=project, name="gpt2", kind="hf-causal-lm",
+                                    source=str(model), max_new_tokens=4)  # fmt: skip
+    run = evaluation_enqueue(release=release, model=spec, split="test", user=None, send=False)
+    assert evaluation_execute(run.pk).status == "succeeded"
+    login("alice")
+    page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
+    results = page.locator("#results")
+    results.wait_for()
+    assert "Pair accuracy" in results.inner_text()
+    assert "Distributional discrepancy" in results.inner_text()
+    page.wait_for_function("document.querySelectorAll('#results canvas').length === 3")
+    drawn = page.evaluate(
+        "Array.from(document.querySelectorAll('#results canvas'))"
+        ".map(c => Chart.getChart(c) ? Chart.getChart(c).data.datasets.length : 0)"
+    )
+    assert drawn == [2, 2, 1]  # values with intervals, per tag, the histogram
+    run.refresh_from_db()
+    m = run.metrics
+    wrong = round((1 - m["pair_accuracy"]) * m["counts"]["pairs"])
+    assert page.locator("#failed-sets tbody tr").count() == wrong
+    if wrong:  # each wrong pair shows its edit and the model's own output for the source
+        shown = page.inner_text("#failed-sets")
+        originals = run.predictions.filter(role="original")
+        assert page.locator("#failed-sets ins").count() >= 1
+        assert any(f"({p.output_score:.3f})" in shown for p in originals)
+    screenshot(page, "results-minimal-pairs")
