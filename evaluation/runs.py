@@ -1,76 +1,28 @@
 """Running an evaluation on a worker: claim the run, score its split of the released bundle,
 store predictions and metrics. Runs read only the bundle, never the live annotation tables."""
 
-import logging
 import time
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
+from evaluation import jobs
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.minimal_pairs import score_pairs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
-from evaluation.runners.base import RunnerError
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 
-Status = EvaluationRun.Status
-
-logger = logging.getLogger(__name__)
-
-
-class Cancelled(Exception):
-    pass
-
-
-class RunBusy(Exception):
-    """Another live worker is running this evaluation (a redelivered message); try later."""
-
-
-def _claim(run_id: int) -> EvaluationRun | None:
-    """Mark the run running for this worker; None if it is finished. Raises RunBusy if another
-    live worker runs it (its heartbeat is fresh): a redelivered message."""
-    stale_after = timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    with transaction.atomic():
-        run = EvaluationRun.objects.select_for_update().get(pk=run_id)
-        if run.finished:
-            return None
-        now = timezone.now()
-        alive = run.heartbeat_at is not None and now - run.heartbeat_at < stale_after
-        if run.status == Status.RUNNING and alive:
-            raise RunBusy(f"run {run_id} is running on another worker.")
-        run.status, run.started_at, run.heartbeat_at = Status.RUNNING, now, now
-        run.attempts += 1
-        run.done = 0
-        run.save(update_fields=["status", "started_at", "heartbeat_at", "attempts", "done"])
-        return run
-
 
 def evaluation_execute(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
-    """Score a run's split of its release, store predictions and metrics. Errors the admin can
-    fix are stored on the run as `failed` with their message."""
-    run = _claim(run_id)
-    if run is None:
-        return None
-    try:
-        _score(run, progress)
-    except Cancelled:
-        pass
-    except (RunnerError, DomainError, OSError, KeyError) as error:
-        _finish(run, Status.FAILED, error=str(error) or error.__class__.__name__)
-    except Exception as error:  # a model's own code failed: keep the message, mark failed
-        logger.exception("evaluation run %s failed", run.pk)
-        _finish(run, Status.FAILED, error=f"{error.__class__.__name__}: {error}")
-    run.refresh_from_db()
-    return run
+    """Score a run's split of its release, store predictions and metrics (evaluation.jobs
+    handles claiming, failures and cancellation). None if the run already finished."""
+    return jobs.execute(EvaluationRun, run_id, lambda run: _score(run, progress))
 
 
-def _score(run: EvaluationRun, progress: Any) -> None:
+def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
     spec, project = run.model, run.release.project
     examples = read_examples(run.release, run.split)
     EvaluationRun.objects.filter(pk=run.pk).update(total=len(examples))
@@ -81,11 +33,7 @@ def _score(run: EvaluationRun, progress: Any) -> None:
         nonlocal done
         done += n
         rate = done / max(time.monotonic() - started, 1e-9)
-        updated = EvaluationRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(
-            done=done, examples_per_second=round(rate, 2), heartbeat_at=timezone.now()
-        )
-        if not updated:
-            raise Cancelled
+        jobs.heartbeat(run, done=done, examples_per_second=round(rate, 2))
         if progress:
             progress(done, len(examples))
 
@@ -101,7 +49,7 @@ def _score(run: EvaluationRun, progress: Any) -> None:
         elapsed = time.monotonic() - started
         metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
         metrics["precision"] = spec.precision
-        _finish(run, Status.SUCCEEDED, metrics=metrics)
+    return {"metrics": metrics}
 
 
 def _classify(
@@ -153,10 +101,3 @@ def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: lis
             f"The model's labels {', '.join(unmapped)} do not map to project labels "
             f"({', '.join(project_labels)}); set label_mapping."
         )
-
-
-def _finish(run: EvaluationRun, status: str, *, error: str = "", metrics: Any = None) -> None:
-    EvaluationRun.objects.filter(pk=run.pk).exclude(status=Status.CANCELLED).update(
-        status=status, error=error[:5000], metrics=metrics or {}, finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-    )  # fmt: skip

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Project, Release
+from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.tasks import run_evaluation_task
 
@@ -107,20 +107,10 @@ def _send(run: EvaluationRun) -> None:
 
 def evaluation_retry(*, run: EvaluationRun) -> EvaluationRun:
     """Run again from scratch; the new predictions replace the old ones."""
-    if not run.finished:
-        raise DomainError("Only a finished run can run again.", code="conflict")
-    EvaluationRun.objects.filter(pk=run.pk).update(
-        status=Status.QUEUED, done=0, error="", metrics={}, examples_per_second=None,
-        started_at=None, finished_at=None, heartbeat_at=None,
-    )  # fmt: skip
-    run.refresh_from_db()
+    jobs.requeue(run, metrics={}, examples_per_second=None)
     _send(run)
     return run
 
 
 def evaluation_cancel(*, run: EvaluationRun) -> EvaluationRun:
-    EvaluationRun.objects.filter(pk=run.pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
-        status=Status.CANCELLED, finished_at=timezone.now()
-    )
-    run.refresh_from_db()
-    return run
+    return jobs.cancel(run)

@@ -3,7 +3,8 @@
 from celery import shared_task
 from django.conf import settings
 
-from evaluation.runs import RunBusy, evaluation_execute
+from evaluation.jobs import RunBusy
+from evaluation.runs import evaluation_execute
 
 
 @shared_task(acks_late=True)

@@ -147,7 +147,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     # A message whose worker died is redelivered after this many seconds. A run that takes
-    # longer is not run twice: see evaluation.runs.RunBusy.
+    # longer is not run twice: see evaluation.jobs.RunBusy.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600),
         "unacked_restore_interval": envint("CELERY_RESTORE_INTERVAL", 10),
