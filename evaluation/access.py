@@ -6,9 +6,11 @@ from typing import Any
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from annotation.errors import DomainError
 from annotation.models import Project
-from annotation.permissions import Role, roles_of, visible_projects
-from evaluation.models import EvaluationRun, ModelSpec
+from annotation.permissions import Role, admin_release, roles_of, visible_projects
+from config.edge import parse_id
+from evaluation.models import Analysis, EvaluationRun, ModelSpec
 
 
 def admin_project(user: Any, slug: str) -> Project:
@@ -40,6 +42,22 @@ def admin_run(user: Any, pk: int) -> EvaluationRun:
     )
     _check(user, run.release.project)
     return run
+
+
+def admin_analysis(user: Any, pk: int) -> Analysis:
+    analysis = get_object_or_404(Analysis.objects.select_related("project"), pk=pk)
+    _check(user, analysis.project)
+    return analysis
+
+
+def analysis_project(user: Any, release: Any, runs: Any) -> Project:
+    """The project an analysis request is about, from its release or its first run; 404 unless
+    `user` administers it."""
+    if release is not None:
+        return admin_release(user, parse_id(release) or 0).project
+    if isinstance(runs, list) and runs:
+        return admin_run(user, parse_id(runs[0]) or 0).release.project
+    raise DomainError("Name the release (artifacts, inoculation) or the runs (instability).")
 
 
 def admin_model(user: Any, pk: int) -> ModelSpec:

@@ -11,15 +11,17 @@ from rest_framework.views import APIView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
 from config.edge import parse_id
-from evaluation import services
+from evaluation import analysis_services, services
 from evaluation.access import (
+    admin_analysis,
     admin_model,
     admin_project,
     admin_projects,
     admin_run,
+    analysis_project,
     require_some_admin,
 )
-from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.models import Analysis, EvaluationRun, ModelSpec
 
 
 class ModelInputSerializer(serializers.Serializer):
@@ -130,3 +132,64 @@ class RunActionView(APIView):
         else:
             run = services.evaluation_retry(run=run)
         return Response(RunOutputSerializer(run).data)
+
+
+class AnalysisOutputSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug")
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Analysis
+        fields = ["id", "project", "kind", "params", "status", "progress", "result", "error",
+                  "attempts", "created_at", "started_at", "finished_at"]  # fmt: skip
+
+    def get_progress(self, analysis: Analysis) -> dict[str, Any]:
+        return {"done": analysis.done, "total": analysis.total, "percent": analysis.percent}
+
+
+class AnalysisInputSerializer(serializers.Serializer):
+    """The kind, and its parameters beside it (SPEC §10.3): runs, or release and the rest."""
+
+    kind = serializers.ChoiceField(choices=Analysis.Kind.choices)
+
+
+class AnalysisListView(APIView):
+    @extend_schema(operation_id="analyses_list", responses=page_of(AnalysisOutputSerializer))
+    def get(self, request: Request) -> Response:
+        analyses = Analysis.objects.filter(project__in=admin_projects(request.user))
+        return paginated(
+            request, self, analyses.select_related("project"), AnalysisOutputSerializer
+        )
+
+    @extend_schema(request=AnalysisInputSerializer, responses={202: AnalysisOutputSerializer})
+    def post(self, request: Request) -> Response:
+        require_some_admin(request.user)
+        project = analysis_project(
+            request.user, raw_field(request, "release"), raw_field(request, "runs")
+        )
+        data = AnalysisInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = {k: v for k, v in dict(request.data).items() if k != "kind"}
+        analysis = analysis_services.analysis_create(
+            project=project, user=request.user, kind=data.validated_data["kind"], params=params
+        )
+        return Response(AnalysisOutputSerializer(analysis).data, status=status.HTTP_202_ACCEPTED)
+
+
+class AnalysisDetailView(APIView):
+    @extend_schema(responses=AnalysisOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(AnalysisOutputSerializer(admin_analysis(request.user, pk)).data)
+
+
+class AnalysisActionView(APIView):
+    action = ""
+
+    @extend_schema(request=None, responses=AnalysisOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        analysis = admin_analysis(request.user, pk)
+        if self.action == "cancel":
+            analysis = analysis_services.analysis_cancel(analysis=analysis)
+        else:
+            analysis = analysis_services.analysis_retry(analysis=analysis)
+        return Response(AnalysisOutputSerializer(analysis).data)

@@ -141,3 +141,57 @@ class Prediction(models.Model):
     @property
     def correct(self) -> bool:
         return self.label == self.gold
+
+
+class Analysis(models.Model):
+    """An analysis of a project's released sets or runs (SPEC §10.3), run on the worker like an
+    evaluation run. `params` are what was asked; `result` is set once it succeeds."""
+
+    class Kind(models.TextChoices):
+        INSTABILITY = "instability"
+        ARTIFACTS = "artifacts"
+        INOCULATION = "inoculation"
+
+    Status = EvaluationRun.Status
+    FINISHED = EvaluationRun.FINISHED
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="analyses")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "analyses"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["instability", "artifacts", "inoculation"]),
+                name="analysis_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(done__lte=models.F("total")), name="analysis_done_le_total"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} analysis {self.pk}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0

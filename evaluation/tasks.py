@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.conf import settings
 
+from evaluation.analysis_runs import analysis_execute
 from evaluation.jobs import RunBusy
 from evaluation.runs import evaluation_execute
 
@@ -19,5 +20,14 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
     the run is redelivered; a delivery that finds the run alive on another worker waits."""
     try:
         evaluation_execute(run_id)
+    except RunBusy as busy:
+        raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Run one analysis; redelivered like an evaluation run if its worker dies."""
+    try:
+        analysis_execute(analysis_id)
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None

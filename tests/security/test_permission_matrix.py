@@ -10,7 +10,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Perturbation
-from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,6 +73,14 @@ MATRIX = {
     "run": (("get", ADMINS),),
     "run-progress": (("get", ADMINS),),
     "run-action": (("post", ADMINS),),
+    "api-analyses": (("post", ADMINS),),
+    "api-analysis": (("get", ADMINS),),
+    "api-analysis-cancel": (("post", ADMINS),),
+    "api-analysis-retry": (("post", ADMINS),),
+    "analyses": (("get", ADMINS), ("post", ADMINS)),
+    "analysis": (("get", ADMINS),),
+    "analysis-progress": (("get", ADMINS),),
+    "analysis-action": (("post", ADMINS),),
 }
 # Open to everyone, or filtered per user rather than refused.
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
@@ -99,6 +107,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     perturbation = Perturbation.objects.filter(project=project).first()
     spec = ModelSpec.objects.create(project=project, name="m", kind="python", source="a.b:c")
     run = EvaluationRun.objects.create(release=released, model=spec, split="test")
+    analysis = Analysis.objects.create(project=project, kind="artifacts", params={})
     item = perturbation.item
     slug, validator = project.slug, people["validator"]
     kwargs = {
@@ -127,10 +136,21 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "run": {"slug": slug, "pk": run.pk},
         "run-progress": {"slug": slug, "pk": run.pk},
         "run-action": {"slug": slug, "pk": run.pk, "action": "cancel"},
+        "api-analyses": {},
+        "api-analysis": {"pk": analysis.pk},
+        "api-analysis-cancel": {"pk": analysis.pk},
+        "api-analysis-retry": {"pk": analysis.pk},
+        "analysis": {"slug": slug, "pk": analysis.pk},
+        "analysis-progress": {"slug": slug, "pk": analysis.pk},
+        "analysis-action": {"slug": slug, "pk": analysis.pk, "action": "cancel"},
     }
     users = {**people, "staff": staff}
     # The global endpoints learn the project from the payload: name this project's objects.
-    payloads = {"api-models": {"project": slug}, "api-evaluations": {"release": released.pk}}
+    payloads = {
+        "api-models": {"project": slug},
+        "api-evaluations": {"release": released.pk},
+        "api-analyses": {"kind": "artifacts", "release": released.pk},
+    }
     return kwargs, users, slug, payloads
 
 

@@ -1,0 +1,142 @@
+"""Running an analysis on a worker (SPEC §10.3): gather plain data from the database or the
+release bundle, call the pure functions of evaluation.analyses, store the result."""
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from annotation.models import Release
+from annotation.releases.bundle import read_examples, read_sets
+from evaluation import jobs
+from evaluation.analyses import artifacts, inoculation, instability
+from evaluation.models import Analysis, ModelSpec, Prediction
+from evaluation.runners.trainer import ClassifierTrainer
+
+Kind = Analysis.Kind
+
+
+def analysis_execute(analysis_id: int) -> Analysis | None:
+    return jobs.execute(Analysis, analysis_id, _work)
+
+
+def _work(analysis: Analysis) -> dict[str, Any]:
+    work = {Kind.INSTABILITY.value: _instability, Kind.ARTIFACTS.value: _artifacts,
+            Kind.INOCULATION.value: _inoculation}[analysis.kind]  # fmt: skip
+    return {"result": work(analysis)}
+
+
+def _progress(analysis: Analysis, total: int) -> Any:
+    Analysis.objects.filter(pk=analysis.pk).update(total=total)
+    done = 0
+
+    def advance(n: int = 1) -> None:
+        nonlocal done
+        done += n
+        jobs.heartbeat(analysis, done=done)
+
+    return advance
+
+
+def _instability(analysis: Analysis) -> dict[str, Any]:
+    ids = analysis.params["runs"]
+    advance = _progress(analysis, len(ids))
+    per_run: list[dict[str, Any]] = []
+    for run_id in ids:
+        rows = Prediction.objects.filter(run_id=run_id).values_list(
+            "example", "set_id", "role", "gold", "label"
+        )
+        per_run.append({example: (set_id, role, gold == label)
+                        for example, set_id, role, gold, label in rows})  # fmt: skip
+        advance()
+    examples = sorted(set.intersection(*(set(run) for run in per_run)))
+    result: dict[str, Any] = {"runs": ids}
+    for role, name in (("original", "original"), ("perturbed", "perturbed")):
+        units = [e for e in examples if per_run[0][e][1] == role]
+        result[name] = instability.decompose(
+            np.array([[run[e][2] for e in units] for run in per_run])
+        )
+    sets = sorted({per_run[0][e][0] for e in examples})
+    consistent = []
+    for run in per_run:
+        right: dict[str, bool] = defaultdict(lambda: True)
+        for e in examples:
+            right[run[e][0]] &= run[e][2]
+        consistent.append([right[s] for s in sets])
+    result["consistency"] = instability.decompose(np.array(consistent))
+    return result
+
+
+def _artifacts(analysis: Analysis) -> dict[str, Any]:
+    release = Release.objects.select_related("project").get(pk=analysis.params["release"])
+    project = release.project
+    advance = _progress(analysis, 1)
+    names = project.editable_field_names
+    edits = []
+    for record in read_sets(release):
+        if record.split != analysis.params["split"]:
+            continue
+        original = " ".join(record.original["fields"][n] for n in names)
+        for p in record.perturbations:
+            text = " ".join(p["fields"][n] for n in names)
+            edits.append(artifacts.Edit(original, text, p["label"], p.get("author", "")))
+    result = artifacts.artifacts(edits, len(project.labels))
+    advance()
+    return result
+
+
+def _inoculation(analysis: Analysis) -> dict[str, Any]:
+    p = analysis.params
+    release = Release.objects.select_related("project").get(pk=p["release"])
+    spec = ModelSpec.objects.get(pk=p["model"])
+    names = release.project.editable_field_names
+
+    def texts(examples: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+        return [" ".join(e["fields"][n] for n in names) for e in examples], [
+            e["label"] for e in examples
+        ]
+
+    test = read_examples(release, "test")
+    original = texts([e for e in test if e["role"] == "original"])
+    contrast = texts([e for e in test if e["role"] == "perturbed"])
+    dev = texts([e for e in read_examples(release, "dev") if e["role"] == "original"])
+    pool = read_examples(release, p["pool_split"])
+    subsets = inoculation.nested_pool(sorted({e["set_id"] for e in pool}), p["sizes"], p["seed"])
+    trainer = ClassifierTrainer(
+        spec.source, label_mapping=spec.label_mapping or {}, device=spec.device,
+        precision=spec.precision, max_length=spec.max_length, batch_size=min(spec.batch_size, 16),
+    )  # fmt: skip
+    advance = _progress(analysis, 1 + len(p["sizes"]) * len(p["learning_rates"]))
+
+    def evaluate(dev_accuracy: float | None = None) -> dict[str, float]:
+        return {
+            "original_accuracy": trainer.accuracy(*original),
+            "contrast_accuracy": trainer.accuracy(*contrast),
+            "dev_accuracy": trainer.accuracy(*dev) if dev_accuracy is None else dev_accuracy,
+        }
+
+    before = evaluate()
+    advance()
+    points = []
+    for size in p["sizes"]:
+        chosen = set(subsets[size])
+        train = texts([e for e in pool if e["set_id"] in chosen and e["role"] == "perturbed"])
+        for rate in p["learning_rates"]:
+            epochs = 0
+            if size:
+                epochs = trainer.fine_tune(
+                    *train, learning_rate=rate, max_epochs=p["max_epochs"], seed=p["seed"],
+                    early_stopping=dev, alive=lambda: jobs.heartbeat(analysis),
+                )  # fmt: skip
+            else:
+                trainer.reset()  # size 0 is the base model unchanged
+            points.append({"size": size, "learning_rate": rate, "epochs": epochs, **evaluate()})
+            advance()
+    best = inoculation.best_point(points)
+    return {
+        "before": {k: before[k] for k in ("original_accuracy", "contrast_accuracy")},
+        "points": points,
+        "best": {"size": best["size"], "learning_rate": best["learning_rate"]},
+        **inoculation.outcome(before, best, p["delta"]),
+        "pool_sets": len({e["set_id"] for e in pool}),
+    }
