@@ -122,7 +122,11 @@ SPECTACULAR_SETTINGS = {
     # Vendored Swagger UI: the pages must work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "evaluation.models.ModelSpec.Kind"},
+    "ENUM_NAME_OVERRIDES": {
+        "ModelKindEnum": "evaluation.models.ModelSpec.Kind",
+        "AnalysisKindEnum": "evaluation.models.Analysis.Kind",
+        "JobStatusEnum": "evaluation.models.EvaluationRun.Status",
+    },
 }
 
 # Import limits (SPEC §3A). Each one produces its own clear error.

@@ -21,7 +21,6 @@ class SequenceClassifier:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = resolve_device(device)
-        self.max_length = max_length
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(source)
@@ -31,6 +30,8 @@ class SequenceClassifier:
             raise RunnerError(f"Model {source!r} has no fast tokenizer.")
         dtype = resolve_dtype(precision, self.device)
         self.model = self.model.to(device=self.device, dtype=dtype).eval()
+        # A longer max_length than the model's positions would fail on long texts.
+        self.max_length = min(max_length, self.tokenizer.model_max_length)
         self.id2label = {int(i): str(name) for i, name in self.model.config.id2label.items()}
 
     def predict(

@@ -31,13 +31,14 @@ class ClassifierTrainer:
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(precision, self.device)
-        self.max_length, self.batch_size = max_length, batch_size
+        self.batch_size = batch_size
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             model: Any = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError) as error:
             raise RunnerError(f"Cannot load model {source!r}: {error}") from None
         self.model: Any = model.to(self.device)
+        self.max_length = min(max_length, self.tokenizer.model_max_length)
         names = {int(i): str(n) for i, n in self.model.config.id2label.items()}
         # project label -> the model's class index, through the spec's label mapping
         self.index = {label_mapping.get(name, name): i for i, name in names.items()}

@@ -97,3 +97,40 @@ def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
         assert page.locator("#failed-sets ins").count() >= 1
         assert any(f"({p.output_score:.3f})" in shown for p in originals)
     screenshot(page, "results-minimal-pairs")
+
+
+def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, project, released):
+    import numpy as np
+
+    from annotation.releases.bundle import read_examples
+    from evaluation.analysis_runs import analysis_execute
+    from evaluation.models import Analysis, EvaluationRun, Prediction
+
+    spec = ModelSpec.objects.create(project=project, name="m", kind="python", source="a.b:c")
+    examples = read_examples(released, "test")
+    correct = np.random.default_rng(1).random((4, len(examples))) < 0.6
+    for k in range(4):
+        run = EvaluationRun.objects.create(release=released, model=spec, status="succeeded")
+        Prediction.objects.bulk_create(
+            Prediction(run=run, example=e["id"], set_id=e["set_id"], role=e["role"],
+                       gold=e["label"], label=e["label"] if correct[k, i] else "x")
+            for i, e in enumerate(examples)
+        )  # fmt: skip
+    login("alice")
+    page.goto(f"/p/{project.slug}/analyses/")
+    page.select_option("select[name=kind]", "instability")
+    page.select_option("select[name=runs]", [str(r.pk) for r in EvaluationRun.objects.all()])
+    page.click("#analysis-form button[type=submit]")
+    page.wait_for_url("**/analyses/*/")
+    analysis = Analysis.objects.get()
+    assert analysis.kind == "instability" and analysis.status == "queued"
+    analysis_execute(analysis.pk)  # as the worker would; htmx refreshes the page
+    page.locator("#results").wait_for(timeout=10_000)
+    page.wait_for_function("document.querySelectorAll('#results canvas').length === 2")
+    drawn = page.evaluate(
+        "Array.from(document.querySelectorAll('#results canvas'))"
+        ".map(c => Chart.getChart(c) ? Chart.getChart(c).data.datasets.length : 0)"
+    )
+    assert drawn == [2, 3]  # the two variance parts; accuracies of originals, perturbed, sets
+    assert "covariance share" in page.inner_text("#results")
+    screenshot(page, "analysis-instability")

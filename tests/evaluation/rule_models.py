@@ -1,5 +1,6 @@
 """`python` model specs used by the tests: plain callables over lists of field dicts."""
 
+import random
 import time
 
 
@@ -25,3 +26,24 @@ def unknown_labels(batch: list[dict[str, str]]) -> list[str]:
 
 def broken(batch: list[dict[str, str]]) -> list[str]:
     raise RuntimeError("the rule engine is broken")
+
+
+NEGATIVE_WORDS = ["bad", "worst", "awful", "boring", "waste", "terrible", "poor", "stupid",
+                  "dull", "horrible", "mess", "nothing"]  # fmt: skip
+
+
+def _lexicon(seed: int):  # type: ignore[no-untyped-def]
+    """A rule model with its own seeded half of the negative words: six of them stand in for
+    six training seeds of one model."""
+    words = random.Random(seed).sample(NEGATIVE_WORDS, 6)
+
+    def predict(batch: list[dict[str, str]]) -> list[str]:
+        return [
+            "negative" if any(w in fields["text"].lower() for w in words) else "positive"
+            for fields in batch
+        ]
+
+    return predict
+
+
+lexicon_0, lexicon_1, lexicon_2, lexicon_3, lexicon_4, lexicon_5 = map(_lexicon, range(6))

@@ -232,10 +232,11 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
         project=project, name="tiny", kind="hf-sequence-classification", source=str(tiny_model),
         batch_size=8,
     )  # fmt: skip
-    analysis = analysis_create(project=project, user=people["admin"], kind="inoculation", send=False,
-                               params={"release": split_release.pk, "model": spec.pk,
-                                       "sizes": [0, 8, 10], "learning_rates": [1e-3],
-                                       "max_epochs": 100})  # fmt: skip
+    params = {"release": split_release.pk, "model": spec.pk, "sizes": [0, 8, 10],
+              "learning_rates": [1e-3], "max_epochs": 100}  # fmt: skip
+    analysis = analysis_create(
+        project=project, user=people["admin"], kind="inoculation", params=params, send=False
+    )
     temp = Path(tempfile.gettempdir())
     before = set(temp.iterdir())
 
