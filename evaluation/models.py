@@ -60,7 +60,10 @@ class ModelSpec(models.Model):
         return self.name
 
 
-class EvaluationRun(models.Model):
+class Job(models.Model):
+    """The lifecycle of work done on a worker (evaluation.jobs): queued, running, then
+    succeeded, failed or cancelled, with progress and a heartbeat."""
+
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
@@ -70,27 +73,41 @@ class EvaluationRun(models.Model):
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
-    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
-    model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
-    split = models.CharField(max_length=8, default="test")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
-    examples_per_second = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
-    metrics = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    # Written with progress; a stale heartbeat on a running run means its worker died.
+    # Written with progress; a stale heartbeat on a running job means its worker died.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-id"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+class EvaluationRun(Job):
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
+    model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
+    split = models.CharField(max_length=8, default="test")
+    examples_per_second = models.FloatField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    class Meta(Job.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "succeeded", "failed", "cancelled"]),
@@ -103,14 +120,6 @@ class EvaluationRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk}: {self.model} on {self.release} ({self.split})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0
 
 
 class Prediction(models.Model):
@@ -143,7 +152,7 @@ class Prediction(models.Model):
         return self.label == self.gold
 
 
-class Analysis(models.Model):
+class Analysis(Job):
     """An analysis of a project's released sets or runs (SPEC §10.3), run on the worker like an
     evaluation run. `params` are what was asked; `result` is set once it succeeds."""
 
@@ -152,28 +161,15 @@ class Analysis(models.Model):
         ARTIFACTS = "artifacts"
         INOCULATION = "inoculation"
 
-    Status = EvaluationRun.Status
-    FINISHED = EvaluationRun.FINISHED
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="analyses")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     params = models.JSONField(default=dict)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Job.Meta):
         verbose_name_plural = "analyses"
         constraints = [
             models.CheckConstraint(
@@ -187,11 +183,3 @@ class Analysis(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} analysis {self.pk}"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else 0

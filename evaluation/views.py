@@ -129,16 +129,20 @@ def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
     _, run = _run(request, slug, pk)
+    actions = {"cancel": services.evaluation_cancel, "retry": services.evaluation_retry}
+    return _job_action(request, actions.get(action), lambda: actions[action](run=run), "run")
+
+
+def _job_action(request: HttpRequest, known: Any, act: Any, page: str) -> HttpResponse:
+    """Cancel or retry a run or an analysis, then show its page again."""
+    if known is None:
+        return HttpResponse(status=404)
     try:
-        if action == "cancel":
-            services.evaluation_cancel(run=run)
-        elif action == "retry":
-            services.evaluation_retry(run=run)
-        else:
-            return HttpResponse(status=404)
+        act()
     except DomainError as error:
         flash_refusal(request, error)
-    return redirect("run", slug=slug, pk=pk)
+    kwargs = request.resolver_match.kwargs  # type: ignore[union-attr]
+    return redirect(page, slug=kwargs["slug"], pk=kwargs["pk"])
 
 
 @login_required
@@ -313,13 +317,8 @@ def analysis_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def analysis_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
     _, analysis = _analysis(request, slug, pk)
-    try:
-        if action == "cancel":
-            analysis_services.analysis_cancel(analysis=analysis)
-        elif action == "retry":
-            analysis_services.analysis_retry(analysis=analysis)
-        else:
-            return HttpResponse(status=404)
-    except DomainError as error:
-        flash_refusal(request, error)
-    return redirect("analysis", slug=slug, pk=pk)
+    actions = {"cancel": analysis_services.analysis_cancel,
+               "retry": analysis_services.analysis_retry}  # fmt: skip
+    return _job_action(
+        request, actions.get(action), lambda: actions[action](analysis=analysis), "analysis"
+    )
