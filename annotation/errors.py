@@ -5,6 +5,7 @@ The API's exception handler (`api_exception_handler`, set in REST_FRAMEWORK) and
 `flash_refusal` turn one into a response; `STATUS` maps each code to its HTTP status.
 """
 
+import dataclasses
 from typing import Any
 
 from django.contrib import messages
@@ -41,14 +42,33 @@ class DomainError(Exception):
 
 
 class ImportRejected(DomainError):
-    """A file was rejected, with every problem on its own line; nothing was imported."""
+    """A file was rejected, with every problem on its line; nothing was imported. Identical
+    problems on many lines are reported once, naming the lines."""
 
     def __init__(self, errors: list[Any]):
-        super().__init__("; ".join(f"line {e.line}: {e.message}" for e in errors[:5]))
-        self.errors = errors
+        self.errors = group_errors(errors)
+        super().__init__("; ".join(f"line {e.line}: {e.message}" for e in self.errors[:5]))
 
     def as_dict(self) -> dict[str, Any]:
         return {"errors": [e.as_dict() for e in self.errors]}
+
+
+def group_errors(errors: list[Any]) -> list[Any]:
+    """One entry per distinct message (a LineError or alike), on the first line it occurs on:
+    "lines 2, 3, 4, ... (50 lines): unknown label 'Negative'"."""
+    lines: dict[str, list[Any]] = {}
+    for error in errors:
+        lines.setdefault(error.message, []).append(error)
+    grouped = []
+    for message, same in lines.items():
+        if len(same) == 1:
+            grouped.append(same[0])
+            continue
+        numbers = [str(e.line) for e in same if e.line is not None]
+        shown = ", ".join(numbers[:8]) + (", ..." if len(numbers) > 8 else "")
+        text = f"lines {shown} ({len(same)} lines): {message}"
+        grouped.append(dataclasses.replace(same[0], message=text))
+    return grouped
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -45,6 +45,7 @@ class ExampleImportView(APIView):
             fmt=data.validated_data.get("format"),
             mapping=mapping,
             default_split=data.validated_data["split"],
+            labels=data.validated_data["labels"],
         )
         return Response(
             {"batch": batch.pk, "imported": batch.row_count}, status=status.HTTP_201_CREATED
@@ -64,7 +65,11 @@ class SetImportView(APIView):
         data.is_valid(raise_exception=True)
         result = run_set_import(project, request.user, data.validated_data)
         return Response(
-            {"perturbations": result.created, "already_present": result.skipped},
+            {
+                "perturbations": result.created,
+                "already_present": result.skipped,
+                "warnings": [w.as_dict() for w in result.warnings],
+            },
             status=status.HTTP_201_CREATED,
         )
 

@@ -20,6 +20,9 @@ class ImportForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text='JSON from target to column, e.g. {"text": "Text", "label": "Sentiment"}.',
     )
+    labels = JSONObjectField(
+        empty_value={}, help_text='label values to project labels, e.g. {"Neg": "negative"}'
+    )
 
 
 class SetImportForm(forms.Form):
@@ -30,7 +33,13 @@ class SetImportForm(forms.Form):
     mapping = JSONObjectField(
         empty_value={}, help_text='e.g. {"text": "Text", "label": "Sentiment", "tags": "Tags"}'
     )
+    labels = JSONObjectField(
+        empty_value={}, help_text="label values to project labels (case is matched anyway)"
+    )
     split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
+    strict = forms.BooleanField(
+        required=False, help_text="refuse edits that break the authoring rules instead of warning"
+    )
     tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")
     author = forms.CharField(initial="imported", help_text="the pseudo-author credited")
     accept = forms.BooleanField(required=False, help_text="mark accepted instead of validating")

@@ -22,6 +22,7 @@ from annotation.imports.readers import (
     guess_format,
     id_problem,
     read_rows,
+    resolve_label,
     text_problem,
 )
 from annotation.models import Example, ImportBatch, Project
@@ -46,9 +47,15 @@ class RowParser:
     """Turns raw records into ParsedRows for one project, collecting line-numbered errors."""
 
     def __init__(
-        self, project: Project, mapping: dict[str, str], default_split: str, id_prefix: str
+        self,
+        project: Project,
+        mapping: dict[str, str],
+        default_split: str,
+        id_prefix: str,
+        label_map: dict[str, str] | None = None,
     ):
         self.project = project
+        self.label_map = label_map or {}
         self.mapping = mapping
         self.default_split = default_split
         self.id_prefix = id_prefix
@@ -88,15 +95,16 @@ class RowParser:
         if value is None or str(value).strip() == "":
             errors.append(LineError(line, f"missing label {self._named('label')}."))
             return ""
-        label = str(value).strip()
-        if label not in self.project.labels:
+        label = resolve_label(str(value).strip(), self.project.labels, self.label_map)
+        if label is None:
             errors.append(
                 LineError(
                     line,
-                    f"unknown label {label!r}; the project's labels are "
-                    f"{', '.join(self.project.labels)}.",
+                    f"unknown label {str(value).strip()!r}; the project's labels are "
+                    f"{', '.join(self.project.labels)} (map others with labels).",
                 )
             )
+            return ""
         return label
 
     def _split(self, line: int, value: Any, errors: list[LineError]) -> str:
@@ -142,6 +150,7 @@ def parse_file(
     id_prefix: str,
     progress: Progress | None = None,
     new_ids_only: bool = True,
+    label_map: dict[str, str] | None = None,
 ) -> list[ParsedRow]:
     if fmt not in FORMATS:
         raise ImportRejected(
@@ -152,7 +161,7 @@ def parse_file(
     _check_mapping(project, mapping)
     text = decode(data)
     total_lines = text.count("\n") + 1
-    parser = RowParser(project, mapping, default_split, id_prefix)
+    parser = RowParser(project, mapping, default_split, id_prefix, label_map)
     rows: list[ParsedRow] = []
     errors: list[LineError] = []
     header_checked = fmt == "jsonl"
@@ -247,8 +256,10 @@ def import_examples(
     mapping: dict[str, str] | None = None,
     default_split: str = "test",
     progress: Progress | None = None,
+    labels: dict[str, str] | None = None,
 ) -> ImportBatch:
-    """Import originals from JSONL, CSV or TSV in one transaction; raise ImportRejected if bad."""
+    """Import originals from JSONL, CSV or TSV in one transaction; raise ImportRejected if bad.
+    `labels` maps label values of the file to project labels ({"Negative": "negative"})."""
     fmt = fmt or guess_format(source_name)
     mapping = mapping or {}
     rows = parse_file(
@@ -259,6 +270,7 @@ def import_examples(
         default_split=default_split,
         id_prefix=PurePath(source_name).stem or "row",
         progress=progress,
+        label_map=labels,
     )
     try:
         with transaction.atomic():

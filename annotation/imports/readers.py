@@ -43,6 +43,16 @@ def text_problem(value: Any, what: str) -> str | None:
     return None
 
 
+def resolve_label(value: str, labels: list[str], label_map: dict[str, str]) -> str | None:
+    """The project label an imported value means: through `label_map` ({"Negative":
+    "negative"}), exactly, or case-insensitively when only one label matches; else None."""
+    value = label_map.get(value, value)
+    if value in labels:
+        return value
+    folded = [label for label in labels if label.casefold() == value.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
 def id_problem(value: str, what: str = "id") -> str | None:
     """What is wrong with an id of any import, or None."""
     if not value:

@@ -29,6 +29,7 @@ class ImportInputSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["jsonl", "csv", "tsv"], required=False)
     mapping = MappingField(required=False, default=dict)
+    labels = MappingField(required=False, default=dict, help_text='e.g. {"Negative": "negative"}')
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
 
 
@@ -45,7 +46,11 @@ class SetImportSerializer(serializers.Serializer):
     accept = serializers.BooleanField(default=False)
     author = serializers.RegexField(r"^[\w.-]{1,60}$", default="imported")
     mapping = MappingField(required=False, default=dict)
+    labels = MappingField(required=False, default=dict, help_text='e.g. {"Negative": "negative"}')
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
+    strict = serializers.BooleanField(
+        default=False, help_text="refuse edits that break the authoring rules, not just warn"
+    )
     tags = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
-from annotation.errors import ImportRejected
+from annotation.errors import ImportRejected, group_errors
 from annotation.imports.accounts import inactive_user
 from annotation.imports.originals import ParsedRow, parse_file
 from annotation.imports.readers import (
@@ -23,6 +23,7 @@ from annotation.imports.readers import (
     decode,
     id_problem,
     read_jsonl,
+    resolve_label,
     text_problem,
 )
 from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
@@ -34,6 +35,7 @@ from annotation.validation.queue import items_open_for
 class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
+    warnings: list[LineError]  # authoring rules the kept edits break
 
 
 @dataclass
@@ -74,13 +76,29 @@ def _check_perturbation(
     for name in project.field_names:
         if name not in project.editable_field_names and p["fields"][name] != original.fields[name]:
             errors.append(LineError(line, f"read-only field {name!r} differs from the original."))
+    return errors
+
+
+def rule_warnings(
+    project: Project, line: int, original: ParsedRow, p: dict[str, Any]
+) -> list[LineError]:
+    """The authoring rules (SPEC §3C) a published edit may break: an import keeps the edit and
+    warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
+    warnings = []
     same = all(
         normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
         for n in project.field_names
     )
     if same:
-        errors.append(LineError(line, "the perturbation is identical to its original."))
-    return errors
+        warnings.append(LineError(line, "the perturbation is identical to its original."))
+    if project.setting("require_label_change") and p["label"] == original.label:
+        warnings.append(LineError(line, f"the perturbation keeps the label {p['label']!r}."))
+    ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
+    if ratio > project.setting("max_edit_ratio"):
+        warnings.append(
+            LineError(line, f"the edit changes {ratio:.0%} of the tokens (over the limit).")
+        )
+    return warnings
 
 
 def parse_paired_tsv(
@@ -92,6 +110,7 @@ def parse_paired_tsv(
     split: str,
     source_name: str,
     tags: list[str],
+    label_map: dict[str, str] | None = None,
 ) -> list[ParsedSet]:
     stem = PurePath(source_name).stem or "set"
     common: dict[str, Any] = {
@@ -99,6 +118,7 @@ def parse_paired_tsv(
         "fmt": "tsv",
         "default_split": split,
         "new_ids_only": False,
+        "label_map": label_map,
     }
     tag_column = mapping.get("tags", "tags")
     mapping = {k: v for k, v in mapping.items() if k != "tags"}
@@ -136,14 +156,16 @@ def parse_paired_tsv(
     return sets
 
 
-def parse_sets_jsonl(project: Project, data: bytes, default_tags: list[str]) -> list[ParsedSet]:
+def parse_sets_jsonl(
+    project: Project, data: bytes, default_tags: list[str], label_map: dict[str, str] | None = None
+) -> list[ParsedSet]:
     sets: list[ParsedSet] = []
     errors: list[LineError] = []
     for line_no, record in read_jsonl(decode(data)):
         if isinstance(record, LineError):
             errors.append(record)
             continue
-        parsed = _parse_set(project, line_no, record, default_tags)
+        parsed = _parse_set(project, line_no, record, default_tags, label_map or {})
         if isinstance(parsed, list):
             errors.extend(parsed)
         else:
@@ -156,14 +178,15 @@ def parse_sets_jsonl(project: Project, data: bytes, default_tags: list[str]) -> 
 
 
 def _parse_set(
-    project: Project, line: int, record: Any, default_tags: list[str]
+    project: Project, line: int, record: Any, default_tags: list[str], label_map: dict[str, str]
 ) -> ParsedSet | list[LineError]:
     parsed = parse_set_record(record)
     if isinstance(parsed, str):
         return [LineError(line, parsed)]
     original = parsed.original
     errors = _check_text(project, line, original.get("fields"), "original")
-    if original.get("label") not in project.labels:
+    label = resolve_label(str(original.get("label", "")), project.labels, label_map)
+    if label is None:
         errors.append(LineError(line, f"original: unknown label {original.get('label')!r}."))
     if parsed.split not in SPLITS:
         errors.append(LineError(line, f"unknown split {parsed.split!r}."))
@@ -172,13 +195,14 @@ def _parse_set(
     if errors:
         return errors
     fields = {name: original["fields"][name] for name in project.field_names}
-    row = ParsedRow(line, parsed.set_id, fields, original["label"], parsed.split)
+    row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split)
     tags = set(project.tags.values_list("name", flat=True))
     items = []
     for p in parsed.perturbations:
+        raw = p.get("label")
         item = {
             "fields": p.get("fields"),
-            "label": p.get("label"),
+            "label": resolve_label(str(raw), project.labels, label_map) or raw,
             "tags": p.get("tags") or default_tags,
         }
         errors += _check_perturbation(project, line, row, item, tags)
@@ -196,14 +220,22 @@ def import_sets(
     source_name: str,
     author: str = "imported",
     accept: bool = False,
+    strict: bool = False,
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
-    label) is not created again, so importing a file twice changes nothing the second time."""
+    label) is not created again, so importing a file twice changes nothing the second time.
+    Edits that break the authoring rules are kept and reported as warnings, or refuse the
+    file when `strict`."""
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
-    errors = []
+    errors, warnings = [], []
     for s in sets:
         for p in s.perturbations:
-            errors += _check_perturbation(project, s.line, s.original, p, set(tags))
+            problems = _check_perturbation(project, s.line, s.original, p, set(tags))
+            errors += problems
+            if not problems:
+                warnings += rule_warnings(project, s.line, s.original, p)
+    if strict:
+        errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}
     for s in sets:
         first = seen.setdefault(s.original.external_id, s)
@@ -246,7 +278,8 @@ def import_sets(
         ]
         Example.objects.bulk_create(new, batch_size=2000)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
-        result = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
+        created, skipped = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
+        result = SetsImported(created, skipped, group_errors(warnings))
         audit(actor=user, action="sets_imported", project=project, source=source_name,
               sets=len(sets), perturbations=result.created, already_present=result.skipped,
               accepted=accept, author=author)  # fmt: skip
@@ -260,7 +293,7 @@ def _create_perturbations(
     tags: dict[str, Tag],
     author: Any,
     accept: bool,
-) -> SetsImported:
+) -> tuple[int, int]:
     now = timezone.now()
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
@@ -298,7 +331,7 @@ def _create_perturbations(
     if not accept:
         for perturbation, _ in created:
             items_open_for(perturbation)
-    return SetsImported(len(created), skipped)
+    return len(created), skipped
 
 
 def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
@@ -319,7 +352,7 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
     """Parse and import sets from validated form values; raises ImportRejected."""
     if values["format"] == "sets_jsonl":
         upload = values["file"]
-        sets = parse_sets_jsonl(project, upload.read(), values["tags"])
+        sets = parse_sets_jsonl(project, upload.read(), values["tags"], values["labels"])
     else:
         upload = values["original"]
         sets = parse_paired_tsv(
@@ -330,6 +363,7 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
             split=values["split"],
             source_name=upload.name,
             tags=values["tags"],
+            label_map=values["labels"],
         )
     return import_sets(
         project=project,
@@ -338,4 +372,5 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
         source_name=upload.name,
         author=values["author"],
         accept=values["accept"],
+        strict=values["strict"],
     )

@@ -32,6 +32,7 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 fmt=form.cleaned_data["format"] or None,
                 mapping=form.cleaned_data["mapping"],
                 default_split=form.cleaned_data["split"],
+                labels=form.cleaned_data["labels"],
             )
         except ImportRejected as rejected:
             errors = rejected.errors
@@ -62,6 +63,8 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 present = f"; {result.skipped} were already here" if result.skipped else ""
                 messages.success(request, f"Imported {result.created} perturbations{present}.")
+                for warning in result.warnings[:20]:
+                    messages.warning(request, f"line {warning.line}: {warning.message}")
                 return redirect("set-import", slug=slug)
     context = {"project": project, "form": form, "errors": errors}
     return render(request, "annotation/set_import.html", context, status=400 if errors else 200)

@@ -72,6 +72,7 @@ class BundleWriter:
             "sets": Counter(),
             "perturbations": Counter(),
             "labels": defaultdict(Counter),
+            "label_changed": Counter(),
             "original_labels": defaultdict(Counter),
             "tags": defaultdict(Counter),
         }
@@ -185,6 +186,7 @@ class BundleWriter:
             total = sum(c.votes.values())
             self.counts["perturbations"][split] += 1
             self.counts["labels"][split][c.label] += 1
+            self.counts["label_changed"][split] += c.label != pivot["label"]
             for tag in tags:
                 self.counts["tags"][split][tag] += 1
             self.seconds.append(p["seconds_spent"])
@@ -195,6 +197,7 @@ class BundleWriter:
                     "id": f"p-{p['id']}",
                     "fields": p["fields"],
                     "label": c.label,
+                    "label_changed": c.label != pivot["label"],
                     "tags": tags,
                     "rationale": p["rationale"],
                     "author": authors[p["author_id"]],
@@ -219,6 +222,7 @@ class BundleWriter:
             "sets": dict(c["sets"]),
             "perturbations": dict(c["perturbations"]),
             "labels": {s: dict(v) for s, v in c["labels"].items()},
+            "label_changed": {s: c["label_changed"].get(s, 0) for s in c["perturbations"]},
             "original_labels": {s: dict(v) for s, v in c["original_labels"].items()},
             "tags": {s: dict(v) for s, v in c["tags"].items()},
             "guideline_versions": {str(k): v for k, v in sorted(self.guidelines.items())},
@@ -239,6 +243,7 @@ def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
         "split": record["split"],
         **original["fields"],
         "label": original["label"],
+        "label_changed": None,
         "tags": [],
         "votes": {},
     }
@@ -250,6 +255,7 @@ def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "split": record["split"],
             **p["fields"],
             "label": p["label"],
+            "label_changed": p["label"] != original["label"],
             "tags": p["tags"],
             "votes": p["votes"],
         }

@@ -17,12 +17,21 @@ def dataset_card(project: Project, release: Release) -> str:
     w = out.write
     w(f"# {project.name}: contrast sets, release {release.version}\n\n")
     w(f"Created {timezone.localtime(release.created_at):%Y-%m-%d} with ContrastLab. ")
-    w("Each contrast set is an original test example (the pivot) and expert edits of it that ")
-    w("change its gold label. Every perturbation was validated blind by ")
-    w(f"{project.setting('votes_per_item')} validators unless noted.\n\n")
-    w("## Counts\n\n| split | sets | perturbations |\n|---|---|---|\n")
+    changed = counts.get("label_changed", {})
+    kept = sum(counts["perturbations"].values()) - sum(changed.values())
+    w("Each contrast set is an original test example (the pivot) and expert edits of it. ")
+    if kept:
+        w(f"{sum(changed.values())} perturbations change the gold label and {kept} keep it ")
+        w("(`label_changed` in the data). ")
+    else:
+        w("Every perturbation changes the gold label. ")
+    w(f"Perturbations were validated blind by {project.setting('votes_per_item')} validators ")
+    w("unless noted.\n\n")
+    w("## Counts\n\n| split | sets | perturbations | label changed | label kept |\n")
+    w("|---|---|---|---|---|\n")
     for split in splits:
-        w(f"| {split} | {counts['sets'][split]} | {counts['perturbations'][split]} |\n")
+        n, moved = counts["perturbations"][split], changed.get(split, 0)
+        w(f"| {split} | {counts['sets'][split]} | {n} | {moved} | {n - moved} |\n")
     w("\n### Labels of perturbations\n\n| split | " + " | ".join(project.labels) + " |\n")
     w("|---|" + "---|" * len(project.labels) + "\n")
     for split in splits:

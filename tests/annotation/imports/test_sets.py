@@ -1,4 +1,6 @@
 import json
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,9 +96,8 @@ def test_bad_sets_jsonl_is_rejected_with_line_and_nothing_imported(
     content = (json.dumps({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "o0"}})
                + "\n" + json.dumps(bad)).encode()  # fmt: skip
     upload = SimpleUploadedFile("s.jsonl", content)
-    response = import_sets(
-        client_for(people["admin"]), project, format="sets_jsonl", file=upload, tags="negation"
-    )
+    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
+                           file=upload, tags="negation", strict="true")  # fmt: skip
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert errors[0]["line"] == 2 and message in errors[0]["message"], errors
@@ -117,8 +118,8 @@ def test_a_perturbation_without_tags_and_no_default_is_refused(project, people, 
 def test_importing_the_same_sets_twice_creates_nothing_the_second_time(project, people, client_for):
     content = json.dumps(GOOD_SET).encode()
     admin = client_for(people["admin"])
-    for expected in ({"perturbations": 1, "already_present": 0},
-                     {"perturbations": 0, "already_present": 1}):  # fmt: skip
+    for expected in ({"perturbations": 1, "already_present": 0, "warnings": []},
+                     {"perturbations": 0, "already_present": 1, "warnings": []}):  # fmt: skip
         response = import_sets(admin, project, format="sets_jsonl",
                                file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
         assert (response.status_code, response.json()) == (201, expected)
@@ -167,6 +168,7 @@ def test_bad_paired_tsv_is_rejected_with_line_and_nothing_imported(
         client_for(people["admin"]), project, format="paired_tsv",
         original=SimpleUploadedFile("o.tsv", original.encode()),
         contrast=SimpleUploadedFile("c.tsv", contrast.encode()), accept="true", tags="negation",
+        strict="true",
     )  # fmt: skip
     assert response.status_code == 400
     errors = response.json()["errors"]
@@ -187,3 +189,70 @@ def test_paired_tsv_takes_tags_from_a_column(project, people, client_for):
     assert sorted(Perturbation.objects.get().tags.values_list("name", flat=True)) == [
         "intensity", "negation",
     ]  # fmt: skip
+
+
+def test_published_edits_that_keep_the_label_import_with_warnings_and_release_truthfully(
+    project, people, client_for, settings, tmp_path
+):
+    """Gardner et al.'s edits usually change the label, not always: keep them, warn, and say so
+    in the release."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    kept = {"original": {"id": "k1", "fields": {"text": "A good film."}, "label": "Positive"},
+            "perturbations": [{"fields": {"text": "A fine film."}, "label": "POSITIVE",
+                               "tags": ["negation"]}]}  # fmt: skip
+    content = "\n".join(json.dumps(s) for s in (GOOD_SET, kept)).encode()
+    admin = client_for(people["admin"])
+    strict = import_sets(admin, project, format="sets_jsonl", strict="true",
+                         file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    assert strict.status_code == 400
+    assert strict.json()["errors"] == [
+        {"line": 2, "message": "the perturbation keeps the label 'positive'."}
+    ]
+    response = import_sets(admin, project, format="sets_jsonl", accept="true",
+                           file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert response.json()["warnings"] == [
+        {"line": 2, "message": "the perturbation keeps the label 'positive'."}
+    ]
+    release = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
+    assert release.status_code == 201, release.json()
+    from annotation.models import Release
+    from annotation.releases.bundle import read_examples, read_sets
+
+    stored = Release.objects.get(pk=release.json()["id"])
+    changed = {r.set_id: [p["label_changed"] for p in r.perturbations] for r in read_sets(stored)}
+    assert changed == {"o1": [True], "k1": [False]}
+    perturbed = [e for e in read_examples(stored, "test") if e["role"] == "perturbed"]
+    assert len(perturbed) == 2
+    assert stored.counts["label_changed"] == {"test": 1}
+    card = Path(settings.MEDIA_ROOT, stored.bundle)
+    text = zipfile.ZipFile(card).read("README.md").decode()
+    assert "1 perturbations change the gold label and 1 keep it" in text
+    assert "| test | 2 | 2 | 1 | 1 |" in text
+
+
+def test_label_values_map_and_match_case_and_errors_are_grouped(project, people, client_for):
+    admin = client_for(people["admin"])
+    url = f"/api/projects/{project.slug}/examples/import/"
+    rows = "Text\tSentiment\n" + "".join(f"Review {n}.\tNeg\n" for n in range(60))
+    mapping = json.dumps({"text": "Text", "label": "Sentiment"})
+    refused = admin.post(
+        url, {"file": SimpleUploadedFile("r.tsv", rows.encode()), "mapping": mapping}
+    )
+    assert refused.status_code == 400
+    (grouped, stopped) = refused.json()["errors"]
+    assert grouped["line"] == 2 and grouped["message"].startswith(
+        "lines 2, 3, 4, 5, 6, 7, 8, 9, ..."
+    )
+    assert "(50 lines): unknown label 'Neg'" in grouped["message"]
+    assert stopped == {"line": None, "message": "stopped after 50 errors."}
+    upload = SimpleUploadedFile("r.tsv", rows.encode())
+    labels = json.dumps({"Neg": "negative"})
+    mapped = admin.post(url, {"file": upload, "mapping": mapping, "labels": labels})
+    assert mapped.status_code == 201 and mapped.json()["imported"] == 60
+    capitals = "Text\tSentiment\nA good one.\tPositive\nA bad one.\tNEGATIVE\n"
+    folded = admin.post(
+        url, {"file": SimpleUploadedFile("c.tsv", capitals.encode()), "mapping": mapping}
+    )
+    assert folded.status_code == 201, folded.json()
+    assert set(project.examples.values_list("label", flat=True)) == {"negative", "positive"}

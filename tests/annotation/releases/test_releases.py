@@ -55,7 +55,12 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
         accept="true", author="gardner2020", tags="negation",
     )  # fmt: skip
     assert response.status_code == 201, response.json()
-    assert response.json() == {"perturbations": 488, "already_present": 0}
+    body = response.json()
+    assert (body["perturbations"], body["already_present"]) == (488, 0)
+    # Gardner et al.'s edits are imported as published: larger edits are kept, with a warning.
+    assert body["warnings"] and all(
+        isinstance(w["line"], int) and "over the limit" in w["message"] for w in body["warnings"]
+    )
     response = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"})
     assert response.status_code == 201, response.json()
     release = Release.objects.get(pk=response.json()["id"])
@@ -177,7 +182,8 @@ def test_random_split_never_cuts_a_set(project, people, seed):
 def test_dataset_card_holds_the_counts_and_kappa(project, people, validated):
     release = release_create(project=project, user=people["admin"], version="1.0")
     card = bundle(release).read("README.md").decode()
-    assert "| test | 3 | 3 |" in card  # sets, perturbations
+    assert "| test | 3 | 3 | 3 | 0 |" in card  # sets, perturbations, label changed, kept
+    assert "Every perturbation changes the gold label." in card
     assert "| test | 0 | 3 |" in card  # labels: positive 0, negative 3
     kappa = release.statistics["per_split"]["test"]["fleiss_kappa"]
     from statsmodels.stats.inter_rater import fleiss_kappa

@@ -137,3 +137,15 @@ def test_validators_never_see_intended_label_pivot_or_other_votes(
     assert page_text.count('value="negative"') == 1 and "intended" not in page_text.lower()
     for path in ("stats/", "validators/", f"perturbations/{perturbation.pk}/"):
         assert api.get(f"/api/projects/{project.slug}/{path}").status_code == 403
+
+
+def test_disputes_show_the_pivots_label_and_warn_before_accepting_a_kept_label(
+    no_controls, people, crowd
+):
+    p = submitted_perturbation(no_controls, people["expert"])  # pivot positive, meant negative
+    vote_all(p.item, crowd[:5], ["positive"] * 4 + ["negative"])
+    page = Client()
+    page.force_login(people["admin"])
+    html = page.get(f"/p/{no_controls.slug}/disputes/").content.decode()
+    assert "Pivot&#x27;s label" in html or "Pivot's label" in html
+    assert "same as the pivot" in html and "confirm(" in html
