@@ -163,7 +163,11 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
             (f"tag: {tag}", [run.metrics["per_tag"].get(tag, {}).get("accuracy") for run in chosen])  # type: ignore[union-attr]
             for tag in tags
         ]
-    context = {"project": project, "runs": runs, "chosen": chosen, "rows": rows}
+    # Two different runs by default: the newest two.
+    newest = list(runs.values_list("pk", flat=True)[:2])
+    picks = [(key, run.pk if run else (newest[i] if i < len(newest) else None))
+             for i, (key, run) in enumerate(zip("ab", chosen, strict=True))]  # fmt: skip
+    context = {"project": project, "runs": runs, "chosen": chosen, "rows": rows, "picks": picks}
     return render(request, "evaluation/compare.html", context)
 
 

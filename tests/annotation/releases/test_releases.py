@@ -226,3 +226,12 @@ def test_create_release_command(project, people, validated, capsys):
     call_command("create_release", project.slug, "cli-1", "--min-agreement", "test=5")
     out = json.loads(capsys.readouterr().out)
     assert out["counts"]["perturbations"] == {"test": 1}
+
+
+def test_the_card_renders_as_sanitised_html():
+    from annotation.templatetags.contrastlab import markdown_html
+
+    html = markdown_html('# <script>alert(1)</script>Film <img src=x onerror="alert(2)">\n\n'
+                         "| split | sets |\n|---|---|\n| test | 3 |\n")  # fmt: skip
+    assert "<script" not in html and "onerror" not in html
+    assert "<h1>" in html and "<td>test</td>" in html
