@@ -8,20 +8,24 @@
     if (!canvas) return;
     new Chart(canvas, {
       type: "bar",
-      data: { labels, datasets: [{ data: values, backgroundColor: options.colors || accent }] },
+      data: { labels, datasets: [{ label: options.label, data: values, backgroundColor: options.colors || accent }] },
       options: {
         animation: false,
-        plugins: { legend: { display: false } },
-        scales: { y: { beginAtZero: true, max: options.max } },
+        plugins: { legend: { display: true } },
+        // Counts get whole-number ticks; shares (max 1) keep their fractions.
+        scales: { y: { beginAtZero: true, max: options.max, ticks: options.max ? {} : { precision: 0 } } },
         indexAxis: options.horizontal ? "y" : "x",
       },
     });
   }
   const votes = stats.label_distribution.votes;
-  bars("chart-labels", Object.keys(votes), Object.values(votes));
-  bars("chart-votes", Object.keys(stats.votes_per_item), Object.values(stats.votes_per_item));
-  bars("chart-agreement", Object.keys(stats.agreement_histogram), Object.values(stats.agreement_histogram));
+  bars("chart-labels", Object.keys(votes), Object.values(votes), { label: "counted votes" });
+  bars("chart-votes", Object.keys(stats.votes_per_item), Object.values(stats.votes_per_item),
+       { label: "items with this many votes" });
+  bars("chart-agreement", Object.keys(stats.agreement_histogram), Object.values(stats.agreement_histogram),
+       { label: "resolved items by votes for their majority" });
   const validators = stats.validators.filter((v) => v.agreement !== null);
   bars("chart-validators", validators.map((v) => v.validator), validators.map((v) => v.agreement),
-       { max: 1, colors: validators.map((v) => (v.qualified ? accent : "#b3261e")) });
+       { max: 1, label: "agreement with the majority (red: unqualified)",
+         colors: validators.map((v) => (v.qualified ? accent : "#b3261e")) });
 })();

@@ -55,3 +55,21 @@ def test_admin_dashboard_shows_agreement_charts(page, login, project, people):
     )
     assert drawn == [True, True, True, True]
     screenshot(page, "dashboard")
+
+
+def test_admin_dashboard_draws_its_charts_with_legends(page, login, project, people):
+    from tests.factories import member, submitted_perturbation, vote_all
+
+    crowd = [member(project, f"dash_v{i}", "validator") for i in range(5)]
+    vote_all(submitted_perturbation(project, people["expert"]).item, crowd, ["negative"] * 5)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    login("alice")
+    page.goto(f"/p/{project.slug}/")
+    page.wait_for_function("document.querySelectorAll('canvas').length >= 3")
+    legends = page.evaluate(
+        "Array.from(document.querySelectorAll('canvas')).filter(c => Chart.getChart(c))"
+        ".map(c => Chart.getChart(c).data.datasets[0].label)"
+    )
+    assert "counted votes" in legends and all(legends), legends
+    assert errors == []
