@@ -57,6 +57,14 @@ class VoteView(APIView):
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request: Request, slug: str, item: int) -> Response:
+        """Take back one's vote while the item is still open (undo)."""
+        project = project_for(request.user, slug, Role.VALIDATOR)
+        target = get_object_or_404(ValidationItem, project=project, pk=item)
+        votes.vote_undo(item=target, validator=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class StatsView(APIView):
     @extend_schema(responses={200: dict})

@@ -35,6 +35,8 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
         "n_task_labels": len(project.labels),
         "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],
         "done": Vote.objects.filter(item__project=project, validator=user).count(),
+        "left": queue.items_left(project=project, validator=user),
+        "undoable": votes.last_undoable(project=project, validator=user),
         "skipped": len(skipped),
     }
     return render(request, "annotation/validate.html", context)
@@ -55,6 +57,22 @@ def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
         )
     except DomainError as error:
         flash_refusal(request, error)
+    return redirect("validate", slug=slug)
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest, slug: str, item: int) -> HttpResponse:
+    project = project_for(request.user, slug, Role.VALIDATOR)
+    target = get_object_or_404(ValidationItem, project=project, pk=item)
+    try:
+        votes.vote_undo(item=target, validator=request.user)
+    except DomainError as error:
+        flash_refusal(request, error)
+    else:
+        messages.success(
+            request, "Your last vote was taken back; the item is yours to label again."
+        )
     return redirect("validate", slug=slug)
 
 

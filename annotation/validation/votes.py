@@ -121,3 +121,27 @@ def vote_counts(perturbation: Perturbation) -> dict[str, int]:
         .order_by("-n", "label")
     )
     return dict(rows)  # type: ignore[arg-type]
+
+
+@transaction.atomic
+def vote_undo(*, item: ValidationItem, validator: Any) -> None:
+    """Take back this validator's vote while its item is still open (unresolved): a resolved
+    item's votes are part of its outcome and stay."""
+    item = ValidationItem.objects.select_for_update().get(pk=item.pk)
+    vote = Vote.objects.filter(item=item, validator=validator).first()
+    if vote is None:
+        raise DomainError("You have no vote on this item to take back.", code="conflict")
+    if item.status != ValidationItem.Status.OPEN:
+        raise DomainError("This item is resolved; its votes can no longer change.", code="conflict")
+    vote.delete()
+    if vote.counts:
+        item.counted_votes -= 1
+        item.save(update_fields=["counted_votes"])
+
+
+def last_undoable(*, project: Project, validator: Any) -> ValidationItem | None:
+    """The item of this validator's latest vote, if it is still open."""
+    last = Vote.objects.filter(item__project=project, validator=validator).order_by("-id").first()
+    if last is None or last.item.status != ValidationItem.Status.OPEN:
+        return None
+    return last.item

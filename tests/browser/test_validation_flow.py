@@ -27,6 +27,13 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
     assert [v.label for v in votes] == ["negative", "negative", "positive", "mixed", "negative"]
     assert votes[1].flags == ["not_minimal"] and votes[0].flags == []
     with page.expect_navigation():
+        page.keyboard.press("z")  # undo the last vote: its item is still open
+    assert "You have labelled 4 items" in page.inner_text("#counter")
+    assert Vote.objects.filter(validator=people["validator"]).count() == 4
+    assert page.inner_text("#items-left") == "2"
+    with page.expect_navigation():
+        page.keyboard.press("2")  # the same item again, labelled again
+    with page.expect_navigation():
         page.keyboard.press("s")
     assert "skipped 1" in page.inner_text("#counter")
     assert page.locator("#queue-empty").count() == 1

@@ -149,3 +149,23 @@ def test_disputes_show_the_pivots_label_and_warn_before_accepting_a_kept_label(
     html = page.get(f"/p/{no_controls.slug}/disputes/").content.decode()
     assert "Pivot&#x27;s label" in html or "Pivot's label" in html
     assert "same as the pivot" in html and "confirm(" in html
+
+
+def test_a_validator_undoes_a_vote_only_while_its_item_is_open(
+    no_controls, people, crowd, client_for
+):
+    item = submitted_perturbation(no_controls, people["expert"]).item
+    api = client_for(crowd[0])
+    url = f"/api/projects/{no_controls.slug}/validation/{item.pk}/vote/"
+    assert api.post(url, {"label": "negative"}, format="json").status_code == 201
+    assert api.delete(url).status_code == 204
+    item.refresh_from_db()
+    assert item.counted_votes == 0 and not Vote.objects.filter(item=item).exists()
+    assert api.delete(url).status_code == 409  # nothing left to take back
+    page = Client()
+    page.force_login(crowd[0])
+    shown = page.get(f"/p/{no_controls.slug}/validate/").content.decode()
+    assert 'id="items-left">1<' in shown and "undo-form" not in shown
+    vote_all(item, crowd[:5], ["negative"] * 5)  # resolved now
+    assert api.delete(url).status_code == 409
+    assert Vote.objects.filter(item=item).count() == 5
