@@ -143,6 +143,8 @@ def perturbation_submit(*, perturbation: Perturbation) -> Perturbation:
     perturbation.submitted_at = timezone.now()
     perturbation.save(update_fields=["status", "submitted_at"])
     items_open_for(perturbation)
+    # The expert is done with this pivot: others should not see it as claimed any more.
+    Claim.objects.filter(example=perturbation.pivot, expert=perturbation.author).delete()
     return perturbation
 
 

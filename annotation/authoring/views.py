@@ -21,6 +21,7 @@ from annotation.validation.votes import vote_counts
 from config.edge import parse_id
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
+TAG_KEYS = "abcdefghijklmnopqrstuvwxyz"  # outside the text boxes, a key toggles each tag
 
 
 @login_required
@@ -79,6 +80,9 @@ def pivot_sample(request: HttpRequest, slug: str) -> HttpResponse:
     except DomainError as error:
         flash_refusal(request, error)
         return redirect(f"{reverse('pivots', args=[slug])}?split={split}")
+    submitted = parse_id(request.POST.get("submitted"))
+    if submitted is not None:  # "Submit & next" brings the expert here
+        messages.success(request, f"Perturbation {submitted} submitted. Here is the next pivot.")
     return redirect("editor-new", slug=slug, pk=claim.example_id)
 
 
@@ -118,6 +122,8 @@ def _editor(
         "createUrl": reverse("api-perturbations", args=[project.slug]),
         "detailUrl": reverse("api-perturbation", args=[project.slug, 0]),
         "myWorkUrl": reverse("my-work", args=[project.slug]),
+        "nextUrl": reverse("pivot-sample", args=[project.slug]),
+        "split": pivot.split,
     }
     context = {
         "project": project,
@@ -130,7 +136,7 @@ def _editor(
             {**spec, "pivot": pivot.fields[spec["name"]], "value": fields[spec["name"]]}
             for spec in project.fields
         ],
-        "tags": project.tags.all(),
+        "tags": list(zip(project.tags.all(), TAG_KEYS, strict=False)),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
         "chosen_label": draft.label if draft else "",
         "config": config,

@@ -166,13 +166,31 @@
     timer = setTimeout(save, 1500);
   }
 
-  async function submit() {
+  function nextPivot(submitted) {
+    // Claiming is a POST: the sampler claims an unused pivot of the same split.
+    const next = document.createElement("form");
+    next.method = "post";
+    next.action = config.nextUrl;
+    const fields = { csrfmiddlewaretoken: form.querySelector("input[name=csrfmiddlewaretoken]").value,
+      split: config.split, strategy: "random", submitted };
+    for (const [name, value] of Object.entries(fields)) {
+      const input = document.createElement("input");
+      input.type = "hidden"; input.name = name; input.value = value;
+      next.appendChild(input);
+    }
+    document.body.appendChild(next);
+    next.submit();
+  }
+
+  async function submit(andNext = true) {
     clearTimeout(timer);
     if (saving) await saving;
     statusLine.textContent = "Submitting…";
     const { ok, body } = await send(true).catch(() => ({ ok: false, body: { detail: "The server is unreachable; your text is still here." } }));
     if (ok) {
-      window.location.href = `${config.myWorkUrl}?submitted=${body.id}`;
+      dirty = false;
+      if (andNext) nextPivot(body.id);
+      else window.location.href = `${config.myWorkUrl}?submitted=${body.id}`;
     } else {
       statusLine.textContent = "Not submitted";
       showError(body);
@@ -184,6 +202,12 @@
   form.querySelector("textarea[name=rationale]").addEventListener("input", changed);
   form.addEventListener("submit", (event) => { event.preventDefault(); submit(); });
   document.getElementById("save-draft").addEventListener("click", () => save());
+  document.getElementById("submit-and-stop").addEventListener("click", () => submit(false));
+  const tagBoxes = Array.from(form.querySelectorAll("input[name=tags]"));
+  if (editors.length) {  // the edit box has the focus on load, the cursor at its end
+    editors[0].focus();
+    editors[0].setSelectionRange(editors[0].value.length, editors[0].value.length);
+  }
 
   const labels = Array.from(form.querySelectorAll("input[name=label]"));
   document.addEventListener("keydown", (event) => {
@@ -194,7 +218,14 @@
     }
     const typing = /^(TEXTAREA|INPUT|SELECT)$/.test(document.activeElement.tagName) &&
       !["radio", "checkbox"].includes(document.activeElement.type);
+    if (typing && event.key === "Escape") { document.activeElement.blur(); return; }
     if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    const tag = tagBoxes.find((box) => box.dataset.key === event.key);
+    if (tag) {
+      tag.checked = !tag.checked;
+      tag.dispatchEvent(new Event("change", { bubbles: true }));
+      return;
+    }
     const n = Number(event.key);
     if (n >= 1 && n <= labels.length) {
       labels[n - 1].checked = true;

@@ -32,7 +32,7 @@ def test_expert_writes_and_submits_a_perturbation_by_keyboard(page, login, proje
     page.keyboard.press("Space")
     page.locator("textarea[name=rationale]").fill("good -> bad flips the review.")
     screenshot(page, "editor")
-    page.keyboard.press("Control+Enter")
+    page.click("#submit-and-stop")
     page.wait_for_url("**/mine/**")
     row = page.locator("#my-work tbody tr").first
     assert "Submitted" in row.inner_text() and "intensity" in row.inner_text()
@@ -80,3 +80,38 @@ def test_user_text_is_escaped_in_the_browser(page, login, project, people):
     page.goto(f"/p/{project.slug}/validate/")
     assert page.inner_text(".item-text") == "<script>alert(1)</script>"
     assert dialogs == []
+
+
+def test_one_perturbation_costs_four_keystrokes_beyond_the_edit_then_the_next_pivot_opens(
+    page, login, project, people
+):
+    """Esc (leave the text), a label digit, a tag key and Ctrl+Enter: then the next pivot."""
+    from annotation.models import Claim
+
+    for n in range(2):
+        ExampleFactory(project=project, external_id=f"k{n}", label="positive",
+                       fields={"text": f"The plot number {n} was good."})  # fmt: skip
+    login("erin")
+    page.goto(f"/p/{project.slug}/pivots/")
+    page.click("button:has-text('Claim & edit')")
+    page.wait_for_url("**/edit/")
+    first = page.url
+    assert page.evaluate("document.activeElement.dataset.field") == "text"  # focused on load
+    for _ in range(len(" was good.")):
+        page.keyboard.press("Backspace")
+    page.keyboard.type(" was bad.")  # the text edit itself
+    keys = ["Escape", "2", "a", "Control+Enter"]
+    for key in keys:
+        page.keyboard.press(key)
+    page.wait_for_url(lambda url: url != first and url.endswith("/edit/"))
+    assert len(keys) <= 4
+    assert "submitted. Here is the next pivot." in page.inner_text(".messages")
+    done = Perturbation.objects.get()
+    first_tag = project.tags.first().name  # key "a" is the first tag in display order
+    assert (done.status, done.label, [t.name for t in done.tags.all()]) == (
+        "submitted", "negative", [first_tag],
+    )  # fmt: skip
+    assert done.fields["text"].endswith("was bad.")
+    held = Claim.objects.get()  # the next pivot, claimed by the sampler; the first released
+    assert held.example_id != done.pivot_id and held.expert == people["expert"]
+    screenshot(page, "editor-next")

@@ -227,6 +227,9 @@ def test_seconds_spent_is_capped_by_the_server_clock(project, pivot, people):
     perturbation = perturbation_save(author=people["expert"], pivot=pivot, **values)
     assert 40 <= perturbation.wall_seconds < 60
     assert perturbation.seconds_spent == perturbation.wall_seconds
+    assert not Claim.objects.exists()  # submitting releases the pivot
+    pivot_claim(pivot=pivot, expert=people["expert"])
+    Claim.objects.update(opened_at=timezone.now() - timedelta(seconds=30))
     values["fields"] = {"text": PIVOT_TEXT.replace("good", "poor")}
     values["seconds_spent"] = 25
     second = perturbation_save(author=people["expert"], pivot=pivot, **values)
@@ -287,7 +290,8 @@ def test_pivot_browser_filters_search_and_paginates(project, people, client_for)
     assert post(client, project, submission(**written)).status_code == 201
     unused = client.get(url, {"unused": "true", "search": "lovely"}).json()
     assert [r["id"] for r in unused["results"]] == ["e10", "e20", "e30", "e40", "e50"]
-    assert client.get(url, {"search": "review 0 "}).json()["results"][0]["claimed_by"] == "me"
+    # Submitting released the claim, so nobody sees e0 as claimed any more.
+    assert client.get(url, {"search": "review 0 "}).json()["results"][0]["claimed_by"] is None
     assert client.get(url, {"page": 2}).json()["results"][0]["id"] == "e50"
 
 
