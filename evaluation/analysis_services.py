@@ -75,8 +75,9 @@ def _artifacts(project: Project, params: dict[str, Any]) -> dict[str, Any]:
 
 def _inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any]:
     release = _release(project, params)
-    model = ModelSpec.objects.filter(project=project, pk=params.get("model") or 0).first()
-    if not _whole(params.get("model")) or model is None:
+    pk: Any = params.get("model")
+    model = ModelSpec.objects.filter(project=project, pk=pk).first() if _whole(pk) else None
+    if model is None:
         raise DomainError("model must be a model of this project.", field="model")
     if model.kind != ModelSpec.Kind.HF_SEQUENCE_CLASSIFICATION:
         raise DomainError("Inoculation fine-tunes an hf-sequence-classification model.")

@@ -289,3 +289,19 @@ def test_artifacts_through_the_api_list_tokens_recomputable_by_hand(
     assert sorted(row["token"] for row in result["tokens"]) == expected and expected
     for row in result["tokens"]:
         assert row["label"] == "negative" and row["z"] == pytest.approx(math.sqrt(row["count"]))
+
+
+@pytest.mark.django_db
+def test_bad_analysis_requests_are_refused_clearly(project, released, people, client_for):
+    admin = client_for(people["admin"])
+    for payload, message in (
+        ({"kind": "inoculation", "release": released.pk, "model": "abc"}, "model must be"),
+        ({"kind": "artifacts", "release": released.pk, "split": "dev"}, "has no dev split"),
+        ({"kind": "instability", "runs": [1, "x"]}, None),
+        ({"kind": "nope", "release": released.pk}, None),
+    ):
+        response = admin.post("/api/analyses/", payload, format="json")
+        assert 400 <= response.status_code < 500, (payload, response.status_code)
+        if message:
+            assert message in response.json()["detail"], response.json()
+    assert not Analysis.objects.exists()
