@@ -9,11 +9,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 
-def paginated(request: Request, view: Any, rows: Any, serializer: Any) -> Response:
+def paginated(
+    request: Request, view: Any, rows: Any, serializer: Any, context: Any = None
+) -> Response:
     """One page of `rows` (a queryset or a list) as {count, next, previous, results}."""
     paginator = PageNumberPagination()
     page: Any = paginator.paginate_queryset(rows, request, view=view)
-    data = serializer(page, many=True).data if serializer is not None else page
+    data = serializer(page, many=True, context=context or {}).data if serializer else page
     return paginator.get_paginated_response(data)
 
 

@@ -6,7 +6,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,7 +20,7 @@ from annotation.authoring.serializers import (
 )
 from annotation.errors import DomainError
 from annotation.models import Example
-from annotation.pagination import page_of
+from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
@@ -48,10 +47,7 @@ class PivotListView(APIView):
             unused=params.get("unused", "").lower() in {"1", "true", "yes"},
             search=params.get("search", "").strip(),
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        data = PivotSerializer(page, many=True, context={"request": request}).data
-        return paginator.get_paginated_response(data)
+        return paginated(request, self, qs, PivotSerializer, {"request": request})
 
 
 class ClaimView(APIView):
@@ -83,9 +79,7 @@ class PerturbationListView(APIView):
         qs = selectors.perturbations_visible_to(project, request.user, project.user_roles)  # type: ignore[attr-defined]
         if request.query_params.get("status"):
             qs = qs.filter(status=request.query_params["status"])
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(PerturbationOutputSerializer(page, many=True).data)
+        return paginated(request, self, qs, PerturbationOutputSerializer)
 
     @extend_schema(
         request=PerturbationInputSerializer, responses={201: PerturbationOutputSerializer}
