@@ -20,10 +20,6 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold, cross_val_score
-from sklearn.pipeline import make_pipeline
 
 TOKEN = re.compile(r"[^\W\d_]+")
 ALPHA = 0.05
@@ -81,6 +77,13 @@ def edit_only(edits: Sequence[Edit], seed: int = 0) -> dict[str, Any]:
     majority = max(counts.values()) / len(labels) if labels else None
     if len(edits) < FOLDS or len(counts) < 2:
         return {"accuracy": None, "majority": majority, "folds": FOLDS}
+    # Imported here: scikit-learn takes over a second to import, and the web process, which
+    # queues analyses, never runs one.
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+
     documents = [" ".join(inserted_words(e.original, e.perturbed)) or "_none_" for e in edits]
     model = make_pipeline(
         CountVectorizer(analyzer=lambda doc: doc.split()), LogisticRegression(max_iter=1000)
