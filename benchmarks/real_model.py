@@ -20,7 +20,8 @@ def main() -> None:
     bench_database(fresh=False)
     from django.conf import settings
 
-    from annotation.imports.sets import import_sets, parse_paired_tsv
+    from annotation.imports.paired import parse_paired_tsv
+    from annotation.imports.sets import import_sets
     from annotation.models import Project
     from annotation.projects import services
     from annotation.releases.services import release_create

@@ -4,6 +4,7 @@ Every problem is reported with the line it is on, and any problem rejects the wh
 """
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -27,6 +28,7 @@ from annotation.imports.readers import (
 )
 from annotation.models import Example, ImportBatch, Project
 from annotation.projects.config import SPLITS
+from annotation.validation.answers import clean_answers
 
 INSERT_BATCH = 2000
 
@@ -41,6 +43,7 @@ class ParsedRow:
     label: str
     split: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    answers: list[str] = field(default_factory=list)
 
 
 class RowParser:
@@ -60,8 +63,9 @@ class RowParser:
         self.default_split = default_split
         self.id_prefix = id_prefix
         self.first_seen: dict[str, int] = {}
+        self.truth = "answers" if project.is_free_text else "label"
         self.mapped_sources = {
-            self.source(t) for t in [*project.field_names, "id", "label", "split"]
+            self.source(t) for t in [*project.field_names, "id", self.truth, "split"]
         }
 
     def source(self, target: str) -> str:
@@ -77,7 +81,11 @@ class RowParser:
                 errors.append(LineError(line, problem))
             else:
                 fields[name] = str(value)
-        label = self._label(line, record.get(self.source("label")), errors)
+        label, answers = "", []
+        if self.project.is_free_text:
+            answers = self._answers(line, record.get(self.source("answers")), errors)
+        else:
+            label = self._label(line, record.get(self.source("label")), errors)
         split = self._split(line, record.get(self.source("split")), errors)
         external_id = self._external_id(line, record.get(self.source("id")), errors)
         if errors:
@@ -85,7 +93,7 @@ class RowParser:
         metadata = {k: v for k, v in record.items() if k not in self.mapped_sources}
         if isinstance(metadata.get("metadata"), dict):
             metadata = {**metadata.pop("metadata"), **metadata}
-        return ParsedRow(line, external_id, fields, label, split, metadata)
+        return ParsedRow(line, external_id, fields, label, split, metadata, answers)
 
     def _named(self, name: str) -> str:
         source = self.source(name)
@@ -106,6 +114,19 @@ class RowParser:
             )
             return ""
         return label
+
+    def _answers(self, line: int, value: Any, errors: list[LineError]) -> list[str]:
+        """A JSON list of answers; a CSV cell holds one answer, or a JSON list of them."""
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        answers = clean_answers(value) if value is not None else "missing answers."
+        if isinstance(answers, str):
+            errors.append(LineError(line, f"{self._named('answers')}: {answers}"))
+            return []
+        return answers
 
     def _split(self, line: int, value: Any, errors: list[LineError]) -> str:
         if value is None or str(value).strip() == "":
@@ -203,7 +224,7 @@ def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
         isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
     ):
         raise ImportRejected([LineError(None, "mapping must be an object of target: column.")])
-    targets = {*project.field_names, "id", "label", "split"}
+    targets = {*project.field_names, "id", "answers" if project.is_free_text else "label", "split"}
     unknown = sorted(set(mapping) - targets)
     if unknown:
         raise ImportRejected(
@@ -219,7 +240,7 @@ def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
 
 def _missing_columns(parser: RowParser, header_row: dict[str, Any]) -> str | None:
     """For CSV/TSV, a missing column is one error on the header, not one per row."""
-    required = [*parser.project.field_names, "label"]
+    required = [*parser.project.field_names, parser.truth]
     missing = [t for t in required if parser.source(t) not in header_row]
     for optional in ("id", "split"):
         if optional in parser.mapping and parser.source(optional) not in header_row:
@@ -291,6 +312,7 @@ def import_examples(
                         external_id=row.external_id,
                         fields=row.fields,
                         label=row.label,
+                        answers=row.answers,
                         split=row.split,
                         metadata=row.metadata,
                         batch=batch,

@@ -5,8 +5,6 @@ Imported perturbations are credited to a named pseudo-author (an inactive accoun
 either marked accepted or sent to validation. All sets or none are imported.
 """
 
-from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from django.db import transaction
@@ -15,8 +13,10 @@ from django.utils import timezone
 from annotation.audit import audit
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
 from annotation.errors import ImportRejected, group_errors
+from annotation.imports import paired
 from annotation.imports.accounts import inactive_user
-from annotation.imports.originals import ParsedRow, parse_file
+from annotation.imports.originals import ParsedRow
+from annotation.imports.paired import ParsedSet
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,
@@ -29,6 +29,7 @@ from annotation.imports.readers import (
 from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
+from annotation.validation.answers import clean_answers, normalize_answer
 from annotation.validation.queue import items_open_for
 
 
@@ -36,13 +37,6 @@ class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
     warnings: list[LineError]  # authoring rules the kept edits break
-
-
-@dataclass
-class ParsedSet:
-    line: int
-    original: ParsedRow
-    perturbations: list[dict[str, Any]] = field(default_factory=list)  # fields, label, tags
 
 
 def _check_text(project: Project, line: int, fields: Any, what: str) -> list[LineError]:
@@ -56,7 +50,10 @@ def _check_perturbation(
     project: Project, line: int, original: ParsedRow, p: dict[str, Any], tags: set[str]
 ) -> list[LineError]:
     errors = _check_text(project, line, p.get("fields"), "perturbation")
-    if p.get("label") not in project.labels:
+    if project.is_free_text:
+        if isinstance(p.get("answers"), str):
+            errors.append(LineError(line, f"perturbation: {p['answers']}"))
+    elif p.get("label") not in project.labels:
         errors.append(
             LineError(
                 line,
@@ -91,69 +88,15 @@ def rule_warnings(
     )
     if same:
         warnings.append(LineError(line, "the perturbation is identical to its original."))
-    if project.setting("require_label_change") and p["label"] == original.label:
-        warnings.append(LineError(line, f"the perturbation keeps the label {p['label']!r}."))
+    if project.setting("require_label_change") and _truth(p) == _truth(original):
+        kept = f"the answers {p['answers']!r}" if project.is_free_text else f"the label {p['label']!r}"
+        warnings.append(LineError(line, f"the perturbation keeps {kept}."))
     ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
     if ratio > project.setting("max_edit_ratio"):
         warnings.append(
             LineError(line, f"the edit changes {ratio:.0%} of the tokens (over the limit).")
         )
     return warnings
-
-
-def parse_paired_tsv(
-    project: Project,
-    original: bytes,
-    contrast: bytes,
-    *,
-    mapping: dict[str, str],
-    split: str,
-    source_name: str,
-    tags: list[str],
-    label_map: dict[str, str] | None = None,
-) -> list[ParsedSet]:
-    stem = PurePath(source_name).stem or "set"
-    common: dict[str, Any] = {
-        "project": project,
-        "fmt": "tsv",
-        "default_split": split,
-        "new_ids_only": False,
-        "label_map": label_map,
-    }
-    tag_column = mapping.get("tags", "tags")
-    mapping = {k: v for k, v in mapping.items() if k != "tags"}
-    originals = parse_file(data=original, mapping=mapping, id_prefix=stem, **common)
-    try:
-        contrasts = parse_file(
-            data=contrast,
-            mapping={k: v for k, v in mapping.items() if k != "id"},
-            id_prefix=f"{stem}-contrast",
-            **common,
-        )
-    except ImportRejected as rejected:
-        for error in rejected.errors:
-            error.message = f"contrast file: {error.message}"
-        raise
-    if len(originals) != len(contrasts):
-        shorter = min(len(originals), len(contrasts))
-        longer = originals if len(originals) > len(contrasts) else contrasts
-        raise ImportRejected(
-            [
-                LineError(
-                    longer[shorter].line,
-                    f"the originals file has {len(originals)} rows but the contrast file has "
-                    f"{len(contrasts)}; row i of one must pair with row i of the other.",
-                )
-            ]
-        )
-    sets = []
-    for orig, con in zip(originals, contrasts, strict=True):
-        row_tags = [
-            t.strip() for t in str(con.metadata.pop(tag_column, "")).split(",") if t.strip()
-        ]
-        perturbation = {"fields": con.fields, "label": con.label, "tags": row_tags or tags}
-        sets.append(ParsedSet(con.line, orig, [perturbation]))
-    return sets
 
 
 def parse_sets_jsonl(
@@ -185,7 +128,12 @@ def _parse_set(
         return [LineError(line, parsed)]
     original = parsed.original
     errors = _check_text(project, line, original.get("fields"), "original")
-    label = resolve_label(str(original.get("label", "")), project.labels, label_map)
+    label: str | None = ""
+    answers = clean_answers(original.get("answers")) if project.is_free_text else []
+    if isinstance(answers, str):
+        errors.append(LineError(line, f"original: {answers}"))
+    if not project.is_free_text:
+        label = resolve_label(str(original.get("label", "")), project.labels, label_map)
     if label is None:
         errors.append(LineError(line, f"original: unknown label {original.get('label')!r}."))
     if parsed.split not in SPLITS:
@@ -195,7 +143,7 @@ def _parse_set(
     if errors:
         return errors
     fields = {name: original["fields"][name] for name in project.field_names}
-    row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split)
+    row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split, answers=list(answers))
     tags = set(project.tags.values_list("name", flat=True))
     items = []
     for p in parsed.perturbations:
@@ -203,6 +151,7 @@ def _parse_set(
         item = {
             "fields": p.get("fields"),
             "label": resolve_label(str(raw), project.labels, label_map) or raw,
+            "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
             "tags": p.get("tags") or default_tags,
         }
         errors += _check_perturbation(project, line, row, item, tags)
@@ -247,7 +196,7 @@ def import_sets(
     }
     for external_id, example in existing.items():
         s = seen[external_id]
-        if (example.fields, example.label) != (s.original.fields, s.original.label):
+        if (example.fields, _truth(example)) != (s.original.fields, _truth(s.original)):
             errors.append(
                 LineError(s.line, f"id {external_id!r} exists with another text or label.")
             )
@@ -270,6 +219,7 @@ def import_sets(
                 external_id=i,
                 fields=s.original.fields,
                 label=s.original.label,
+                answers=s.original.answers,
                 split=s.original.split,
                 batch=batch,
             )
@@ -302,7 +252,7 @@ def _create_perturbations(
     for s in sets:
         pivot = pivots[s.original.external_id]
         for p in s.perturbations:
-            key = (pivot.pk, _text_key(p["fields"]), p["label"])
+            key = (pivot.pk, _text_key(p["fields"]), _truth(p))
             if key in present:
                 skipped += 1
                 continue
@@ -313,6 +263,7 @@ def _create_perturbations(
                 author=author,
                 fields=p["fields"],
                 label=p["label"],
+                answers=p.get("answers") or [],
                 status=status,
                 guideline_version=version,
                 edit_distance=fields_edit_distance(
@@ -334,6 +285,15 @@ def _create_perturbations(
     return len(created), skipped
 
 
+def _truth(row: Any) -> Any:
+    """What an edit must change: the label, or the normalised answers of a free-text set."""
+    if isinstance(row, dict):
+        label, answers = row["label"], row.get("answers") or []
+    else:
+        label, answers = row.label, row.answers
+    return frozenset(normalize_answer(a) for a in answers) if answers else label
+
+
 def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, normalize_whitespace(text)) for name, text in fields.items()))
 
@@ -342,20 +302,25 @@ def _present(project: Project, pivots: dict[str, Example]) -> set[tuple[Any, ...
     """(pivot, text, label) of the live perturbations these pivots already have."""
     rows = Perturbation.objects.filter(pivot__in=[p.pk for p in pivots.values() if p.pk])
     rows = rows.exclude(status=Perturbation.Status.WITHDRAWN)
+    columns = ("pivot_id", "fields", "label", "answers")
     return {
-        (pivot_id, _text_key(fields), label)
-        for pivot_id, fields, label in rows.values_list("pivot_id", "fields", "label")
+        (pivot_id, _text_key(fields), _truth({"label": label, "answers": answers}))
+        for pivot_id, fields, label, answers in rows.values_list(*columns)
     }
 
 
 def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImported:
     """Parse and import sets from validated form values; raises ImportRejected."""
+    if project.is_free_text and values["format"] != "sets_jsonl":
+        raise ImportRejected(
+            [LineError(None, "paired TSV files hold labels; import free-text sets as sets.jsonl.")]
+        )
     if values["format"] == "sets_jsonl":
         upload = values["file"]
         sets = parse_sets_jsonl(project, upload.read(), values["tags"], values["labels"])
     else:
         upload = values["original"]
-        sets = parse_paired_tsv(
+        sets = paired.parse_paired_tsv(
             project,
             upload.read(),
             values["contrast"].read(),

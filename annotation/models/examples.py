@@ -36,7 +36,9 @@ class Example(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="examples")
     external_id = models.CharField(max_length=255)
     fields = models.JSONField()
-    label = models.CharField(max_length=100)
+    # A classification example has a label; a free-text one (SPEC §10.1) its answers instead.
+    label = models.CharField(max_length=100, blank=True)
+    answers = models.JSONField(default=list, blank=True)
     split = models.CharField(max_length=8, default="test")
     metadata = models.JSONField(default=dict, blank=True)
     batch = models.ForeignKey(
@@ -51,7 +53,9 @@ class Example(models.Model):
             ),
             models.CheckConstraint(condition=Q(split__in=SPLITS), name="example_split_valid"),
             models.CheckConstraint(condition=~Q(external_id=""), name="example_id_not_empty"),
-            models.CheckConstraint(condition=~Q(label=""), name="example_label_not_empty"),
+            models.CheckConstraint(
+                condition=~Q(label="") | ~Q(answers=[]), name="example_has_label_or_answers"
+            ),
         ]
         indexes = [models.Index(fields=["project", "split", "label"])]
 

@@ -53,6 +53,9 @@ class Perturbation(models.Model):
     )
     fields = models.JSONField()
     label = models.CharField(max_length=100, blank=True)
+    # Free-text projects: the author's answers, and the validators' once disputed.
+    answers = models.JSONField(default=list, blank=True)
+    majority_answers = models.JSONField(default=list, blank=True)
     tags = models.ManyToManyField(Tag, blank=True, related_name="perturbations")
     rationale = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
@@ -119,6 +122,7 @@ class PerturbationRevision(models.Model):
     number = models.PositiveIntegerField()
     fields = models.JSONField()
     label = models.CharField(max_length=100, blank=True)
+    answers = models.JSONField(default=list, blank=True)
     tags = models.JSONField(default=list)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)

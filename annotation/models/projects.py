@@ -63,6 +63,10 @@ class Project(models.Model):
         return [f["name"] for f in self.fields if f["editable"]]
 
     @property
+    def is_free_text(self) -> bool:
+        return self.task_type == self.TaskType.FREE_TEXT
+
+    @property
     def all_labels(self) -> list[str]:
         return [*self.labels, *self.extra_labels]
 

@@ -50,7 +50,8 @@ class ReleaseEntry(models.Model):
     )
     set_id = models.CharField(max_length=255)
     split = models.CharField(max_length=8)
-    label = models.CharField(max_length=100)
+    label = models.CharField(max_length=100, blank=True)
+    answers = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [

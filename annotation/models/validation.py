@@ -40,6 +40,10 @@ class ValidationItem(models.Model):
     # The label the item is meant to have: the author's intended label, or the original's.
     # Empty for imported items, whose only truth is their votes.
     gold_label = models.CharField(max_length=100, blank=True)
+    # Free-text projects: the answers the item is meant to have, and those the validators
+    # agreed on once resolved (SPEC §10.1).
+    gold_answers = models.JSONField(default=list, blank=True)
+    majority_answers = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     counted_votes = models.PositiveIntegerField(default=0)
     majority_label = models.CharField(max_length=100, blank=True)
@@ -112,7 +116,9 @@ class Vote(models.Model):
     validator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="votes"
     )
-    label = models.CharField(max_length=100)
+    # A label, or in free-text projects an answer (with label "") or an extra label.
+    label = models.CharField(max_length=100, blank=True)
+    answer = models.TextField(blank=True)
     flags = models.JSONField(default=list, blank=True)
     seconds_spent = models.PositiveIntegerField(default=0)
     guideline_version = models.PositiveIntegerField(default=0)
@@ -124,7 +130,9 @@ class Vote(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["item", "validator"], name="vote_once_per_item"),
-            models.CheckConstraint(condition=~Q(label=""), name="vote_label_not_empty"),
+            models.CheckConstraint(
+                condition=Q(label="") ^ Q(answer=""), name="vote_label_xor_answer"
+            ),
         ]
         indexes = [models.Index(fields=["validator", "item"])]
 

@@ -29,6 +29,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "max_edit_ratio": 0.5,
     "require_label_change": True,
     "control_rate": 0.1,
+    # Free-text projects: the token F1 at which a validator's answer matches another.
+    "answer_match_f1": 0.8,
 }
 INT_SETTINGS = {
     "votes_per_item": (1, 25),
@@ -38,7 +40,12 @@ INT_SETTINGS = {
     "lease_ttl": (10, 24 * 3600),
     "max_perturbations_per_pivot": (1, 1000),
 }
-FRACTION_SETTINGS = ("validator_max_disagreement", "max_edit_ratio", "control_rate")
+FRACTION_SETTINGS = (
+    "validator_max_disagreement",
+    "max_edit_ratio",
+    "control_rate",
+    "answer_match_f1",
+)
 
 
 def clean_fields(fields: Any) -> list[dict[str, Any]]:
@@ -88,11 +95,19 @@ def check_minimal_pair(fields: list[dict[str, Any]], labels: list[str]) -> None:
         raise DomainError("a minimal_pair project's source field is read-only.")
 
 
-def clean_labels(labels: Any, extra_labels: Any) -> tuple[list[str], list[str]]:
+def clean_labels(
+    labels: Any, extra_labels: Any, free_text: bool = False
+) -> tuple[list[str], list[str]]:
+    """Free-text projects (SPEC §10.1) have no task labels, only extra ones (unanswerable)."""
     for name, value in (("labels", labels), ("extra_labels", extra_labels)):
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise DomainError(f"{name} must be a list of non-empty strings.")
-    if len(labels) < 2:
+    if free_text and labels:
+        raise DomainError(
+            "a free_text project has no labels (examples carry answers); use extra_labels "
+            "for responses such as unanswerable."
+        )
+    if not free_text and len(labels) < 2:
         raise DomainError("labels must hold at least two labels.")
     everything = labels + extra_labels
     duplicates = sorted({label for label in everything if everything.count(label) > 1})

@@ -84,7 +84,10 @@ def project_create(
     guidelines: str = "",
     settings: Any = None,
 ) -> Project:
-    labels, extra = clean_labels(list(labels), list(extra_labels))
+    if task_type not in Project.TaskType.values:
+        raise DomainError(f"task_type must be one of {', '.join(Project.TaskType.values)}.")
+    free_text = task_type == Project.TaskType.FREE_TEXT
+    labels, extra = clean_labels(list(labels), list(extra_labels), free_text)
     fields = clean_fields(fields)
     if task_type == Project.TaskType.MINIMAL_PAIR:
         check_minimal_pair(fields, labels)
@@ -108,15 +111,21 @@ def project_create(
 @transaction.atomic
 def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
     has_examples = project.examples.exists()
+    task_type = changes.get("task_type", project.task_type)
+    if task_type not in Project.TaskType.values:
+        raise DomainError(f"task_type must be one of {', '.join(Project.TaskType.values)}.")
+    if has_examples and task_type != project.task_type:
+        raise DomainError("task_type cannot change once examples are imported.")
     if "fields" in changes:
         fields = clean_fields(changes["fields"])
         if has_examples and fields != project.fields:
             raise DomainError("fields cannot change once examples are imported.")
         project.fields = fields
-    if "labels" in changes or "extra_labels" in changes:
+    if {"labels", "extra_labels", "task_type"} & set(changes):
         labels, extra = clean_labels(
             list(changes.get("labels", project.labels)),
             list(changes.get("extra_labels", project.extra_labels)),
+            task_type == Project.TaskType.FREE_TEXT,
         )
         if has_examples and labels[: len(project.labels)] != project.labels:
             raise DomainError("once examples are imported, labels can only be added at the end.")

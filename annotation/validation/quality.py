@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
-from annotation.validation.resolution import item_resolve
+from annotation.validation.resolution import item_resolve, vote_agrees
 
 # validator id -> [resolved votes, agreed votes] to add
 Deltas = dict[int, list[int]]
@@ -62,9 +62,9 @@ def agreement_of(status: ValidatorStatus) -> float | None:
 
 
 def _add_resolution(deltas: Deltas, item: ValidationItem, sign: int) -> None:
-    for validator_id, label in item.votes.values_list("validator_id", "label"):
-        deltas[validator_id][0] += sign
-        deltas[validator_id][1] += sign if label == item.majority_label else 0
+    for vote in item.votes.only("validator_id", "label", "answer"):
+        deltas[vote.validator_id][0] += sign
+        deltas[vote.validator_id][1] += sign if vote_agrees(vote, item) else 0
 
 
 def _apply(project: Project, deltas: Deltas) -> None:
@@ -151,13 +151,20 @@ def _recount(item: ValidationItem, deltas: Deltas) -> None:
     if resolved and item.counted_votes < needed and not _is_released(item):
         _add_resolution(deltas, item, -1)
         item.status = ValidationItem.Status.OPEN
-        item.majority_label = ""
+        item.majority_label, item.majority_answers = "", []
         item.resolved_at = None
         if item.perturbation_id is not None:
             Perturbation.objects.filter(pk=item.perturbation_id).update(
-                status=Perturbation.Status.SUBMITTED, majority_label="", resolved_at=None
+                status=Perturbation.Status.SUBMITTED,
+                majority_label="",
+                majority_answers=[],
+                resolved_at=None,
             )
-    item.save(update_fields=["counted_votes", "status", "majority_label", "resolved_at"])
+    item.save(
+        update_fields=[
+            "counted_votes", "status", "majority_label", "majority_answers", "resolved_at"
+        ]
+    )
     if item.status == ValidationItem.Status.OPEN and item.counted_votes >= needed:
         item_resolve(item=item)
         _add_resolution(deltas, item, +1)

@@ -23,6 +23,7 @@ def items_open_for(perturbation: Perturbation) -> ValidationItem:
         fields=perturbation.fields,
         split=perturbation.pivot.split,
         gold_label=perturbation.label,
+        gold_answers=perturbation.answers,
     )
     _top_up_controls(perturbation.project, perturbation.pivot)
     return item
@@ -42,6 +43,7 @@ def _top_up_controls(project: Project, pivot: Example) -> None:
             fields=pivot.fields,
             split=pivot.split,
             gold_label=pivot.label,
+            gold_answers=pivot.answers,
         )
 
 

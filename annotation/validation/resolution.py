@@ -4,7 +4,8 @@ from collections import Counter
 
 from django.utils import timezone
 
-from annotation.models import Lease, Perturbation, ValidationItem
+from annotation.models import Lease, Perturbation, ValidationItem, Vote
+from annotation.validation import answers
 
 
 def majority_of(labels: list[str], majority: int) -> str:
@@ -18,20 +19,42 @@ def majority_of(labels: list[str], majority: int) -> str:
 def item_resolve(*, item: ValidationItem) -> None:
     """Resolve an item whose counted votes reached votes_per_item (SPEC §3D)."""
     project = item.project
-    labels = list(item.votes.filter(counts=True).values_list("label", flat=True))
-    item.majority_label = majority_of(labels, project.setting("majority"))
+    votes = item.votes.filter(counts=True)
+    if project.is_free_text:
+        outcome = answers.resolve(
+            [answers.Response(a, label) for a, label in votes.values_list("answer", "label")],
+            item.gold_answers,
+            project.setting("majority"),
+            project.setting("answer_match_f1"),
+        )
+        item.majority_label, item.majority_answers = outcome.label, outcome.answers
+        status = outcome.status
+    else:
+        labels = list(votes.values_list("label", flat=True))
+        item.majority_label = majority_of(labels, project.setting("majority"))
+        status = resolution_status(item.majority_label, item.gold_label, project.labels)
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()
-    item.save(update_fields=["majority_label", "status", "resolved_at"])
+    item.save(update_fields=["majority_label", "majority_answers", "status", "resolved_at"])
     Lease.objects.filter(item=item).delete()
     if item.perturbation_id is not None:
         perturbation = Perturbation.objects.select_for_update().get(pk=item.perturbation_id)
-        perturbation.status = resolution_status(
-            item.majority_label, perturbation.label, project.labels
-        )
+        perturbation.status = status
         perturbation.majority_label = item.majority_label
+        perturbation.majority_answers = item.majority_answers
         perturbation.resolved_at = item.resolved_at
-        perturbation.save(update_fields=["status", "majority_label", "resolved_at"])
+        perturbation.save(
+            update_fields=["status", "majority_label", "majority_answers", "resolved_at"]
+        )
+
+
+def vote_agrees(vote: Vote, item: ValidationItem) -> bool:
+    """Whether a vote on a resolved item agrees with its outcome (validator agreement)."""
+    if not item.project.is_free_text:
+        return vote.label == item.majority_label
+    response = answers.Response(vote.answer, vote.label)
+    threshold = item.project.setting("answer_match_f1")
+    return response.matches(item.majority_answers, item.majority_label, threshold)
 
 
 def resolution_status(majority: str, intended: str, task_labels: list[str]) -> str:

@@ -4,7 +4,8 @@ from annotation.projects.config import MAX_SECONDS_SPENT
 
 
 class NextItemSerializer(serializers.Serializer):
-    """Everything a validator sees of an item: its fields and the choices. Nothing else."""
+    """Everything a validator sees of an item: its fields and the choices. Nothing else.
+    Free-text projects have no labels: the validator types an answer, or picks an extra one."""
 
     item = serializers.IntegerField()
     fields = serializers.JSONField()  # type: ignore[assignment]  # popped by DRF
@@ -14,7 +15,12 @@ class NextItemSerializer(serializers.Serializer):
 
 
 class VoteInputSerializer(serializers.Serializer):
-    label = serializers.CharField()  # type: ignore[assignment]  # popped by DRF
+    """A label; in free-text projects an answer, or an extra label such as unanswerable."""
+
+    label = serializers.CharField(required=False, allow_blank=True, default="")  # type: ignore[assignment]
+    answer = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=2000
+    )
     flags = serializers.ListField(child=serializers.CharField(), default=list)
     seconds_spent = serializers.IntegerField(min_value=0, max_value=MAX_SECONDS_SPENT, default=0)
 
@@ -22,6 +28,7 @@ class VoteInputSerializer(serializers.Serializer):
 class VoteOutputSerializer(serializers.Serializer):
     item = serializers.IntegerField(source="item_id")
     label = serializers.CharField()  # type: ignore[assignment]  # popped by DRF
+    answer = serializers.CharField()
     flags = serializers.ListField(child=serializers.CharField())
 
 

@@ -11,9 +11,11 @@ from annotation.errors import DomainError
 from annotation.models import Lease, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality
+from annotation.validation.answers import normalize_answer
 from annotation.validation.resolution import item_resolve
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
+MAX_ANSWER_CHARS = 2000
 
 
 def _validator_counts(project: Project, validator: Any) -> bool:
@@ -26,7 +28,8 @@ def vote_cast(
     *,
     item: ValidationItem,
     validator: Any,
-    label: str,
+    label: str = "",
+    answer: str = "",
     flags: Any = (),
     seconds_spent: Any = 0,
 ) -> tuple[Vote, bool]:
@@ -36,7 +39,12 @@ def vote_cast(
     counts are then a step of their own, so that the item's lock is never held while waiting
     for other validators' counters."""
     vote, created, resolved = _vote_and_resolve(
-        item=item, validator=validator, label=label, flags=flags, seconds_spent=seconds_spent
+        item=item,
+        validator=validator,
+        label=label,
+        answer=answer,
+        flags=flags,
+        seconds_spent=seconds_spent,
     )
     if resolved is not None:
         quality.resolution_recorded(item=resolved)
@@ -49,6 +57,7 @@ def _vote_and_resolve(
     item: ValidationItem,
     validator: Any,
     label: str,
+    answer: str,
     flags: Any = (),
     seconds_spent: Any = 0,
 ) -> tuple[Vote, bool, ValidationItem | None]:
@@ -57,17 +66,15 @@ def _vote_and_resolve(
     if item.author_id == validator.pk:
         raise DomainError("You cannot validate your own perturbation.", code="forbidden")
     flags = sorted(set(flags or []))
+    answer = _check_response(project, label, answer)
     existing = Vote.objects.filter(item=item, validator=validator).first()
     if existing is not None:
-        if existing.label == label and sorted(existing.flags) == flags:
+        same = (existing.label, existing.answer) == (label, answer)
+        if same and sorted(existing.flags) == flags:
             return existing, False, None
         raise DomainError(
             "You already voted on this item with a different answer; votes cannot change.",
             code="conflict",
-        )
-    if label not in project.all_labels:
-        raise DomainError(
-            f"Unknown label {label!r}; choose one of {', '.join(project.all_labels)}."
         )
     unknown = [f for f in flags if f not in FLAGS]
     if unknown:
@@ -97,6 +104,7 @@ def _vote_and_resolve(
         item=item,
         validator=validator,
         label=label,
+        answer=answer,
         flags=flags,
         seconds_spent=seconds,
         guideline_version=project.current_guideline_version(),
@@ -110,6 +118,37 @@ def _vote_and_resolve(
             item_resolve(item=item)
             return vote, True, item
     return vote, True, None
+
+
+def _check_response(project: Project, label: str, answer: Any) -> str:
+    """A label for label projects; an answer, or an extra label, for free-text ones. Returns
+    the answer as stored."""
+    if not project.is_free_text:
+        if answer:
+            raise DomainError("This project's items take a label, not an answer.", field="answer")
+        if label not in project.all_labels:
+            raise DomainError(
+                f"Unknown label {label!r}; choose one of {', '.join(project.all_labels)}.",
+                field="label",
+            )
+        return ""
+    if label:
+        if answer:
+            raise DomainError("Give an answer or an extra label, not both.", field="answer")
+        if label not in project.extra_labels:
+            known = ", ".join(project.extra_labels) or "none"
+            raise DomainError(
+                f"Unknown label {label!r}; type an answer, or choose one of: {known}.",
+                field="label",
+            )
+        return ""
+    if not isinstance(answer, str) or not normalize_answer(answer):
+        raise DomainError(
+            "Type an answer (words or numbers), or choose an extra label.", field="answer"
+        )
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise DomainError(f"An answer holds at most {MAX_ANSWER_CHARS} characters.", field="answer")
+    return answer.strip()
 
 
 def vote_counts(perturbation: Perturbation) -> dict[str, int]:
