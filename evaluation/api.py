@@ -39,6 +39,8 @@ class ModelInputSerializer(serializers.Serializer):
     )
     num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
     max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
+    stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
+    max_answer_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=30)
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
@@ -48,7 +50,7 @@ class ModelOutputSerializer(serializers.ModelSerializer):
         model = ModelSpec
         fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
                   "batch_size", "device", "precision", "prompt", "num_beams", "max_new_tokens",
-                  "created_at"]  # fmt: skip
+                  "stride", "max_answer_tokens", "created_at"]  # fmt: skip
 
 
 class RunInputSerializer(serializers.Serializer):

@@ -14,6 +14,7 @@ class ModelSpec(models.Model):
         PYTHON = "python"
         HF_CAUSAL_LM = "hf-causal-lm"
         HF_SEQ2SEQ = "hf-seq2seq"
+        HF_QUESTION_ANSWERING = "hf-question-answering"
 
     class Device(models.TextChoices):
         AUTO = "auto"
@@ -42,6 +43,10 @@ class ModelSpec(models.Model):
     prompt = models.CharField(max_length=500, default="{source}\n", blank=True)
     num_beams = models.PositiveSmallIntegerField(default=1)
     max_new_tokens = models.PositiveIntegerField(default=64)
+    # Extractive QA (free-text projects): the overlap of windows over long contexts, in tokens,
+    # and the longest answer span considered.
+    stride = models.PositiveIntegerField(default=128)
+    max_answer_tokens = models.PositiveIntegerField(default=30)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -129,8 +134,12 @@ class Prediction(models.Model):
     example = models.CharField(max_length=255)  # the release's example id: ex-17 or p-42
     set_id = models.CharField(max_length=255)
     role = models.CharField(max_length=10)  # original or perturbed
-    gold = models.CharField(max_length=100)
-    label = models.CharField(max_length=100)
+    gold = models.CharField(max_length=100, blank=True)
+    label = models.CharField(max_length=100, blank=True)
+    # Free-text projects: the gold answers (the prediction is in `output`), EM and F1.
+    gold_answers = models.JSONField(default=list, blank=True)
+    em = models.FloatField(null=True, blank=True)
+    f1 = models.FloatField(null=True, blank=True)
     probabilities = models.JSONField(default=dict, blank=True)
     # Language models: the example's log-probability score; on a set's original, the model's
     # own output for the source and its score.

@@ -9,11 +9,13 @@ from django.db import transaction
 from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
 from evaluation import jobs
+from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.minimal_pairs import score_pairs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
+from evaluation.runners.qa import ExtractiveQA
 
 
 def evaluation_execute(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
@@ -39,6 +41,8 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
 
     if spec.kind in ModelSpec.LANGUAGE_MODELS:
         rows, metrics = score_pairs(spec, examples, advance)
+    elif project.is_free_text:
+        rows, metrics = _answer(spec, project, examples, advance)
     else:
         rows, metrics = _classify(spec, project, examples, advance)
     with transaction.atomic():
@@ -85,6 +89,49 @@ def _classify(
         for e, label in zip(examples, predicted, strict=True)
     ]
     return rows, contrast_metrics(scored, project.labels)
+
+
+def qa_fields(project: Any) -> tuple[str, list[str]]:
+    """The question field (named "question", else the last one) and the context fields."""
+    names = project.field_names
+    question = "question" if "question" in names else names[-1]
+    return question, [name for name in names if name != question]
+
+
+def _answer(
+    spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Predictions and QA metrics of a model that answers: python, or extractive QA."""
+    if spec.kind == ModelSpec.Kind.PYTHON:
+        dicts = [e["fields"] for e in examples]
+        texts = predict_python(spec.source, dicts, spec.batch_size, advance).labels
+    else:
+        question, context = qa_fields(project)
+        model = ExtractiveQA(
+            spec.source,
+            device=spec.device,
+            precision=spec.precision,
+            max_length=spec.max_length,
+            stride=spec.stride,
+            max_answer_tokens=spec.max_answer_tokens,
+        )
+        advance(0)  # loading may take a while: show we are alive
+        texts = model.predict(
+            [e["fields"][question] for e in examples],
+            ["\n".join(e["fields"][name] for name in context) for e in examples],
+            spec.batch_size,
+            advance,
+        ).texts
+    scored = [
+        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text, tuple(e["tags"]))
+        for e, text in zip(examples, texts, strict=True)
+    ]
+    rows = [
+        {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
+         "gold_answers": e["answers"], "output": s.predicted, "em": s.em, "f1": s.f1}
+        for e, s in zip(examples, scored, strict=True)
+    ]  # fmt: skip
+    return rows, qa_metrics(scored)
 
 
 def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: list[str]) -> None:

@@ -15,6 +15,12 @@ from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.tasks import run_evaluation_task
 
+Kind = ModelSpec.Kind
+KINDS_FOR: dict[str, tuple[str, ...]] = {
+    Project.TaskType.CLASSIFICATION: (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.PYTHON),
+    Project.TaskType.MINIMAL_PAIR: (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
+    Project.TaskType.FREE_TEXT: (Kind.HF_QUESTION_ANSWERING, Kind.PYTHON),
+}
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 Status = EvaluationRun.Status
 
@@ -30,12 +36,11 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
             f"({', '.join(project.labels)})."
         )
     check_source(user, values["kind"], values["source"])
-    pairs = project.task_type == project.TaskType.MINIMAL_PAIR
-    if pairs != (values["kind"] in ModelSpec.LANGUAGE_MODELS):
+    kinds = KINDS_FOR[project.task_type]
+    if values["kind"] not in kinds:
         raise DomainError(
-            "Minimal-pair projects are scored by hf-causal-lm or hf-seq2seq models."
-            if pairs
-            else f"{values['kind']} scores minimal pairs; this project needs a classifier.",
+            f"A {project.task_type} project is scored by {' or '.join(kinds)} models, "
+            f"not {values['kind']}.",
             field="kind",
         )
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():

@@ -29,7 +29,8 @@ class ModelForm(forms.Form):
     name = forms.CharField(max_length=100)
     kind = forms.ChoiceField(
         choices=ModelSpec.Kind.choices,
-        help_text="classifiers and python for classification; language models for minimal pairs",
+        help_text="classifiers and python for classification; language models for minimal "
+        "pairs; question answering and python for free text",
     )
     source = forms.CharField(
         max_length=500,
@@ -50,6 +51,12 @@ class ModelForm(forms.Form):
         initial=1, min_value=1, max_value=16, help_text="beams for a language model's own output"
     )
     max_new_tokens = forms.IntegerField(initial=64, min_value=1, max_value=1024)
+    stride = forms.IntegerField(
+        initial=128, min_value=1, max_value=4096, help_text="QA: token overlap of context windows"
+    )
+    max_answer_tokens = forms.IntegerField(
+        initial=30, min_value=1, max_value=1024, help_text="QA: the longest answer span"
+    )
 
 
 @login_required

@@ -103,7 +103,7 @@ class PerturbationListView(APIView):
 
 
 def _content(values: dict[str, Any]) -> dict[str, Any]:
-    keys = ("fields", "label", "tags", "rationale", "seconds_spent", "submit")
+    keys = ("fields", "label", "answers", "tags", "rationale", "seconds_spent", "submit")
     return {key: values[key] for key in keys if key in values}
 
 

@@ -16,6 +16,7 @@ from annotation.authoring.edits import fields_edit_distance, normalize_whitespac
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
+from annotation.validation.answers import clean_answers, same_answers
 from annotation.validation.queue import item_close_for, items_open_for
 
 Status = Perturbation.Status
@@ -71,13 +72,16 @@ def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
             raise DomainError(
                 f"Perturbation {sibling.pk} of this pivot already has this text.", field="fields"
             )
-    if not p.label:
+    if project.is_free_text:
+        _check_answers(p)
+    elif not p.label:
         raise DomainError("Choose the intended label.", field="label")
-    if p.label not in project.labels:
+    elif p.label not in project.labels:
         raise DomainError(
             f"Unknown label {p.label!r}; choose one of {', '.join(project.labels)}.", field="label"
         )
-    if project.setting("require_label_change") and p.label == pivot.label:
+    must_change = project.setting("require_label_change") and not project.is_free_text
+    if must_change and p.label == pivot.label:
         raise DomainError(
             f"The label must differ from the pivot's label ({pivot.label}).", field="label"
         )
@@ -89,6 +93,18 @@ def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
             f"The edit changes {p.edit_distance:.0%} of the tokens; the limit is {limit:.0%}. "
             "Make a smaller edit, or ask an admin to allow this one.",
             field="fields",
+        )
+
+
+def _check_answers(p: Perturbation) -> None:
+    if not p.answers:
+        raise DomainError("Write the answer(s) to the edited question.", field="answers")
+    if p.project.setting("require_label_change") and same_answers(p.answers, p.pivot.answers):
+        raise DomainError(
+            "The answers must differ from the pivot's ("
+            + "; ".join(p.pivot.answers)
+            + ") once normalised.",
+            field="answers",
         )
 
 
@@ -156,6 +172,7 @@ def draft_save(
     perturbation: Perturbation | None = None,
     fields: Any = None,
     label: str | None = None,
+    answers: Any = None,
     tags: Any = None,
     rationale: str | None = None,
     seconds_spent: Any = None,
@@ -192,6 +209,13 @@ def draft_save(
                 field="label",
             )
         perturbation.label = label
+    if answers is not None:
+        if not project.is_free_text:
+            raise DomainError("This project's perturbations take a label, not answers.")
+        cleaned = clean_answers(answers) if answers else []
+        if isinstance(cleaned, str):
+            raise DomainError(cleaned, field="answers")
+        perturbation.answers = cleaned
     if rationale is not None:
         if len(str(rationale)) > settings.IMPORT_MAX_FIELD_CHARS:
             raise DomainError(
@@ -224,6 +248,7 @@ def _keep_revision(perturbation: Perturbation) -> None:
         number=number,
         fields=perturbation.fields,
         label=perturbation.label,
+        answers=perturbation.answers,
         tags=list(perturbation.tags.values_list("name", flat=True)),
         rationale=perturbation.rationale,
     )

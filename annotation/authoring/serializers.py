@@ -12,6 +12,7 @@ class PivotSerializer(serializers.Serializer):
     id = serializers.CharField(source="external_id")
     fields = serializers.JSONField()  # type: ignore[assignment]  # popped by DRF
     label = serializers.CharField()  # type: ignore[assignment]  # popped by DRF
+    answers = serializers.ListField(child=serializers.CharField())
     split = serializers.CharField()
     perturbations = serializers.IntegerField(source="n_perturbations")
     claimed_by = serializers.SerializerMethodField()
@@ -40,6 +41,11 @@ class PerturbationInputSerializer(serializers.Serializer):
         child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False
     )  # type: ignore[assignment]  # popped by DRF
     label = serializers.CharField(allow_blank=True, required=False)  # type: ignore[assignment]
+    answers = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=2000),
+        required=False,
+        max_length=20,
+    )
     tags = serializers.ListField(child=serializers.CharField(), required=False)
     rationale = serializers.CharField(
         allow_blank=True,
@@ -60,6 +66,7 @@ class PerturbationOutputSerializer(serializers.Serializer):
     pivot = serializers.CharField(source="pivot.external_id")
     fields = serializers.JSONField()  # type: ignore[assignment]  # popped by DRF
     label = serializers.CharField()  # type: ignore[assignment]  # popped by DRF
+    answers = serializers.ListField(child=serializers.CharField())
     tags = serializers.SerializerMethodField()
     rationale = serializers.CharField()
     status = serializers.CharField()
@@ -78,7 +85,10 @@ class PerturbationOutputSerializer(serializers.Serializer):
         """The vote outcome, shown to the author only once the item is resolved."""
         if not perturbation.is_resolved:
             return None
-        return {
+        outcome = {
             "majority_label": perturbation.majority_label or None,
             "votes": vote_counts(perturbation),
         }
+        if perturbation.project.is_free_text:
+            outcome["majority_answers"] = perturbation.majority_answers
+        return outcome

@@ -139,6 +139,7 @@ def _editor(
         "tags": list(zip(project.tags.all(), TAG_KEYS, strict=False)),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
         "chosen_label": draft.label if draft else "",
+        "draft_answers": "\n".join(draft.answers) if draft else "",
         "config": config,
         "guidelines": project.current_guidelines(),
     }

@@ -3,6 +3,7 @@
 Every problem is reported with the line it is on, and any problem rejects the whole file.
 """
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -118,10 +119,8 @@ class RowParser:
     def _answers(self, line: int, value: Any, errors: list[LineError]) -> list[str]:
         """A JSON list of answers; a CSV cell holds one answer, or a JSON list of them."""
         if isinstance(value, str) and value.lstrip().startswith("["):
-            try:
+            with contextlib.suppress(ValueError):
                 value = json.loads(value)
-            except ValueError:
-                pass
         answers = clean_answers(value) if value is not None else "missing answers."
         if isinstance(answers, str):
             errors.append(LineError(line, f"{self._named('answers')}: {answers}"))

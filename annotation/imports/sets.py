@@ -89,7 +89,9 @@ def rule_warnings(
     if same:
         warnings.append(LineError(line, "the perturbation is identical to its original."))
     if project.setting("require_label_change") and _truth(p) == _truth(original):
-        kept = f"the answers {p['answers']!r}" if project.is_free_text else f"the label {p['label']!r}"
+        kept = f"the label {p['label']!r}"
+        if project.is_free_text:
+            kept = "the original's answers"
         warnings.append(LineError(line, f"the perturbation keeps {kept}."))
     ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
     if ratio > project.setting("max_edit_ratio"):

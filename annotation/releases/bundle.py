@@ -20,11 +20,13 @@ from typing import Any, TextIO
 from django.conf import settings
 
 from annotation.models import Example, Perturbation, Project, Release
+from annotation.validation.answers import same_answers
 
 SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 CHUNK = 1000
+AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
 
 
 @dataclass
@@ -37,6 +39,7 @@ class Chosen:
     split: str
     label: str
     votes: dict[str, int] = field(default_factory=dict)
+    answers: list[str] = field(default_factory=list)  # free-text projects, instead of label
 
 
 class HashingFile:
@@ -67,6 +70,7 @@ class BundleWriter:
         self.authors_named = authors
         self.release = release
         self.chosen = chosen
+        self.free_text = project.is_free_text
         self.paired = project.task_type == "classification" and len(project.fields) == 1
         self.counts: dict[str, Any] = {
             "sets": Counter(),
@@ -101,10 +105,13 @@ class BundleWriter:
                 examples_file.write(json.dumps(example, ensure_ascii=False) + "\n")
             if self.paired:
                 self._write_pairs(paired, record)
+            elif self.free_text:
+                self._write_qa_pairs(paired, record)
         self.digests = {SETS_FILE: sets_file.close(), EXAMPLES_FILE: examples_file.close()}
         for split, (orig, contrast, _, _) in paired.items():
-            self.digests[f"paired/{split}_original.tsv"] = orig.close()
-            self.digests[f"paired/{split}_contrast.tsv"] = contrast.close()
+            suffix = "jsonl" if self.free_text else "tsv"
+            self.digests[f"paired/{split}_original.{suffix}"] = orig.close()
+            self.digests[f"paired/{split}_contrast.{suffix}"] = contrast.close()
 
     def finish(self, card: str) -> None:
         """Add the card and the manifest, zip the bundle once, and record it on the release."""
@@ -140,6 +147,24 @@ class BundleWriter:
             orig_writer.writerow([record["original"]["label"], record["original"]["fields"][name]])
             contrast_writer.writerow([perturbation["label"], perturbation["fields"][name]])
 
+    def _write_qa_pairs(self, paired: dict, record: dict[str, Any]) -> None:
+        """QA sets (SPEC §10.1): line i of {split}_original.jsonl pairs with line i of
+        {split}_contrast.jsonl, as the TSVs do for single-text classification."""
+        split = record["split"]
+        if split not in paired:
+            paired[split] = (
+                HashingFile(self.work / "paired" / f"{split}_original.jsonl"),
+                HashingFile(self.work / "paired" / f"{split}_contrast.jsonl"),
+                None,
+                None,
+            )
+        orig, contrast, _, _ = paired[split]
+        original = record["original"]
+        for p in record["perturbations"]:
+            for target, member in ((orig, original), (contrast, p)):
+                line = {"id": member["id"], **member["fields"], "answers": member["answers"]}
+                target.write(json.dumps(line, ensure_ascii=False) + "\n")
+
     def _sets(self) -> Iterator[dict[str, Any]]:
         by_pivot: dict[int, list[Chosen]] = defaultdict(list)
         for c in self.chosen:
@@ -147,7 +172,7 @@ class BundleWriter:
         pivot_ids = list(by_pivot)
         authors = self.authors_named
         # Plain rows, not model instances: a release may hold 100k sets.
-        pivot_columns = ("id", "external_id", "fields", "label")
+        pivot_columns = ("id", "external_id", "fields", "label", "answers")
         columns = ("id", "fields", "rationale", "author_id", "edit_distance", "seconds_spent",
                    "guideline_version")  # fmt: skip
         through = Perturbation.tags.through
@@ -177,16 +202,22 @@ class BundleWriter:
         authors: dict[int, str],
     ) -> dict[str, Any]:
         split = members[0].split
+        key = "answers" if self.free_text else "label"
         self.counts["sets"][split] += 1
-        self.counts["original_labels"][split][pivot["label"]] += 1
+        if not self.free_text:
+            self.counts["original_labels"][split][pivot["label"]] += 1
         items = []
         for c in members:
             p = perturbations[c.perturbation_id]
             tags = sorted(p["tags"])
             total = sum(c.votes.values())
+            if self.free_text:
+                changed = not same_answers(c.answers, pivot["answers"])
+            else:
+                changed = c.label != pivot["label"]
+                self.counts["labels"][split][c.label] += 1
             self.counts["perturbations"][split] += 1
-            self.counts["labels"][split][c.label] += 1
-            self.counts["label_changed"][split] += c.label != pivot["label"]
+            self.counts["label_changed"][split] += changed
             for tag in tags:
                 self.counts["tags"][split][tag] += 1
             self.seconds.append(p["seconds_spent"])
@@ -196,19 +227,21 @@ class BundleWriter:
                 {
                     "id": f"p-{p['id']}",
                     "fields": p["fields"],
-                    "label": c.label,
-                    "label_changed": c.label != pivot["label"],
+                    key: c.answers if self.free_text else c.label,
+                    f"{key}_changed": changed,
                     "tags": tags,
                     "rationale": p["rationale"],
                     "author": authors[p["author_id"]],
                     "votes": c.votes,
-                    "agreement": round(c.votes.get(c.label, 0) / total, 4) if total else None,
+                    "agreement": round(c.votes.get(c.label or AGREE, 0) / total, 4)
+                    if total
+                    else None,
                     "edit_distance": round(p["edit_distance"], 4),
                     "seconds_spent": p["seconds_spent"],
                     "guideline_version": p["guideline_version"],
                 }
             )
-        original = {"id": pivot["external_id"], "fields": pivot["fields"], "label": pivot["label"]}
+        original = {"id": pivot["external_id"], "fields": pivot["fields"], key: pivot[key]}
         return {
             "set_id": pivot["external_id"],
             "split": split,
@@ -236,14 +269,15 @@ def _tsv_writer(target: HashingFile) -> Any:
 
 def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     original = record["original"]
+    key = "answers" if "answers" in original else "label"
     yield {
         "id": original["id"],
         "set_id": record["set_id"],
         "role": "original",
         "split": record["split"],
         **original["fields"],
-        "label": original["label"],
-        "label_changed": None,
+        key: original[key],
+        f"{key}_changed": None,
         "tags": [],
         "votes": {},
     }
@@ -254,8 +288,8 @@ def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "role": "perturbed",
             "split": record["split"],
             **p["fields"],
-            "label": p["label"],
-            "label_changed": p["label"] != original["label"],
+            key: p[key],
+            f"{key}_changed": p[f"{key}_changed"],
             "tags": p["tags"],
             "votes": p["votes"],
         }
@@ -278,8 +312,8 @@ class SetRecord:
 
     set_id: str
     split: str
-    original: dict[str, Any]  # id, fields, label
-    perturbations: list[dict[str, Any]]  # fields, label, tags (and more in released bundles)
+    original: dict[str, Any]  # id, fields, label (or answers)
+    perturbations: list[dict[str, Any]]  # fields, label or answers, tags (and more if released)
 
 
 def parse_set_record(record: Any) -> SetRecord | str:
@@ -309,7 +343,7 @@ def read_sets(release: Release) -> Iterator[SetRecord]:
 
 def read_examples(release: Release, split: str) -> list[dict[str, Any]]:
     """The examples of one split of a release, originals first in each set: id, set_id, role,
-    fields, label and tags."""
+    fields, label (or answers, for free text) and tags."""
     out: list[dict[str, Any]] = []
     for record in read_sets(release):
         if record.split != split:
@@ -324,7 +358,8 @@ def read_examples(release: Release, split: str) -> list[dict[str, Any]]:
                 "set_id": record.set_id,
                 "role": member["role"],
                 "fields": member["fields"],
-                "label": member["label"],
+                "label": member.get("label", ""),
+                "answers": member.get("answers", []),
                 "tags": member["tags"],
             }
             for member in members

@@ -16,6 +16,8 @@ from annotation.models import Perturbation, Project, Pseudonym, Release, Release
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
+from annotation.validation import answers
+from annotation.validation.answer_stats import answer_block, responses_of
 from annotation.validation.stats import agreement_block
 
 
@@ -74,25 +76,51 @@ def _vote_counts(perturbation_ids: list[int]) -> dict[int, dict[str, int]]:
 
 def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
     """The accepted perturbations a release holds, each with its set, split and label."""
+    columns = ("id", "pivot_id", "pivot__external_id", "pivot__split", "label", "majority_label")
     rows = list(
         Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
         .order_by("pivot_id", "id")
-        .values_list(
-            "id", "pivot_id", "pivot__external_id", "pivot__split", "label", "majority_label"
-        )
+        .values_list(*columns, "answers", "majority_answers")
     )
-    votes = _vote_counts([row[0] for row in rows])
+    ids = [row[0] for row in rows]
+    votes = _answer_votes(project, ids) if project.is_free_text else _vote_counts(ids)
     split_of = _split_sets(sorted({row[1] for row in rows}), options)
     chosen = []
-    for pid, pivot_id, set_id, pivot_split, label, majority in rows:
+    for pid, pivot_id, set_id, pivot_split, label, majority, authored, agreed in rows:
         split = split_of.get(pivot_id, pivot_split)
-        release_label = majority or label
+        release_label = "" if project.is_free_text else majority or label
         counted = votes.get(pid, {})
         # Sets imported as accepted have no votes; they pass on the admin's word.
-        if counted and counted.get(release_label, 0) < options["min_agreement"][split]:
+        agreeing = counted.get(release_label or bundle.AGREE, 0)
+        if counted and agreeing < options["min_agreement"][split]:
             continue
-        chosen.append(bundle.Chosen(pid, pivot_id, set_id, split, release_label, counted))
+        chosen.append(
+            bundle.Chosen(pid, pivot_id, set_id, split, release_label, counted, agreed or authored)
+        )
     return chosen
+
+
+DISAGREE = "disagree"
+
+
+def _answer_votes(project: Project, perturbation_ids: list[int]) -> dict[int, dict[str, int]]:
+    """Free-text projects: how many counted responses agree with each perturbation's release
+    answers (the validators' once disputed and accepted, else the author's)."""
+    threshold = project.setting("answer_match_f1")
+    released = Perturbation.objects.filter(pk__in=perturbation_ids)
+    wanted = {
+        pid: agreed or authored
+        for pid, authored, agreed in released.values_list("id", "answers", "majority_answers")
+    }
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {bundle.AGREE: 0, DISAGREE: 0})
+    for start in range(0, len(perturbation_ids), 5000):
+        rows = Vote.objects.filter(
+            item__perturbation_id__in=perturbation_ids[start : start + 5000], counts=True
+        ).values_list("item__perturbation_id", "answer", "label")
+        for pid, answer, label in rows:
+            agrees = answers.Response(answer, label).matches(wanted[pid], "", threshold)
+            counts[pid][bundle.AGREE if agrees else DISAGREE] += 1
+    return counts
 
 
 def _split_sets(pivot_ids: list[int], options: dict[str, Any]) -> dict[int, str]:
@@ -186,6 +214,9 @@ def release_statistics(
     per_split: dict[str, Any] = {}
     for split in sorted({c.split for c in chosen}):
         members = [c for c in chosen if c.split == split and c.votes]
+        if project.is_free_text:
+            per_split[split] = _answer_agreement(project, members)
+            continue
         per_split[split] = agreement_block(
             {c.perturbation_id: c.votes for c in members},
             {c.perturbation_id: c.label for c in members},
@@ -203,6 +234,15 @@ def release_statistics(
         "total_hours_authoring": round(sum(seconds) / 3600, 2),
         "median_seconds_per_vote": _median(vote_seconds),
     }
+
+
+def _answer_agreement(project: Project, members: list[bundle.Chosen]) -> dict[str, Any]:
+    responses = responses_of(
+        project, item__perturbation_id__in=[c.perturbation_id for c in members]
+    )
+    return answer_block(
+        responses, dict.fromkeys(responses, True), project.setting("votes_per_item")
+    )
 
 
 def _median(values: list[int]) -> float | None:

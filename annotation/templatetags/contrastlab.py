@@ -30,3 +30,16 @@ def current(context: Any, names: str) -> str:
 def markdown_html(text: str) -> str:
     """Markdown as sanitised HTML: tables kept, scripts and handlers dropped (nh3)."""
     return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables"])))
+
+
+@register.filter
+def truth(row: Any) -> str:
+    """An example's or perturbation's label, or its answers in a free-text project."""
+    answers = getattr(row, "answers", None)
+    return " · ".join(answers) if answers else getattr(row, "label", "")
+
+
+@register.filter
+def majority(perturbation: Any) -> str:
+    """What the validators' majority chose: a label, or the answer of a free-text item."""
+    return " · ".join(perturbation.majority_answers) or perturbation.majority_label

@@ -92,9 +92,7 @@ def resolve(responses: list[Response], gold: list[str], majority: int, threshold
         return Outcome("accepted", list(gold))
     best: tuple[int, Response] | None = None
     for candidate in responses:
-        support = sum(
-            r.matches([candidate.answer], candidate.label, threshold) for r in responses
-        )
+        support = sum(r.matches([candidate.answer], candidate.label, threshold) for r in responses)
         if support >= majority and (best is None or support > best[0]):
             best = (support, candidate)
     if best is None:
@@ -102,3 +100,10 @@ def resolve(responses: list[Response], gold: list[str], majority: int, threshold
     if best[1].label:
         return Outcome("no_majority", [], best[1].label)
     return Outcome("disputed", [best[1].answer])
+
+
+def pairwise_f1(first: Response, second: Response) -> float:
+    """How far two validators' responses agree: token F1 of two answers; 1 or 0 otherwise."""
+    if first.label or second.label:
+        return float(first.label == second.label)
+    return token_f1(first.answer, second.answer)

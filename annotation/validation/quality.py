@@ -162,7 +162,11 @@ def _recount(item: ValidationItem, deltas: Deltas) -> None:
             )
     item.save(
         update_fields=[
-            "counted_votes", "status", "majority_label", "majority_answers", "resolved_at"
+            "counted_votes",
+            "status",
+            "majority_label",
+            "majority_answers",
+            "resolved_at",
         ]
     )
     if item.status == ValidationItem.Status.OPEN and item.counted_votes >= needed:

@@ -16,6 +16,7 @@ from annotation.validation.agreement import (
     krippendorff_alpha_nominal,
     median,
 )
+from annotation.validation.answer_stats import answer_stats
 from annotation.validation.quality import agreement_of
 
 Status = Perturbation.Status
@@ -64,8 +65,6 @@ def agreement_block(
 
 
 def project_stats(project: Project) -> dict[str, Any]:
-    votes_per_item = project.setting("votes_per_item")
-    categories = project.all_labels
     items = ValidationItem.objects.filter(project=project)
     info = {
         row["id"]: row
@@ -73,49 +72,22 @@ def project_stats(project: Project) -> dict[str, Any]:
             "id",
             "status",
             "majority_label",
+            "majority_answers",
             "split",
             "gold_label",
+            "gold_answers",
             is_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField()),
         )
     }
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for item_id, label, n in (
-        Vote.objects.filter(
-            item__project=project,
-            counts=True,
-            item__status__in=[ItemStatus.OPEN, ItemStatus.RESOLVED],
-        )
-        .values_list("item_id", "label")
-        .annotate(n=Count("id"))
-    ):
-        counts[item_id][label] = n
-    resolved = {
-        i: row["majority_label"]
-        for i, row in info.items()
-        if row["status"] == ItemStatus.RESOLVED and row["majority_label"]
-    }
+    figures = answer_stats(project, info) if project.is_free_text else _label_stats(project, info)
     seconds = vote_seconds(project)
-    per_split: dict[str, Any] = {}
-    for split in sorted({row["split"] for row in info.values()}):
-        split_counts = {i: c for i, c in counts.items() if info[i]["split"] == split}
-        per_split[split] = agreement_block(
-            split_counts, resolved, categories, project.labels, votes_per_item
-        )
-    if len(per_split) == 1:  # one split holds everything: its figures are the overall ones
-        overall = next(iter(per_split.values()))
-    else:
-        overall = agreement_block(counts, resolved, categories, project.labels, votes_per_item)
     return {
-        **overall,
-        "per_split": per_split,
+        **figures,
         "items": _status_counts(items),
         "perturbations": dict(
             project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
         ),
         "human_accuracy": _human_accuracy(info),
-        "label_distribution": _label_distribution(project, counts, resolved),
-        "votes_per_item": _histogram([sum(c.values()) for c in counts.values()], votes_per_item),
-        "agreement_histogram": _agreement_histogram(counts, resolved),
         "tags": tag_coverage(project),
         "validators": validator_figures(project, seconds),
         "experts": expert_figures(project),
@@ -132,6 +104,45 @@ def project_stats(project: Project) -> dict[str, Any]:
     }
 
 
+def _label_stats(project: Project, info: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Kappa, alpha, human F1 and the label charts, overall and per split."""
+    votes_per_item = project.setting("votes_per_item")
+    categories = project.all_labels
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for item_id, label, n in (
+        Vote.objects.filter(
+            item__project=project,
+            counts=True,
+            item__status__in=[ItemStatus.OPEN, ItemStatus.RESOLVED],
+        )
+        .values_list("item_id", "label")
+        .annotate(n=Count("id"))
+    ):
+        counts[item_id][label] = n
+    resolved = {
+        i: row["majority_label"]
+        for i, row in info.items()
+        if row["status"] == ItemStatus.RESOLVED and row["majority_label"]
+    }
+    per_split: dict[str, Any] = {}
+    for split in sorted({row["split"] for row in info.values()}):
+        split_counts = {i: c for i, c in counts.items() if info[i]["split"] == split}
+        per_split[split] = agreement_block(
+            split_counts, resolved, categories, project.labels, votes_per_item
+        )
+    if len(per_split) == 1:  # one split holds everything: its figures are the overall ones
+        overall = next(iter(per_split.values()))
+    else:
+        overall = agreement_block(counts, resolved, categories, project.labels, votes_per_item)
+    return {
+        **overall,
+        "per_split": per_split,
+        "label_distribution": _label_distribution(project, counts, resolved),
+        "votes_per_item": _histogram([sum(c.values()) for c in counts.values()], votes_per_item),
+        "agreement_histogram": _agreement_histogram(counts, resolved),
+    }
+
+
 def _status_counts(items: Any) -> dict[str, int]:
     counts = dict(items.values_list("status").annotate(n=Count("id")).order_by())
     return {status: counts.get(status, 0) for status in ItemStatus.values}
@@ -139,7 +150,8 @@ def _status_counts(items: Any) -> dict[str, int]:
 
 def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
     """Share of resolved items whose majority label is the gold label (Gardner et al., Table 3):
-    the original's label for controls, the author's intended label for perturbations."""
+    the original's label for controls, the author's intended label for perturbations. In
+    free-text projects: whose majority answer matched the gold answers."""
     out = {}
     for kind, is_control in (("controls", True), ("perturbations", False)):
         rows = [
@@ -147,9 +159,13 @@ def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
             for r in info.values()
             if r["status"] == ItemStatus.RESOLVED
             and r["is_control"] == is_control
-            and r["gold_label"]
+            and (r["gold_label"] or r["gold_answers"])
         ]
-        right = sum(1 for r in rows if r["majority_label"] == r["gold_label"])
+        right = sum(
+            1
+            for r in rows
+            if (r["majority_label"], r["majority_answers"]) == (r["gold_label"], r["gold_answers"])
+        )
         out[kind] = {"items": len(rows), "accuracy": round(right / len(rows), 4) if rows else None}
     return out
 

@@ -52,6 +52,7 @@ def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
             item=target,
             validator=request.user,
             label=request.POST.get("label", ""),
+            answer=request.POST.get("answer", "") if project.is_free_text else "",
             flags=request.POST.getlist("flags"),
             seconds_spent=request.POST.get("seconds_spent") or 0,
         )

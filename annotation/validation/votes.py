@@ -1,6 +1,7 @@
 """Casting a vote (SPEC §3D). The vote, and the resolution it may complete, commit under the
 item's row lock; the voters' quality counts are a separate step after that commit."""
 
+from collections import Counter
 from typing import Any
 
 from django.db import transaction
@@ -152,14 +153,16 @@ def _check_response(project: Project, label: str, answer: Any) -> str:
 
 
 def vote_counts(perturbation: Perturbation) -> dict[str, int]:
-    """Counted votes per label on a perturbation's item, most voted first."""
+    """Counted votes per label (or normalised answer) on a perturbation's item, most first."""
     rows = (
         Vote.objects.filter(item__perturbation=perturbation, counts=True)
-        .values_list("label")
+        .values_list("label", "answer")
         .annotate(n=Count("id"))
-        .order_by("-n", "label")
     )
-    return dict(rows)  # type: ignore[arg-type]
+    counts: Counter[str] = Counter()
+    for label, answer, n in rows:
+        counts[label or normalize_answer(answer)] += n
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @transaction.atomic

@@ -91,7 +91,7 @@ def _set_table(examples: Sequence[Scored], tags: list[str]) -> dict[str, np.ndar
     return t
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(
             denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
@@ -116,15 +116,15 @@ def bootstrap_intervals(
     counts = np.zeros((samples, n_sets))
     draws = rng.integers(0, n_sets, size=(samples, n_sets))
     np.add.at(counts, (np.arange(samples)[:, None], draws), 1)
-    original = _ratio(counts @ t["orig_ok"], counts @ t["orig_n"])
-    perturbed = _ratio(counts @ t["pert_ok"], counts @ t["pert_n"])
+    original = safe_ratio(counts @ t["orig_ok"], counts @ t["orig_n"])
+    perturbed = safe_ratio(counts @ t["pert_ok"], counts @ t["pert_n"])
     figures = {
         "original_accuracy": original,
         "perturbed_accuracy": perturbed,
         "drop": original - perturbed,
         "consistency": (counts @ t["ok_all"]) / n_sets,
     }
-    per_tag = _ratio(counts @ t["tag_ok"], counts @ t["tag_n"])
+    per_tag = safe_ratio(counts @ t["tag_ok"], counts @ t["tag_n"])
     low, high = 100 * (1 - level) / 2, 100 * (1 + level) / 2
 
     def interval(values: np.ndarray) -> list[float] | None:

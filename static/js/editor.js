@@ -110,10 +110,12 @@
     const fields = {};
     editors.forEach((area) => { fields[area.dataset.field] = area.value; });
     const label = form.querySelector("input[name=label]:checked");
+    const answers = form.querySelector("textarea[name=answers]");
     return {
       pivot: config.pivot,
       fields,
-      label: label ? label.value : "",
+      ...(answers ? { answers: answers.value.split("\n").filter((line) => line.trim()) }
+                  : { label: label ? label.value : "" }),
       tags: Array.from(form.querySelectorAll("input[name=tags]:checked")).map((box) => box.value),
       rationale: form.querySelector("textarea[name=rationale]").value,
       seconds_spent: active,
@@ -200,6 +202,7 @@
   editors.forEach((area) => area.addEventListener("input", () => { refresh(); changed(); }));
   form.addEventListener("change", (event) => { if (event.target.name !== "label-key") changed(); });
   form.querySelector("textarea[name=rationale]").addEventListener("input", changed);
+  form.querySelector("textarea[name=answers]")?.addEventListener("input", changed);
   form.addEventListener("submit", (event) => { event.preventDefault(); submit(); });
   document.getElementById("save-draft").addEventListener("click", () => save());
   document.getElementById("submit-and-stop").addEventListener("click", () => submit(false));

@@ -1,0 +1,86 @@
+"""Agreement statistics of free-text projects (SPEC §10.1): the share of items with a
+majority, and the mean pairwise F1 between validators' responses. They take the place of
+kappa, alpha and human F1, which need a fixed set of labels."""
+
+from collections import defaultdict
+from itertools import combinations
+from typing import Any
+
+from annotation.models import Project, ValidationItem, Vote
+from annotation.validation.answers import Response, pairwise_f1
+
+ANSWER = "(an answer)"  # how typed answers are counted beside extra labels
+
+
+def answer_block(
+    responses: dict[int, list[Response]], outcomes: dict[int, bool], votes_per_item: int
+) -> dict[str, Any]:
+    """Figures over items given as item -> responses; `outcomes` maps each resolved item to
+    whether it had a majority."""
+    scores = [pairwise_f1(a, b) for item in responses.values() for a, b in combinations(item, 2)]
+    resolved = len(outcomes)
+    return {
+        "items": sum(1 for item in responses.values() if len(item) == votes_per_item),
+        "fleiss_kappa": None,
+        "krippendorff_alpha": None,
+        "human_f1": {"macro": None, "per_label": {}},
+        "majority_share": round(sum(outcomes.values()) / resolved, 4) if resolved else None,
+        "mean_pairwise_f1": round(sum(scores) / len(scores), 4) if scores else None,
+        "pairs": len(scores),
+    }
+
+
+def responses_of(project: Project, **filters: Any) -> dict[int, list[Response]]:
+    """item id -> the counted responses on it."""
+    out: dict[int, list[Response]] = defaultdict(list)
+    rows = Vote.objects.filter(item__project=project, counts=True, **filters)
+    for item_id, answer, label in rows.values_list("item_id", "answer", "label").order_by("id"):
+        out[item_id].append(Response(answer, label))
+    return out
+
+
+def answer_stats(project: Project, info: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The free-text counterpart of the label figures of annotation.validation.stats."""
+    votes_per_item = project.setting("votes_per_item")
+    threshold = project.setting("answer_match_f1")
+    responses = responses_of(
+        project, item__status__in=[ValidationItem.Status.OPEN, ValidationItem.Status.RESOLVED]
+    )
+    resolved = {i: r for i, r in info.items() if r["status"] == ValidationItem.Status.RESOLVED}
+    outcomes = {i: bool(r["majority_answers"] or r["majority_label"]) for i, r in resolved.items()}
+    per_split = {
+        split: answer_block(
+            {i: rs for i, rs in responses.items() if info[i]["split"] == split},
+            {i: o for i, o in outcomes.items() if info[i]["split"] == split},
+            votes_per_item,
+        )
+        for split in sorted({row["split"] for row in info.values()})
+    }
+    votes = dict.fromkeys([ANSWER, *project.extra_labels], 0)
+    for item in responses.values():
+        for response in item:
+            votes[response.label or ANSWER] += 1
+    majority = dict.fromkeys([ANSWER, *project.extra_labels], 0)
+    agreeing: dict[str, int] = defaultdict(int)
+    for i, row in resolved.items():
+        if row["majority_answers"] or row["majority_label"]:
+            majority[row["majority_label"] or ANSWER] += 1
+        n = sum(
+            r.matches(row["majority_answers"], row["majority_label"], threshold)
+            for r in responses.get(i, [])
+        )
+        agreeing[str(n)] += 1
+    return {
+        **answer_block(responses, outcomes, votes_per_item),
+        "per_split": per_split,
+        "label_distribution": {"votes": votes, "majority": majority},
+        "agreement_histogram": dict(sorted(agreeing.items())),
+        "votes_per_item": _histogram([len(rs) for rs in responses.values()], votes_per_item),
+    }
+
+
+def _histogram(values: list[int], top: int) -> dict[str, int]:
+    hist = {str(k): 0 for k in range(top + 1)}
+    for value in values:
+        hist[str(min(value, top))] += 1
+    return hist

@@ -1,0 +1,122 @@
+"""Extractive question answering with transformers (SPEC §10.1): the best span of the context
+from the start and end logits, over overlapping windows when the context is long."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+
+
+@dataclass
+class Answers:
+    texts: list[str]
+    scores: list[float]  # start + end logit of each chosen span
+
+
+class ExtractiveQA:
+    """A transformers question-answering model (AutoModelForQuestionAnswering with a fast
+    tokenizer), scored in length-sorted batches."""
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        device: str = "auto",
+        precision: str = "fp32",
+        max_length: int = 384,
+        stride: int = 128,
+        max_answer_tokens: int = 30,
+    ):
+        import torch  # noqa: F401 - fail here, clearly, if torch is missing
+        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+        self.device = resolve_device(device)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
+            self.model = AutoModelForQuestionAnswering.from_pretrained(source)
+        except (OSError, ValueError) as error:
+            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+        if not self.tokenizer.is_fast:
+            raise RunnerError(f"Model {source!r} has no fast tokenizer; spans need offsets.")
+        self.model = self.model.to(
+            device=self.device, dtype=resolve_dtype(precision, self.device)
+        ).eval()
+        self.max_length = min(max_length, self.tokenizer.model_max_length)
+        if stride >= self.max_length:
+            raise RunnerError(f"stride ({stride}) must be below max_length ({self.max_length}).")
+        self.stride = stride
+        self.max_answer_tokens = max_answer_tokens
+
+    def predict(
+        self,
+        questions: Sequence[str],
+        contexts: Sequence[str],
+        batch_size: int,
+        progress: Progress | None = None,
+    ) -> Answers:
+        """The best answer span for each (question, context). Examples are sorted by length,
+        then each batch is tokenised into windows (`stride` tokens of overlap) whose best
+        valid span (in the context, start <= end, at most max_answer_tokens) competes with
+        the other windows of the same example."""
+        import torch
+
+        order = sorted(range(len(questions)), key=lambda i: len(questions[i]) + len(contexts[i]))
+        texts, scores = [""] * len(questions), [float("-inf")] * len(questions)
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                encoded = self._encode([questions[i] for i in batch], [contexts[i] for i in batch])
+                offsets = encoded.pop("offset_mapping").tolist()
+                owners = encoded.pop("overflow_to_sample_mapping").tolist()
+                in_context = torch.tensor(
+                    [[sid == 1 for sid in encoded.sequence_ids(f)] for f in range(len(owners))],
+                    device=self.device,
+                )
+                for first in range(0, len(owners), batch_size):
+                    window = slice(first, first + batch_size)
+                    tensors = {k: v[window].to(self.device) for k, v in encoded.items()}
+                    out = self.model(**tensors)
+                    best, ends, values = self._best_spans(
+                        out.start_logits.float(), out.end_logits.float(), in_context[window]
+                    )
+                    for f, s, e, value in zip(
+                        range(first, first + len(best)), best, ends, values, strict=True
+                    ):
+                        i = batch[owners[f]]
+                        if value > scores[i]:
+                            scores[i] = value
+                            texts[i] = contexts[i][offsets[f][s][0] : offsets[f][e][1]]
+                if progress:
+                    progress(len(batch))
+        return Answers(texts, scores)
+
+    def _encode(self, questions: list[str], contexts: list[str]):  # type: ignore[no-untyped-def]
+        try:
+            return self.tokenizer(
+                questions,
+                contexts,
+                truncation="only_second",
+                max_length=self.max_length,
+                stride=self.stride,
+                return_overflowing_tokens=True,
+                return_offsets_mapping=True,
+                padding=True,
+                return_tensors="pt",
+            )
+        except Exception as error:  # the tokenizer's own errors, e.g. a question too long
+            raise RunnerError(f"Cannot tokenise the questions: {error}") from None
+
+    def _best_spans(self, start_logits, end_logits, in_context):  # type: ignore[no-untyped-def]
+        """Per window: (start, end, score) of the best span inside the context."""
+        import torch
+
+        length = start_logits.shape[1]
+        positions = torch.arange(length, device=start_logits.device)
+        gap = positions[None, :] - positions[:, None]  # end - start
+        band = (gap >= 0) & (gap < self.max_answer_tokens)
+        valid = band[None] & in_context[:, :, None] & in_context[:, None, :]
+        pair = start_logits[:, :, None] + end_logits[:, None, :]
+        pair = pair.masked_fill(~valid, float("-inf"))
+        values, flat = pair.view(pair.shape[0], -1).max(dim=1)
+        starts, ends = (flat // length).tolist(), (flat % length).tolist()
+        return starts, ends, values.tolist()
