@@ -3,6 +3,7 @@ majority, and the mean pairwise F1 between validators' responses. They take the 
 kappa, alpha and human F1, which need a fixed set of labels."""
 
 from collections import defaultdict
+from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
@@ -39,7 +40,7 @@ def responses_of(project: Project, **filters: Any) -> dict[int, list[Response]]:
     return out
 
 
-def answer_stats(project: Project, info: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     """The free-text counterpart of the label figures of annotation.validation.stats."""
     votes_per_item = project.setting("votes_per_item")
     threshold = project.setting("answer_match_f1")

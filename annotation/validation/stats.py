@@ -104,7 +104,7 @@ def project_stats(project: Project) -> dict[str, Any]:
     }
 
 
-def _label_stats(project: Project, info: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     """Kappa, alpha, human F1 and the label charts, overall and per split."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels

@@ -1,0 +1,279 @@
+"""Free-text (QA) contrast sets end to end through the API (SPEC §10.1): a Quoref-style
+project is created, its originals imported with answers, perturbed, validated blind, released
+and scored, and every figure is checked against an independent SQuAD computation."""
+
+import collections
+import json
+import re
+import string
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Perturbation, Project, ValidationItem
+from evaluation.models import ModelSpec
+from evaluation.runs import evaluation_execute
+from evaluation.services import evaluation_enqueue
+from tests.factories import member, project_creator
+
+pytestmark = pytest.mark.django_db
+
+CONTEXT = (
+    "Marie Curie won the Nobel Prize in 1903 and again in 1911. Pierre Curie shared the "
+    "first prize with her."
+)
+ORIGINALS = [
+    {"id": "q1", "context": CONTEXT, "question": "When did Marie Curie first win the Nobel "
+     "Prize?", "answers": ["1903"]},
+    {"id": "q2", "context": CONTEXT, "question": "Who shared the first prize?",
+     "answers": ["Pierre Curie", "Pierre"]},
+    {"id": "q3", "context": CONTEXT, "question": "Who shared the first prize with Pierre?",
+     "answers": ["Marie Curie", "Marie"]},
+    {"id": "q4", "context": CONTEXT, "question": "When did Pierre Curie win?",
+     "answers": ["1903"]},
+]  # fmt: skip
+PROJECT = {
+    "name": "Curie QA",
+    "slug": "curie",
+    "task_type": "free_text",
+    "fields": [
+        {"name": "context", "kind": "text", "editable": False},
+        {"name": "question", "kind": "text", "editable": True},
+    ],
+    "labels": [],
+    "extra_labels": ["unanswerable"],
+    "tags": [{"name": "order"}, {"name": "entity"}],
+    "settings": {"control_rate": 0, "max_edit_ratio": 1.0},
+}
+
+
+# An independent SQuAD v1.1 evaluation, written as the official script does it.
+def squad_normalize(s: str) -> str:
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in set(string.punctuation))
+    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    return " ".join(s.split())
+
+
+def squad_f1(prediction: str, truth: str) -> float:
+    p, t = squad_normalize(prediction).split(), squad_normalize(truth).split()
+    common = collections.Counter(p) & collections.Counter(t)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p), same / len(t)
+    return 2 * precision * recall / (precision + recall)
+
+
+def squad_best(metric, prediction: str, truths: list[str]) -> float:  # type: ignore[no-untyped-def]
+    return max(metric(prediction, t) for t in truths)
+
+
+def squad_em(prediction: str, truth: str) -> float:
+    return float(squad_normalize(prediction) == squad_normalize(truth))
+
+
+@pytest.fixture
+def qa(client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    creator = project_creator("ada")
+    response = client_for(creator).post("/api/projects/", PROJECT, format="json")
+    assert response.status_code == 201, response.json()
+    project = Project.objects.get(slug="curie")
+    people = {
+        "admin": creator,
+        "expert": member(project, "erin", "expert"),
+        "crowd": [member(project, f"v{n}", "validator") for n in range(5)],
+    }
+    body = "\n".join(json.dumps(row) for row in ORIGINALS).encode()
+    upload = {"file": SimpleUploadedFile("curie.jsonl", body)}
+    imported = client_for(creator).post(
+        "/api/projects/curie/examples/import/", upload, format="multipart"
+    )
+    assert imported.status_code == 201, imported.json()
+    return project, people
+
+
+def perturb(client, pivot: str, question: str, answers: list[str], tag: str):  # type: ignore[no-untyped-def]
+    assert client.post(f"/api/projects/curie/examples/{pivot}/claim/").status_code in (200, 201)
+    return client.post(
+        "/api/projects/curie/perturbations/",
+        {"pivot": pivot, "fields": {"question": question}, "answers": answers, "tags": [tag],
+         "submit": True},
+        format="json",
+    )  # fmt: skip
+
+
+def answer_all(client_for, crowd, responses: list[dict]) -> int:  # type: ignore[no-untyped-def]
+    """Each validator takes their next item and sends their response; returns the item."""
+    items = set()
+    for validator, response in zip(crowd, responses, strict=True):
+        api = client_for(validator)
+        shown = api.get("/api/projects/curie/validation/next/").json()
+        assert set(shown) == {"item", "fields", "labels", "extra_labels", "flags"}
+        assert shown["labels"] == [] and shown["extra_labels"] == ["unanswerable"]
+        items.add(shown["item"])
+        sent = api.post(f"/api/projects/curie/validation/{shown['item']}/vote/", response)
+        assert sent.status_code == 201, sent.json()
+    assert len(items) == 1
+    return items.pop()
+
+
+def test_a_quoref_style_set_is_imported_validated_released_and_scored(qa, client_for, staff):
+    project, people = qa
+    expert, admin = client_for(people["expert"]), client_for(people["admin"])
+    assert project.examples.get(external_id="q2").answers == ["Pierre Curie", "Pierre"]
+
+    # The answers must change once normalised; the refused draft is kept.
+    same = perturb(expert, "q1", "When did Marie Curie first win a Nobel Prize?", ["the 1903."],
+                   "order")  # fmt: skip
+    assert same.status_code == 400 and same.json()["field"] == "answers"
+    assert "differ from the pivot's" in same.json()["detail"]
+    draft = same.json()["draft"]
+    fixed = expert.patch(
+        f"/api/projects/curie/perturbations/{draft}/",
+        {"fields": {"question": "When did Marie Curie win the Nobel Prize again?"},
+         "answers": ["1911"], "submit": True},
+        format="json",
+    )  # fmt: skip
+    assert fixed.status_code == 200, fixed.json()
+
+    # Blind validation: the next item carries the fields only, never the author's answer.
+    crowd = people["crowd"]
+    shown = client_for(crowd[0]).get("/api/projects/curie/validation/next/").json()
+    assert set(shown["fields"]) == {"context", "question"} and "answers" not in json.dumps(shown)
+    item = answer_all(
+        client_for,
+        crowd,
+        [{"answer": "1911"}, {"answer": "The 1911"}, {"answer": "1911."}, {"answer": "1903"},
+         {"label": "unanswerable"}],
+    )  # fmt: skip
+    accepted = Perturbation.objects.get(pk=draft)
+    assert accepted.status == "accepted"
+    assert ValidationItem.objects.get(pk=item).majority_answers == ["1911"]
+
+    # A majority on another answer disputes the perturbation; no majority is no_majority.
+    second = perturb(expert, "q2", "Who won the Nobel Prize in 1911?", ["Marie Curie"], "entity")
+    assert second.status_code == 201, second.json()
+    answer_all(client_for, crowd, [{"answer": "Marie Curie."}, {"answer": "Marie Curie"},
+               {"answer": "marie curie"}, {"answer": "Curie"}, {"answer": "Pierre"}])  # fmt: skip
+    assert Perturbation.objects.get(pk=second.json()["id"]).status == "accepted"
+    third = perturb(expert, "q3", "Who won the prize in 1903 without Pierre?",
+                    ["Marie Curie"], "entity")  # fmt: skip
+    answer_all(client_for, crowd, [{"answer": "Pierre"}, {"answer": "Pierre!"},
+               {"answer": "pierre"}, {"answer": "Marie"}, {"label": "unanswerable"}])  # fmt: skip
+    disputed = Perturbation.objects.get(pk=third.json()["id"])
+    assert (disputed.status, disputed.majority_answers) == ("disputed", ["Pierre"])
+    fourth = perturb(expert, "q4", "When did Pierre Curie win again?", ["never"], "entity")
+    answer_all(client_for, crowd, [{"answer": "1911"}, {"answer": "1903"},
+               {"label": "unanswerable"}, {"answer": "Pierre"}, {"answer": "never"}])  # fmt: skip
+    assert Perturbation.objects.get(pk=fourth.json()["id"]).status == "no_majority"
+
+    # Statistics: the share of items with a majority, and mean pairwise F1.
+    stats = admin.get("/api/projects/curie/stats/").json()
+    assert stats["majority_share"] == pytest.approx(3 / 4)
+    assert stats["fleiss_kappa"] is None
+    responses = [
+        ["1911", "The 1911", "1911.", "1903", None],
+        ["Marie Curie.", "Marie Curie", "marie curie", "Curie", "Pierre"],
+        ["Pierre", "Pierre!", "pierre", "Marie", None],
+        ["1911", "1903", None, "Pierre", "never"],
+    ]
+    pair_scores = [
+        (squad_f1(a, b) if a and b else float(a == b))
+        for item_responses in responses
+        for n, a in enumerate(item_responses)
+        for b in item_responses[n + 1 :]
+    ]
+    assert stats["mean_pairwise_f1"] == pytest.approx(sum(pair_scores) / len(pair_scores), abs=1e-4)
+
+    # Adjudication accepts the disputed edit under the validators' answer.
+    adjudicated = admin.post(
+        f"/api/projects/curie/adjudicate/{disputed.pk}/", {"decision": "accept"}
+    )
+    assert adjudicated.status_code == 200, adjudicated.json()
+
+    # The release writes answers in place of labels, and paired QA files.
+    release = admin.post("/api/projects/curie/releases/", {"version": "1.0"})
+    assert release.status_code == 201, release.json()
+    bundle = Path(settings.MEDIA_ROOT) / project.releases.get().bundle
+    with zipfile.ZipFile(bundle) as archive:
+        sets = [json.loads(line) for line in archive.read("sets.jsonl").splitlines()]
+        originals = archive.read("paired/test_original.jsonl").decode().splitlines()
+        contrasts = archive.read("paired/test_contrast.jsonl").decode().splitlines()
+        examples = [json.loads(line) for line in archive.read("examples.jsonl").splitlines()]
+    by_set = {s["set_id"]: s for s in sets}
+    assert by_set["q1"]["original"]["answers"] == ["1903"]
+    released = {p["fields"]["question"]: p for s in sets for p in s["perturbations"]}
+    assert released["Who won the prize in 1903 without Pierre?"]["answers"] == ["Pierre"]
+    assert released["Who won the Nobel Prize in 1911?"]["answers"] == ["Marie Curie"]
+    assert all("label" not in p for p in released.values())
+    assert len(originals) == len(contrasts) == 3
+    assert all("answers" in e and "label" not in e for e in examples)
+
+    # Scoring: the metrics equal an independent SQuAD computation on the same predictions.
+    spec = ModelSpec.objects.create(
+        project=project, name="rules", kind="python",
+        source="tests.evaluation.rule_models:years_and_names",
+    )  # fmt: skip
+    run = evaluation_enqueue(
+        release=project.releases.get(), model=spec, split="test", user=staff, send=False
+    )
+    run = evaluation_execute(run.pk)
+    assert run is not None and run.status == "succeeded", run and run.error
+    metrics = run.metrics
+    predictions = {p.example: p for p in run.predictions.all()}
+    by_role: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    set_ok: dict[str, bool] = collections.defaultdict(lambda: True)
+    for e in examples:
+        predicted = predictions[e["id"]].output
+        em = squad_best(squad_em, predicted, e["answers"])
+        f1 = squad_best(squad_f1, predicted, e["answers"])
+        by_role[e["role"]].append((em, f1))
+        set_ok[e["set_id"]] &= f1 > 0.8
+    for role, key in (("original", "original"), ("perturbed", "perturbed")):
+        ems, f1s = zip(*by_role[role], strict=True)
+        assert metrics[f"{key}_em"] == pytest.approx(sum(ems) / len(ems))
+        assert metrics[f"{key}_f1"] == pytest.approx(sum(f1s) / len(f1s))
+    assert metrics["consistency"] == pytest.approx(sum(set_ok.values()) / len(set_ok))
+    assert 0 < metrics["perturbed_f1"] < metrics["original_f1"] < 1
+    assert set(metrics["per_tag"]) == {"order", "entity"}
+    low, high = metrics["intervals"]["perturbed_f1"]
+    assert low <= metrics["perturbed_f1"] <= high
+
+
+def test_free_text_input_is_checked_with_clear_errors(qa, client_for):
+    project, people = qa
+    admin = client_for(people["admin"])
+    bad_rows = b'{"id": "a", "context": "c", "question": "q", "answers": []}\n' \
+               b'{"id": "b", "context": "c", "question": "q", "label": "x"}\n' \
+               b'{"id": "c", "context": "c", "question": "q", "answers": ["!!"]}\n'  # fmt: skip
+    upload = {"file": SimpleUploadedFile("bad.jsonl", bad_rows)}
+    refused = admin.post("/api/projects/curie/examples/import/", upload, format="multipart")
+    assert refused.status_code == 400
+    errors = {e["line"]: e["message"] for e in refused.json()["errors"]}
+    assert "at least one non-empty answer" in errors[1]
+    assert "missing answers" in errors[2]
+    assert "normalise away" in errors[3]
+    assert project.examples.count() == 4  # nothing of the bad file was kept
+
+    labelled = admin.post("/api/projects/", {**PROJECT, "slug": "x", "labels": ["a", "b"]},
+                          format="json")  # fmt: skip
+    assert labelled.status_code in (400, 403)
+    validator = client_for(people["crowd"][0])
+    expert = client_for(people["expert"])
+    made = perturb(expert, "q1", "When did Marie Curie win again?", ["1911"], "order")
+    assert made.status_code == 201
+    item = validator.get("/api/projects/curie/validation/next/").json()["item"]
+    url = f"/api/projects/curie/validation/{item}/vote/"
+    for payload, field in (({"label": "positive"}, "label"), ({}, "answer"),
+                           ({"answer": "the", }, "answer"),
+                           ({"answer": "1911", "label": "unanswerable"}, "answer")):  # fmt: skip
+        response = validator.post(url, payload)
+        assert response.status_code == 400 and response.json()["field"] == field, payload
+    assert validator.post(url, {"answer": "1911"}).status_code == 201
+    assert validator.post(url, {"answer": "1911"}).status_code == 200  # a repeat is no error
+    assert validator.post(url, {"answer": "1903"}).status_code == 409
