@@ -66,7 +66,7 @@ CONTEXTS = ["marie curie did win the nobel prize in 1903 and again in 1911 .",
             "pierre curie shared it with her in 1903 .",
             "curie did win again in 1911 .",
             "the nobel prize in 1911 ? marie curie did win it .",
-            "pierre did win the prize with marie in 1903 and marie did win again in 1911 ."]  # fmt: skip
+            "pierre did win the prize in 1903 and marie did win again in 1911 ."]  # fmt: skip
 
 
 def brute_force_answer(model_dir: Path, question: str, context: str, longest: int) -> str:

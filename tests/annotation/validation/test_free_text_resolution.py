@@ -103,6 +103,7 @@ def test_concurrent_free_text_validators_fill_every_item_exactly() -> None:
     for item in ValidationItem.objects.select_related("perturbation"):
         assert item.status == "resolved"
         responses = list(item.votes.values_list("answer", "label"))
+        assert item.perturbation is not None
         assert item.perturbation.status == spec_outcome(responses, ["1911"])
     # Agreement counters equal a recount against each item's outcome.
     for status in ValidatorStatus.objects.filter(project=project):
