@@ -158,6 +158,9 @@ class Prediction(models.Model):
 
     @property
     def correct(self) -> bool:
+        """Right label; for a free-text answer, F1 above the consistency bar (SPEC §4)."""
+        if self.f1 is not None:
+            return self.f1 > 0.8
         return self.label == self.gold
 
 

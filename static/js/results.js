@@ -30,6 +30,11 @@
       options: { animation: false, scales: { y: { ticks: { precision: 0 }, title: { display: true, text: "pairs" } },
         x: { title: { display: true, text: "score(correct) - score(contrastive); right of 0 is right" } } } },
     });
+  } else if ("original_f1" in m) {  // free-text answers: EM and F1
+    withIntervals("chart-headline",
+      ["EM originals", "F1 originals", "EM perturbations", "F1 perturbations", "consistency"],
+      [m.original_em, m.original_f1, m.perturbed_em, m.perturbed_f1, m.consistency],
+      [iv.original_em, iv.original_f1, iv.perturbed_em, iv.perturbed_f1, iv.consistency]);
   } else {
     withIntervals("chart-headline", ["originals", "perturbations", "consistency"],
       [m.original_accuracy, m.perturbed_accuracy, m.consistency],
@@ -37,5 +42,5 @@
   }
   const tags = Object.keys(m.per_tag || {});
   withIntervals("chart-tags", tags.map((t) => `${t} (${m.per_tag[t].count})`),
-    tags.map((t) => m.per_tag[t].accuracy), tags.map((t) => (iv.per_tag || {})[t]));
+    tags.map((t) => m.per_tag[t].f1 ?? m.per_tag[t].accuracy), tags.map((t) => (iv.per_tag || {})[t]));
 })();

@@ -277,3 +277,33 @@ def test_free_text_input_is_checked_with_clear_errors(qa, client_for):
     assert validator.post(url, {"answer": "1911"}).status_code == 201
     assert validator.post(url, {"answer": "1911"}).status_code == 200  # a repeat is no error
     assert validator.post(url, {"answer": "1903"}).status_code == 409
+
+
+def test_the_results_page_shows_em_f1_and_the_failed_sets(qa, client_for, staff):
+    from django.test import Client
+
+    from annotation.models import Perturbation
+    from annotation.releases.services import release_create
+
+    project, people = qa
+    expert = client_for(people["expert"])
+    made = perturb(expert, "q1", "When did Marie Curie win the prize again?", ["1911"], "order")
+    Perturbation.objects.filter(pk=made.json()["id"]).update(status="accepted")
+    release = release_create(project=project, user=people["admin"], version="1")
+    spec = ModelSpec.objects.create(
+        project=project, name="rules", kind="python",
+        source="tests.evaluation.rule_models:years_and_names",
+    )  # fmt: skip
+    run = evaluation_execute(
+        evaluation_enqueue(release=release, model=spec, split="test", user=staff, send=False).pk
+    )
+    assert run is not None and run.status == "succeeded"
+    browser = Client()
+    browser.force_login(people["admin"])
+    html = browser.get(f"/p/curie/evaluations/{run.pk}/").content.decode()
+    assert "F1 on perturbations" in html and 'id="chart-headline"' in html
+    # The rule answers 1903 to the perturbed question: the set failed, with gold and prediction.
+    assert "<code>q1</code>" in html and "<td>1911</td>" in html and "<b>1903</b>" in html
+    expert_page = Client()
+    expert_page.force_login(people["expert"])
+    assert expert_page.get(f"/p/curie/evaluations/{run.pk}/").status_code == 404
