@@ -152,7 +152,9 @@ def _parse_set(
         raw = p.get("label")
         item = {
             "fields": p.get("fields"),
-            "label": resolve_label(str(raw), project.labels, label_map) or raw,
+            "label": ""
+            if project.is_free_text
+            else resolve_label(str(raw), project.labels, label_map) or raw,
             "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
             "tags": p.get("tags") or default_tags,
         }

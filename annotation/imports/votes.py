@@ -82,6 +82,10 @@ def _account_name(project: Project, worker: str) -> str:
 
 def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) -> int:
     """Import every line or none; returns the number of items imported."""
+    if project.is_free_text:
+        raise ImportRejected(
+            [LineError(None, "vote import holds labels; free-text projects validate here only.")]
+        )
     text = decode(data)
     rows: list[dict[str, Any]] = []
     errors: list[LineError] = []

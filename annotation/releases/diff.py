@@ -10,8 +10,9 @@ def release_diff(old: Release, new: Release) -> dict[str, Any]:
     """Sets and perturbations added, removed or relabelled from `old` to `new`."""
     if old.project_id != new.project_id:
         raise DomainError("Both releases must belong to one project.", field="against")
-    a = {e[0]: e[1:] for e in old.entries.values_list("perturbation_id", "set_id", "label")}
-    b = {e[0]: e[1:] for e in new.entries.values_list("perturbation_id", "set_id", "label")}
+    columns = ("perturbation_id", "set_id", "label", "answers")
+    a = {e[0]: (e[1], e[3] or e[2]) for e in old.entries.values_list(*columns)}
+    b = {e[0]: (e[1], e[3] or e[2]) for e in new.entries.values_list(*columns)}
     sets_a, sets_b = {v[0] for v in a.values()}, {v[0] for v in b.values()}
     relabelled = sorted(p for p in set(a) & set(b) if a[p][1] != b[p][1])
     return {

@@ -181,6 +181,7 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
                 set_id=c.set_id,
                 split=c.split,
                 label=c.label,
+                answers=c.answers,
             )
             for c in chosen
         ),

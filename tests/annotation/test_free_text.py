@@ -307,3 +307,44 @@ def test_the_results_page_shows_em_f1_and_the_failed_sets(qa, client_for, staff)
     expert_page = Client()
     expert_page.force_login(people["expert"])
     assert expert_page.get(f"/p/curie/evaluations/{run.pk}/").status_code == 404
+
+
+def test_published_qa_sets_import_with_answers_and_warn_on_unchanged_ones(qa, client_for):
+    project, people = qa
+    admin = client_for(people["admin"])
+    fresh = {
+        "set_id": "ropes-1",
+        "original": {"id": "r1", "fields": {"context": CONTEXT, "question": "Who won twice?"},
+                     "answers": ["Marie Curie"]},
+        "perturbations": [
+            {"fields": {"context": CONTEXT, "question": "Who shared the first prize?"},
+             "answers": ["Pierre Curie"], "tags": ["entity"]},
+            {"fields": {"context": CONTEXT, "question": "Who won the prize twice?"},
+             "answers": ["marie curie."], "tags": ["entity"]},
+        ],
+    }  # fmt: skip
+    bad = {**fresh, "set_id": "ropes-2", "original": {**fresh["original"], "id": "r2",
+           "answers": []}}  # fmt: skip
+    lines = [json.dumps(fresh), json.dumps(bad)]
+
+    def send(body: str, **fields):  # type: ignore[no-untyped-def]
+        upload = SimpleUploadedFile("sets.jsonl", body.encode())
+        return admin.post("/api/projects/curie/import/sets/",
+                          {"format": "sets_jsonl", "file": upload, **fields}, format="multipart")  # fmt: skip
+
+    refused = send("\n".join(lines))
+    assert refused.status_code == 400
+    assert refused.json()["errors"][0]["line"] == 2 and "answer" in json.dumps(refused.json())
+    assert not project.examples.filter(external_id__startswith="r").exists()
+
+    imported = send(lines[0])
+    assert imported.status_code == 201, imported.json()
+    assert "keeps the original's answers" in json.dumps(imported.json())
+    made = {p.fields["question"]: p for p in Perturbation.objects.filter(pivot__external_id="r1")}
+    assert made["Who shared the first prize?"].answers == ["Pierre Curie"]
+    assert made["Who shared the first prize?"].item.gold_answers == ["Pierre Curie"]
+    assert project.examples.get(external_id="r1").answers == ["Marie Curie"]
+    again = send(lines[0])
+    assert again.status_code == 201, again.json()
+    assert (again.json()["perturbations"], again.json()["already_present"]) == (0, 2)
+    assert send(lines[0], strict="true").status_code == 400
