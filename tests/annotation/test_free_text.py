@@ -329,8 +329,8 @@ def test_published_qa_sets_import_with_answers_and_warn_on_unchanged_ones(qa, cl
 
     def send(body: str, **fields):  # type: ignore[no-untyped-def]
         upload = SimpleUploadedFile("sets.jsonl", body.encode())
-        return admin.post("/api/projects/curie/import/sets/",
-                          {"format": "sets_jsonl", "file": upload, **fields}, format="multipart")  # fmt: skip
+        form = {"format": "sets_jsonl", "file": upload, **fields}
+        return admin.post("/api/projects/curie/import/sets/", form, format="multipart")
 
     refused = send("\n".join(lines))
     assert refused.status_code == 400

@@ -24,8 +24,10 @@ def qa_project(people):  # type: ignore[no-untyped-def]
     member_role(project, people["expert"], "expert")
     member_role(project, people["validator"], "validator")
     for n in range(3):
-        ExampleFactory(project=project, external_id=f"q{n}", label="", answers=["1903"],
-                       fields={"context": CONTEXT, "question": f"When did she first win? ({n})"})  # fmt: skip
+        fields = {"context": CONTEXT, "question": f"When did she first win? ({n})"}
+        ExampleFactory(
+            project=project, external_id=f"q{n}", label="", answers=["1903"], fields=fields
+        )
     return project
 
 
