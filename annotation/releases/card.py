@@ -17,14 +17,16 @@ def dataset_card(project: Project, release: Release) -> str:
     w = out.write
     w(f"# {project.name}: contrast sets, release {release.version}\n\n")
     w(f"Created {timezone.localtime(release.created_at):%Y-%m-%d} with ContrastLab. ")
+    free = project.is_free_text
+    truth, key = ("answers", "answers_changed") if free else ("gold label", "label_changed")
     changed = counts.get("label_changed", {})
     kept = sum(counts["perturbations"].values()) - sum(changed.values())
     w("Each contrast set is an original test example (the pivot) and expert edits of it. ")
     if kept:
-        w(f"{sum(changed.values())} perturbations change the gold label and {kept} keep it ")
-        w("(`label_changed` in the data). ")
+        w(f"{sum(changed.values())} perturbations change the {truth} and {kept} keep them ")
+        w(f"(`{key}` in the data). ")
     else:
-        w("Every perturbation changes the gold label. ")
+        w(f"Every perturbation changes the {truth}. ")
     w(f"Perturbations were validated blind by {project.setting('votes_per_item')} validators ")
     w("unless noted.\n\n")
     w("## Counts\n\n| split | sets | perturbations | label changed | label kept |\n")
@@ -32,22 +34,53 @@ def dataset_card(project: Project, release: Release) -> str:
     for split in splits:
         n, moved = counts["perturbations"][split], changed.get(split, 0)
         w(f"| {split} | {counts['sets'][split]} | {n} | {moved} | {n - moved} |\n")
-    w("\n### Labels of perturbations\n\n| split | " + " | ".join(project.labels) + " |\n")
-    w("|---|" + "---|" * len(project.labels) + "\n")
-    for split in splits:
-        row = [str(counts["labels"].get(split, {}).get(label, 0)) for label in project.labels]
-        w(f"| {split} | " + " | ".join(row) + " |\n")
+    if not free:
+        w("\n### Labels of perturbations\n\n| split | " + " | ".join(project.labels) + " |\n")
+        w("|---|" + "---|" * len(project.labels) + "\n")
+        for split in splits:
+            row = [str(counts["labels"].get(split, {}).get(label, 0)) for label in project.labels]
+            w(f"| {split} | " + " | ".join(row) + " |\n")
     tags = sorted({tag for per in counts["tags"].values() for tag in per})
     if tags:
         w("\n### Tags\n\n| tag | " + " | ".join(splits) + " |\n|---|" + "---|" * len(splits) + "\n")
         for tag in tags:
             row = [str(counts["tags"].get(split, {}).get(tag, 0)) for split in splits]
             w(f"| {tag} | " + " | ".join(row) + " |\n")
+    if free:
+        _answer_agreement(w, stats)
+    else:
+        _label_agreement(w, stats)
+    _annotators_and_build(w, counts, stats, options)
+    w("\n## Files and loading\n\n")
+    w(f"- `{SETS_FILE}`: one contrast set per line.\n- `{EXAMPLES_FILE}`: one example per line ")
+    w("(`role` is `original` or `perturbed`).\n")
+    paired = "jsonl" if free else "tsv"
+    w(f"- `paired/{{split}}_original.{paired}` and `paired/{{split}}_contrast.{paired}`: aligned ")
+    w("by line.\n- `manifest.json`: SHA-256 of every file.\n\n```python\n")
+    w("from datasets import load_dataset\n")
+    w(f'ds = load_dataset("json", data_files="{EXAMPLES_FILE}", split="train")\n```\n')
+    return out.getvalue()
+
+
+def _answer_agreement(w: Any, stats: dict[str, Any]) -> None:
+    w("\n## Agreement\n\nValidators typed answers; two match when their SQuAD token F1 is at "
+      "least the project's answer_match_f1.\n\n| split | items with all votes | mean pairwise "
+      "F1 between validators |\n|---|---|---|\n")  # fmt: skip
+    for split, block in stats["per_split"].items():
+        w(f"| {split} | {block['items']} | {_fmt(block['mean_pairwise_f1'])} |\n")
+
+
+def _label_agreement(w: Any, stats: dict[str, Any]) -> None:
     w("\n## Agreement\n\n| split | items with all votes | Fleiss' kappa | Krippendorff's alpha "
       "(nominal) | estimated human macro F1 |\n|---|---|---|---|---|\n")  # fmt: skip
     for split, block in stats["per_split"].items():
         figures = [block["fleiss_kappa"], block["krippendorff_alpha"], block["human_f1"]["macro"]]
         w(f"| {split} | {block['items']} | " + " | ".join(map(_fmt, figures)) + " |\n")
+
+
+def _annotators_and_build(
+    w: Any, counts: dict[str, Any], stats: dict[str, Any], options: dict[str, Any]
+) -> None:
     w("\n## Annotators and time\n\n")
     w(f"- Experts: {counts['experts']}; validators: {stats['validators']} (pseudonymous).\n")
     w(f"- Median seconds per perturbation: {_fmt(stats['median_seconds_per_perturbation'])}; ")
@@ -62,13 +95,6 @@ def dataset_card(project: Project, release: Release) -> str:
     w(". Contrast sets are never split across splits.\n")
     w(f"- Minimum votes for the label, per split: {json.dumps(options['min_agreement'])}.\n")
     w("- Only accepted (or adjudicated) perturbations are included; control items are not.\n")
-    w("\n## Files and loading\n\n")
-    w(f"- `{SETS_FILE}`: one contrast set per line.\n- `{EXAMPLES_FILE}`: one example per line ")
-    w("(`role` is `original` or `perturbed`).\n")
-    w("- `paired/{split}_original.tsv` and `paired/{split}_contrast.tsv`: aligned by row.\n")
-    w("- `manifest.json`: SHA-256 of every file.\n\n```python\nfrom datasets import load_dataset\n")
-    w(f'ds = load_dataset("json", data_files="{EXAMPLES_FILE}", split="train")\n```\n')
-    return out.getvalue()
 
 
 def _fmt(value: Any) -> str:

@@ -205,6 +205,9 @@ def test_a_quoref_style_set_is_imported_validated_released_and_scored(qa, client
         originals = archive.read("paired/test_original.jsonl").decode().splitlines()
         contrasts = archive.read("paired/test_contrast.jsonl").decode().splitlines()
         examples = [json.loads(line) for line in archive.read("examples.jsonl").splitlines()]
+        card = archive.read("README.md").decode()
+    assert "changes the answers" in card and "mean pairwise F1" in card and "Fleiss" not in card
+    assert "paired/{split}_original.jsonl" in card
     by_set = {s["set_id"]: s for s in sets}
     assert by_set["q1"]["original"]["answers"] == ["1903"]
     released = {p["fields"]["question"]: p for s in sets for p in s["perturbations"]}
