@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 User = get_user_model()
 
@@ -15,3 +16,15 @@ def inactive_user(username: str) -> Any:
         user.set_unusable_password()
         user.save()
     return user
+
+
+def inactive_users(usernames: list[str]) -> dict[str, int]:
+    """username -> id of accounts that cannot log in, created in one statement if missing."""
+    known = dict(User.objects.filter(username__in=usernames).values_list("username", "id"))
+    missing = [
+        User(username=name, is_active=False, password=make_password(None))
+        for name in usernames
+        if name not in known
+    ]
+    User.objects.bulk_create(missing, batch_size=2000, ignore_conflicts=True)
+    return dict(User.objects.filter(username__in=usernames).values_list("username", "id"))

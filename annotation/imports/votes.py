@@ -4,13 +4,15 @@ Each line becomes a resolved item whose votes come from pseudonymous external va
 that the data gets the same majority labels and statistics as data validated here.
 """
 
+from collections import defaultdict
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.errors import ImportRejected
-from annotation.imports.accounts import inactive_user
+from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,
@@ -21,7 +23,7 @@ from annotation.imports.readers import (
 )
 from annotation.models import Project, ValidationItem, Vote
 from annotation.projects.config import SPLITS
-from annotation.validation.quality import resolutions_imported
+from annotation.validation.quality import Deltas, votes_imported
 from annotation.validation.resolution import majority_of
 
 
@@ -76,6 +78,9 @@ def _parse_line(
     return {"id": item_id, "fields": fields, "workers": workers, "split": split}
 
 
+BATCH = 2000
+
+
 def _account_name(project: Project, worker: str) -> str:
     return f"ext-{project.slug}-{worker}"
 
@@ -123,24 +128,38 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
 
 
 def _save(project: Project, rows: list[Any]) -> None:
-    names = {w for row in rows for w in row["workers"]}
-    validators = {name: inactive_user(_account_name(project, name)) for name in sorted(names)}
+    """Items, then their votes, in batches of plain inserts; the validators' agreement counts
+    are tallied on the way and added in one ordered pass."""
+    names = sorted({w for row in rows for w in row["workers"]})
+    accounts = inactive_users([_account_name(project, name) for name in names])
+    validators = {name: accounts[_account_name(project, name)] for name in names}
     majority = project.setting("majority")
-    items = []
-    for row in rows:
-        labels = list(row["workers"].values())
-        item = ValidationItem.objects.create(
-            project=project,
-            external_id=row["id"],
-            fields=row["fields"],
-            split=row["split"],
-            status=ValidationItem.Status.RESOLVED,
-            counted_votes=len(labels),
-            majority_label=majority_of(labels, majority),
+    now = timezone.now()
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    for start in range(0, len(rows), BATCH):
+        chunk = rows[start : start + BATCH]
+        items = ValidationItem.objects.bulk_create(
+            ValidationItem(
+                project=project,
+                external_id=row["id"],
+                fields=row["fields"],
+                split=row["split"],
+                status=ValidationItem.Status.RESOLVED,
+                counted_votes=len(row["workers"]),
+                majority_label=majority_of(list(row["workers"].values()), majority),
+                created_at=now,
+                resolved_at=now,
+            )
+            for row in chunk
         )
-        Vote.objects.bulk_create(
-            Vote(item=item, validator=validators[worker], label=label)
-            for worker, label in row["workers"].items()
-        )
-        items.append(item)
-    resolutions_imported(project=project, items=items)
+        votes = []
+        for item, row in zip(items, chunk, strict=True):
+            for worker, label in row["workers"].items():
+                validator = validators[worker]
+                votes.append(
+                    Vote(item_id=item.pk, validator_id=validator, label=label, created_at=now)
+                )
+                deltas[validator][0] += 1
+                deltas[validator][1] += label == item.majority_label
+        Vote.objects.bulk_create(votes, batch_size=10 * BATCH)
+    votes_imported(project=project, deltas=deltas)

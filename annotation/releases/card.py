@@ -19,11 +19,12 @@ def dataset_card(project: Project, release: Release) -> str:
     w(f"Created {timezone.localtime(release.created_at):%Y-%m-%d} with ContrastLab. ")
     free = project.is_free_text
     truth, key = ("answers", "answers_changed") if free else ("gold label", "label_changed")
+    them = "them" if free else "it"
     changed = counts.get("label_changed", {})
     kept = sum(counts["perturbations"].values()) - sum(changed.values())
     w("Each contrast set is an original test example (the pivot) and expert edits of it. ")
     if kept:
-        w(f"{sum(changed.values())} perturbations change the {truth} and {kept} keep them ")
+        w(f"{sum(changed.values())} perturbations change the {truth} and {kept} keep {them} ")
         w(f"(`{key}` in the data). ")
     else:
         w(f"Every perturbation changes the {truth}. ")

@@ -36,11 +36,9 @@ def resolution_recorded(*, item: ValidationItem) -> None:
     _unqualify_failing(item.project, sorted(deltas))
 
 
-def resolutions_imported(*, project: Project, items: list[ValidationItem]) -> None:
-    """Count items that arrive resolved (vote import), inside the importer's transaction."""
-    deltas: Deltas = defaultdict(lambda: [0, 0])
-    for item in items:
-        _add_resolution(deltas, item, +1)
+def votes_imported(*, project: Project, deltas: Deltas) -> None:
+    """Count the votes of items that arrive resolved (vote import), tallied by the importer,
+    inside its transaction."""
     _apply(project, deltas)
 
 

@@ -1,0 +1,131 @@
+"""Vote import through the API on gunicorn with its default settings (one sync worker, 30 s
+timeout): 100k items with 500k votes from 40 external validators (SPEC §5.3), a file of
+about 30 MB, as a user would send it.
+
+Baseline in the same run: the previous importer's way, one INSERT per item and one per item's
+votes, timed on 5,000 items in a rolled-back transaction and scaled to the same size.
+
+    .venv/bin/python benchmarks/vote_import.py [--items 100000]
+"""
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+from common import ROOT
+from seed import URL, bench_database, text
+
+BOUNDARY = "contrastlab-benchmark"
+
+
+def build_file(n: int, rng: random.Random) -> bytes:
+    workers = [f"w{k}" for k in range(40)]
+    lines = []
+    for i in range(n):
+        chosen = rng.sample(workers, 5)
+        distribution: dict[str, list[str]] = {}
+        for worker in chosen:
+            label = "positive" if rng.random() < 0.7 else "negative"
+            distribution.setdefault(label, []).append(worker)
+        lines.append(json.dumps({"id": f"ext-{i}", "fields": {"text": text(rng, 30)},
+                                 "label_distribution": distribution}))  # fmt: skip
+    return "\n".join(lines).encode()
+
+
+def multipart(name: str, data: bytes) -> bytes:
+    head = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"{name}\"\r\nContent-Type: application/x-ndjson\r\n\r\n").encode()  # fmt: skip
+    return head + data + f"\r\n--{BOUNDARY}--\r\n".encode()
+
+
+def old_way_rate(project, rows: list[dict]) -> float:  # type: ignore[no-untyped-def]
+    """Items per second of row-by-row inserts, in a transaction that is rolled back."""
+    from django.db import transaction
+
+    from annotation.imports.accounts import inactive_users
+    from annotation.models import ValidationItem, Vote
+
+    class Rollback(Exception):
+        pass
+
+    started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            names = sorted({w for r in rows for ws in r["label_distribution"].values() for w in ws})
+            ids = inactive_users([f"old-{w}" for w in names])
+            for r in rows:
+                item = ValidationItem.objects.create(
+                    project=project, external_id=f"old-{r['id']}", fields=r["fields"],
+                    status="resolved", counted_votes=5,
+                )  # fmt: skip
+                Vote.objects.bulk_create(
+                    Vote(item=item, validator_id=ids[f"old-{w}"], label=label)
+                    for label, ws in r["label_distribution"].items()
+                    for w in ws
+                )
+            raise Rollback
+    except Rollback:
+        pass
+    return len(rows) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=100_000)
+    args = parser.parse_args()
+    bench_database()
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Project, Vote
+    from annotation.projects import services
+    from tests.factories import UserFactory
+
+    admin = UserFactory(username="importer", is_staff=True)
+    project = services.project_create(user=admin, name="Votes", slug="votes", fields=[{"name": "text"}],
+                                       labels=["positive", "negative"])  # fmt: skip
+    token = Token.objects.create(user=admin).key
+    data = build_file(args.items, random.Random(0))
+    sample = [json.loads(line) for line in data.splitlines()[:5000]]
+    print(
+        f"{args.items} items, {data.count(b'label_distribution')} lines, {len(data) / 1e6:.1f} MB"
+    )
+    port = 8766
+    env = {**os.environ, "DATABASE_URL": URL, "DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        time.sleep(4)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/projects/votes/import/votes/",
+            data=multipart("votes.jsonl", data),
+            headers={"Authorization": f"Token {token}",
+                     "Content-Type": f"multipart/form-data; boundary={BOUNDARY}"},
+        )  # fmt: skip
+        started = time.perf_counter()
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                status, body = response.status, response.read()[:200]
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read()[:200]
+        elapsed = time.perf_counter() - started
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+    votes = Vote.objects.filter(item__project=project).count()
+    print(f"API import under gunicorn: HTTP {status} in {elapsed:.1f} s; {votes} votes stored "
+          f"({args.items / elapsed:,.0f} items/s); body {body!r}")  # fmt: skip
+    old = old_way_rate(Project.objects.get(pk=project.pk), sample)
+    print(f"baseline, row-by-row inserts: {old:,.0f} items/s -> {args.items / old:.1f} s for "
+          f"{args.items} items; ratio {args.items / elapsed / old:.1f}x; target < 20 s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
