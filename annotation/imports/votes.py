@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.audit import audit
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
+from annotation.imports.bulk import insert_rows
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,
@@ -78,9 +79,6 @@ def _parse_line(
     return {"id": item_id, "fields": fields, "workers": workers, "split": split}
 
 
-BATCH = 2000
-
-
 def _account_name(project: Project, worker: str) -> str:
     return f"ext-{project.slug}-{worker}"
 
@@ -128,38 +126,32 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
 
 
 def _save(project: Project, rows: list[Any]) -> None:
-    """Items, then their votes, in batches of plain inserts; the validators' agreement counts
-    are tallied on the way and added in one ordered pass."""
+    """Items, then their votes, as plain rows (COPY on PostgreSQL); the validators' agreement
+    counts are tallied on the way and added in one ordered pass."""
     names = sorted({w for row in rows for w in row["workers"]})
     accounts = inactive_users([_account_name(project, name) for name in names])
     validators = {name: accounts[_account_name(project, name)] for name in names}
     majority = project.setting("majority")
     now = timezone.now()
+    majorities = [majority_of(list(row["workers"].values()), majority) for row in rows]
+    item_ids = insert_rows(
+        ValidationItem,
+        [
+            {"project_id": project.pk, "external_id": row["id"], "fields": row["fields"],
+             "split": row["split"], "status": ValidationItem.Status.RESOLVED,
+             "counted_votes": len(row["workers"]), "majority_label": label,
+             "created_at": now, "resolved_at": now}
+            for row, label in zip(rows, majorities, strict=True)
+        ],
+    )  # fmt: skip
     deltas: Deltas = defaultdict(lambda: [0, 0])
-    for start in range(0, len(rows), BATCH):
-        chunk = rows[start : start + BATCH]
-        items = ValidationItem.objects.bulk_create(
-            ValidationItem(
-                project=project,
-                external_id=row["id"],
-                fields=row["fields"],
-                split=row["split"],
-                status=ValidationItem.Status.RESOLVED,
-                counted_votes=len(row["workers"]),
-                majority_label=majority_of(list(row["workers"].values()), majority),
-                created_at=now,
-                resolved_at=now,
-            )
-            for row in chunk
-        )
-        votes = []
-        for item, row in zip(items, chunk, strict=True):
-            for worker, label in row["workers"].items():
-                validator = validators[worker]
-                votes.append(
-                    Vote(item_id=item.pk, validator_id=validator, label=label, created_at=now)
-                )
-                deltas[validator][0] += 1
-                deltas[validator][1] += label == item.majority_label
-        Vote.objects.bulk_create(votes, batch_size=10 * BATCH)
+    votes = []
+    for item_id, row, majority_label in zip(item_ids, rows, majorities, strict=True):
+        for worker, label in row["workers"].items():
+            validator = validators[worker]
+            votes.append({"item_id": item_id, "validator_id": validator, "label": label,
+                          "created_at": now})  # fmt: skip
+            deltas[validator][0] += 1
+            deltas[validator][1] += label == majority_label
+    insert_rows(Vote, votes)
     votes_imported(project=project, deltas=deltas)
