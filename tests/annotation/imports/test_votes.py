@@ -69,3 +69,26 @@ def test_bad_vote_import_is_rejected_with_line_and_imports_nothing(
     assert response.json()["errors"][0]["line"] == 2
     assert message in response.json()["errors"][0]["message"]
     assert not ValidationItem.objects.filter(project=project).exists()
+
+
+def test_imported_text_and_ids_survive_exactly(project, people, client_for):
+    """Import writes with PostgreSQL's COPY: tabs, newlines, backslashes and quotes in texts
+    and worker ids must come back as they were sent, and counts must match."""
+    text = 'Tab\there, "quoted", back\\slash\\N, new\nline, \\t literal, and ünïcode ✓.'
+    workers = {"positive": ["w\\1", "w\t2", "w3"], "negative": ["w4"]}
+    line = {"id": "odd\\id", "fields": {"text": text}, "label_distribution": workers}
+    response = client_for(people["admin"]).post(
+        f"/api/projects/{project.slug}/import/votes/",
+        {"file": SimpleUploadedFile("votes.jsonl", json.dumps(line).encode())},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    item = ValidationItem.objects.get(project=project)
+    assert (item.external_id, item.fields) == ("odd\\id", {"text": text})
+    assert item.majority_label == "positive"
+    usernames = sorted(v.validator.username for v in item.votes.all())
+    slug = project.slug
+    assert usernames == sorted(f"ext-{slug}-{w}" for w in ["w\\1", "w\t2", "w3", "w4"])
+    assert item.counted_votes == 4 == item.votes.count()
+    assert not any(v.validator.is_active or v.validator.has_usable_password()
+                   for v in item.votes.all())  # fmt: skip
