@@ -4,7 +4,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, F, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -55,8 +55,18 @@ def item_close_for(perturbation: Perturbation) -> None:
 
 
 def items_left(*, project: Project, validator: Any) -> int:
-    """Open items this validator may still label: what their own progress shows."""
-    return _open_for(project, validator, timezone.now()).count()
+    """Open items this validator may still label: what their own progress shows. Counted
+    as the open items they may take, less the few that others' live leases fill, so that
+    no per-item subquery runs over the whole pool."""
+    now = timezone.now()
+    mine = ValidationItem.objects.filter(project=project, status=ValidationItem.Status.OPEN)
+    mine = mine.exclude(author=validator).exclude(votes__validator=validator)
+    leased = Lease.objects.filter(item__project=project, expires_at__gt=now).exclude(
+        validator=validator
+    )
+    crowded = mine.filter(pk__in=leased.values("item_id"))
+    full = crowded.count() - _open_for(project, validator, now).filter(pk__in=crowded).count()
+    return mine.count() - full
 
 
 def _candidates(project: Project, validator: Any, now: Any) -> Any:
@@ -71,10 +81,13 @@ def _candidates(project: Project, validator: Any, now: Any) -> Any:
     pivots = {pivot or control for pivot, control in recent} - {None}
     candidates = _open_for(project, validator, now)
     if pivots:
-        related = ValidationItem.objects.filter(
-            Q(control_id__in=pivots) | Q(perturbation__pivot_id__in=pivots), project=project
-        )
-        candidates = candidates.exclude(pk__in=list(related.values_list("pk", flat=True)))
+        # Two index lookups: one OR across the join would read every item of the project.
+        items = ValidationItem.objects.filter(project=project)
+        related = [
+            *items.filter(control_id__in=pivots).values_list("pk", flat=True),
+            *items.filter(perturbation__pivot_id__in=pivots).values_list("pk", flat=True),
+        ]
+        candidates = candidates.exclude(pk__in=related)
     return candidates
 
 

@@ -89,3 +89,34 @@ def test_concurrent_validators_give_every_item_exactly_its_votes():
     assert {per_item[item.pk] for item in [*items, own]} == {5}, per_item
     assert (own.pk, dual.pk) not in votes
     assert set(ValidationItem.objects.values_list("status", flat=True)) == {"resolved"}
+
+
+def test_items_left_counts_what_the_validator_could_still_be_given(no_controls, people, crowd):
+    """items_left is counted without a per-item subquery; it must equal the queue's own
+    definition of an item open to this validator, as leases and votes come and go."""
+    from django.utils import timezone
+
+    from annotation.validation.queue import _open_for, items_left
+
+    no_controls.settings = {**no_controls.settings, "votes_per_item": 3, "majority": 2}
+    no_controls.save()
+    items = [submitted_perturbation(no_controls, people["expert"]).item for _ in range(5)]
+    me = crowd[0]
+
+    def check() -> None:
+        expected = _open_for(no_controls, me, timezone.now()).count()
+        assert items_left(project=no_controls, validator=me) == expected
+
+    check()
+    for validator in crowd[1:4]:  # three leases fill the first item for everyone else
+        next_item(project=no_controls, validator=validator)
+    check()
+    vote_cast(item=items[1], validator=crowd[4], label="negative")
+    vote_cast(item=items[1], validator=crowd[5], label="negative")
+    next_item(project=no_controls, validator=crowd[6])  # a lease on the nearly full item
+    check()
+    next_item(project=no_controls, validator=me)  # my own lease never counts against me
+    check()
+    vote_cast(item=items[2], validator=me, label="positive")
+    check()
+    assert items_left(project=no_controls, validator=me) == 2
