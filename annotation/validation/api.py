@@ -20,6 +20,7 @@ from annotation.validation.serializers import (
     QualifySerializer,
     VoteInputSerializer,
     VoteOutputSerializer,
+    VoteResultSerializer,
 )
 from annotation.validation.stats import project_stats, validator_figures
 
@@ -45,17 +46,21 @@ class NextItemView(APIView):
 
 
 class VoteView(APIView):
-    @extend_schema(request=VoteInputSerializer, responses={201: VoteOutputSerializer})
+    @extend_schema(request=VoteInputSerializer, responses={201: VoteResultSerializer})
     def post(self, request: Request, slug: str, item: int) -> Response:
+        """Vote, and get the next item leased in the same round trip (null when none is
+        left): `{"vote": ..., "next": ...}`."""
         project = project_for(request.user, slug, Role.VALIDATOR)
         target = get_object_or_404(ValidationItem, project=project, pk=item)
         data = VoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         vote, created = votes.vote_cast(item=target, validator=request.user, **data.validated_data)
-        return Response(
-            VoteOutputSerializer(vote).data,
-            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
-        )
+        following = queue.next_item(project=project, validator=request.user)
+        body = {
+            "vote": VoteOutputSerializer(vote).data,
+            "next": next_item_payload(project, following) if following else None,
+        }
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, slug: str, item: int) -> Response:

@@ -32,6 +32,11 @@ class VoteOutputSerializer(serializers.Serializer):
     flags = serializers.ListField(child=serializers.CharField())
 
 
+class VoteResultSerializer(serializers.Serializer):
+    vote = VoteOutputSerializer()
+    next = NextItemSerializer(allow_null=True)
+
+
 class AdjudicateSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["accept", "reject"])
 

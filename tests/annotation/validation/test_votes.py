@@ -169,3 +169,24 @@ def test_a_validator_undoes_a_vote_only_while_its_item_is_open(
     vote_all(item, crowd[:5], ["negative"] * 5)  # resolved now
     assert api.delete(url).status_code == 409
     assert Vote.objects.filter(item=item).count() == 5
+
+
+def test_the_vote_response_carries_the_next_item(no_controls, people, crowd, client_for):
+    """One round trip per vote: the response leases and shows the next item, exactly what
+    GET next would show, and null once nothing is left."""
+    items = [submitted_perturbation(no_controls, people["expert"]).item for _ in range(2)]
+    api = client_for(crowd[0])
+    base = f"/api/projects/{no_controls.slug}/validation"
+    first = api.get(f"{base}/next/").json()
+    voted = api.post(f"{base}/{first['item']}/vote/", {"label": "negative"}, format="json")
+    assert voted.status_code == 201
+    body = voted.json()
+    assert body["vote"] == {"item": first["item"], "label": "negative", "answer": "",
+                            "flags": []}  # fmt: skip
+    assert body["next"]["item"] == ({i.pk for i in items} - {first["item"]}).pop()
+    assert api.get(f"{base}/next/").json() == body["next"]  # leased: the same item again
+    assert set(body["next"]) == {"item", "fields", "labels", "extra_labels", "flags"}
+    last = api.post(f"{base}/{body['next']['item']}/vote/", {"label": "positive"}, format="json")
+    assert last.json()["next"] is None
+    again = api.post(f"{base}/{first['item']}/vote/", {"label": "negative"}, format="json")
+    assert again.status_code == 200 and again.json()["next"] is None
