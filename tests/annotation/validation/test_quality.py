@@ -79,3 +79,23 @@ def test_controls_never_count_as_perturbations_in_an_authors_figures(project, pe
     ]
     assert stats["human_accuracy"]["controls"] == {"items": 1, "accuracy": 1.0}
     assert stats["human_accuracy"]["perturbations"] == {"items": 1, "accuracy": 1.0}
+
+
+def test_median_seconds_per_vote_equal_pythons_median(no_controls, people, crowd, client_for):
+    """The dashboard's medians come from PostgreSQL's percentile_cont; they must equal
+    statistics.median over the same votes, for odd and even counts alike."""
+    import statistics
+
+    from annotation.validation.votes import vote_cast
+    from tests.factories import submitted_perturbation
+
+    spent = {crowd[0].pk: [3, 10, 4, 8], crowd[1].pk: [7, 1, 30], crowd[2].pk: [5]}
+    items = [submitted_perturbation(no_controls, people["expert"]).item for _ in range(4)]
+    for validator in crowd[:3]:
+        for item, seconds in zip(items, spent[validator.pk], strict=False):
+            vote_cast(item=item, validator=validator, label="negative", seconds_spent=seconds)
+    stats = client_for(people["admin"]).get(f"/api/projects/{no_controls.slug}/stats/").json()
+    shown = {v["id"]: v["median_seconds"] for v in stats["validators"]}
+    assert shown == {v: statistics.median(s) for v, s in spent.items()}
+    everything = [s for values in spent.values() for s in values]
+    assert stats["median_seconds"]["vote"] == statistics.median(everything)
