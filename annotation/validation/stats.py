@@ -239,7 +239,7 @@ def vote_medians(project: Project) -> tuple[dict[int, float | None], float | Non
             cursor.execute(MEDIANS_SQL, [project.pk])
             rows = cursor.fetchall()
         per: dict[int, float | None] = {v: float(m) for v, m in rows if v is not None}
-        overall = next((float(m) for v, m in rows if v is None), None)
+        overall = next((float(m) for v, m in rows if v is None and m is not None), None)
         return per, overall
     seconds: dict[int, list[int]] = defaultdict(list)
     for validator_id, value in Vote.objects.filter(item__project=project).values_list(
