@@ -11,9 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit
+from annotation.bulk import insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
-from annotation.imports.bulk import insert_rows
 from annotation.imports.readers import (
     MAX_REPORTED_ERRORS,
     LineError,

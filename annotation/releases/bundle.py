@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from django.conf import settings
 
-from annotation.models import Example, Perturbation, Project, Release
+from annotation.models import Perturbation, Project, Release, ReleaseEntry
 from annotation.validation.answers import same_answers
 
 SETS_FILE = "sets.jsonl"
@@ -166,33 +166,42 @@ class BundleWriter:
                 target.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def _sets(self) -> Iterator[dict[str, Any]]:
-        by_pivot: dict[int, list[Chosen]] = defaultdict(list)
-        for c in self.chosen:
-            by_pivot[c.pivot_id].append(c)
-        pivot_ids = list(by_pivot)
-        authors = self.authors_named
-        # Plain rows, not model instances: a release may hold 100k sets.
+        """One record per set, in pivot order, from one streamed query over the release's
+        entries (a server-side cursor on PostgreSQL): a release may hold 100k sets."""
+        chosen = {c.perturbation_id: c for c in self.chosen}
         pivot_columns = ("id", "external_id", "fields", "label", "answers")
         columns = ("id", "fields", "rationale", "author_id", "edit_distance", "seconds_spent",
                    "guideline_version")  # fmt: skip
+        tags: dict[int, list[str]] = defaultdict(list)
         through = Perturbation.tags.through
-        for start in range(0, len(pivot_ids), CHUNK):
-            chunk = pivot_ids[start : start + CHUNK]
-            pivots = {
-                row[0]: dict(zip(pivot_columns, row, strict=True))
-                for row in Example.objects.filter(pk__in=chunk).values_list(*pivot_columns)
-            }
-            wanted = [c.perturbation_id for pid in chunk for c in by_pivot[pid]]
-            perturbations = {
-                row[0]: {**dict(zip(columns, row, strict=True)), "tags": []}
-                for row in Perturbation.objects.filter(pk__in=wanted).values_list(*columns)
-            }
-            for pid, tag in through.objects.filter(perturbation_id__in=wanted).values_list(
-                "perturbation_id", "tag__name"
-            ):
-                perturbations[pid]["tags"].append(tag)
-            for pivot_id in chunk:
-                yield self._set_record(pivots[pivot_id], by_pivot[pivot_id], perturbations, authors)
+        for pid, tag in through.objects.filter(
+            perturbation__release_entries__release=self.release
+        ).values_list("perturbation_id", "tag__name"):
+            tags[pid].append(tag)
+        rows = (
+            ReleaseEntry.objects.filter(release=self.release)
+            .order_by("perturbation__pivot_id", "perturbation_id")
+            .values_list(
+                *(f"perturbation__pivot__{c}" for c in pivot_columns),
+                *(f"perturbation__{c}" for c in columns),
+            )
+            .iterator(chunk_size=CHUNK)
+        )
+        width = len(pivot_columns)
+        pivot: dict[str, Any] | None = None
+        members: list[Chosen] = []
+        perturbations: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            if pivot is not None and row[0] != pivot["id"]:
+                yield self._set_record(pivot, members, perturbations, self.authors_named)
+                members, perturbations = [], {}
+            pivot = dict(zip(pivot_columns, row[:width], strict=True))
+            perturbation = dict(zip(columns, row[width:], strict=True))
+            perturbation["tags"] = tags[perturbation["id"]]
+            perturbations[perturbation["id"]] = perturbation
+            members.append(chosen[perturbation["id"]])
+        if pivot is not None:
+            yield self._set_record(pivot, members, perturbations, self.authors_named)
 
     def _set_record(
         self,

@@ -1,4 +1,4 @@
-"""Fast inserts of many plain rows for the importers: PostgreSQL's COPY, or Django's
+"""Fast inserts of many plain rows (imports, release entries): PostgreSQL's COPY, or Django's
 bulk_create elsewhere (SQLite, the demo). Rows are dicts of attribute name to value; columns
 not given take the field's default, as Model() would."""
 
