@@ -4,8 +4,7 @@ No Django, no torch. Each function states its definition and source.
 """
 
 import math
-import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -69,31 +68,50 @@ def human_f1(
     labels: Sequence[str],
     seed: int = 1,
 ) -> dict[str, object]:
-    """Estimated human F1, as in DynaSent (Potts et al., 2021), SPEC §4.
-
-    Keep the items whose majority is a task label; shuffle each item's responses with one RNG
-    seeded with `seed`; synthetic annotator a gets response a of every item. Score each annotator
-    against the majority labels (a response with an extra label is simply wrong), then average
-    P/R/F1 over annotators. Macro F1 is the mean of the per-label F1 over the task labels.
-    """
-    rng = random.Random(seed)
-    kept = [(list(r), m) for r, m in zip(responses, majorities, strict=True) if m in labels and r]
-    if not kept:
-        return {"macro": NAN, "per_label": {}, "annotators": 0, "items": 0}
+    """Estimated human F1 from each item's responses and majority label: see human_f1_table.
+    Responses outside `labels` (extra labels) are always wrong."""
     index = {label: i for i, label in enumerate(labels)}
-    n_annotators = max(len(r) for r, _ in kept)
-    # answers[i, a]: annotator a's label index on item i; extra labels get len(labels), and a
-    # missing response -1, so neither ever matches a task label.
-    answers = np.full((len(kept), n_annotators), -1, dtype=np.int64)
-    for row, (item_responses, _) in enumerate(kept):
-        rng.shuffle(item_responses)
-        answers[row, : len(item_responses)] = [index.get(r, len(labels)) for r in item_responses]
-    gold = np.array([index[m] for _, m in kept])
-    scores = np.zeros((n_annotators, len(labels), 3))  # precision, recall, f1
+    counts = np.zeros((len(responses), len(labels) + 1), dtype=np.int64)
+    for row, item in enumerate(responses):
+        for response in item:
+            counts[row, index.get(response, len(labels))] += 1
+    gold = np.array([index.get(m, -1) for m in majorities], dtype=np.int64)
+    return human_f1_table(counts, gold, list(labels), seed)
+
+
+def human_f1_table(
+    counts: np.ndarray, majorities: np.ndarray, labels: list[str], seed: int = 1
+) -> dict[str, object]:
+    """Estimated human F1, as in DynaSent (Potts et al., 2021), SPEC §4, over a table of
+    counts[i, c] = responses of category c on item i (the task labels first, in `labels`
+    order, then any extra labels) and majorities[i] = the majority's category (-1: none).
+
+    Keep the items whose majority is a task label; shuffle each item's responses (one seeded
+    generator); synthetic annotator a gets response a of every item. Score each annotator
+    against the majority labels (an extra label is simply wrong), then average P/R/F1 over
+    annotators. Macro F1 is the mean of the per-label F1 over the task labels."""
+    n_labels = len(labels)
+    kept = (majorities >= 0) & (majorities < n_labels) & (counts.sum(axis=1) > 0)
+    counts, gold = counts[kept], majorities[kept]
+    if not len(gold):
+        return {"macro": NAN, "per_label": {}, "annotators": 0, "items": 0}
+    lengths = counts.sum(axis=1)
+    categories = np.minimum(np.arange(counts.shape[1]), n_labels)  # extra labels: n_labels
+    flat = np.repeat(np.tile(categories, len(counts)), counts.ravel())
+    rows = np.repeat(np.arange(len(counts)), lengths)
+    position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    # answers[i, a]: annotator a's category on item i; -1 where item i has no response a.
+    answers = np.full((len(counts), int(lengths.max())), -1, dtype=np.int64)
+    answers[rows, position] = flat
+    keys = np.random.default_rng(seed).random(answers.shape)
+    keys[answers < 0] = 2.0  # missing responses stay last: only given ones are shuffled
+    answers = np.take_along_axis(answers, np.argsort(keys, axis=1), axis=1)
+    n_annotators = answers.shape[1]
+    scores = np.zeros((n_annotators, n_labels, 3))  # precision, recall, f1
     for a in range(n_annotators):
         answered = answers[:, a] >= 0
         predicted, truth = answers[answered, a], gold[answered]
-        for j in range(len(labels)):
+        for j in range(n_labels):
             tp = np.count_nonzero((predicted == j) & (truth == j))
             n_pred, n_gold = np.count_nonzero(predicted == j), np.count_nonzero(truth == j)
             precision = tp / n_pred if n_pred else 0.0
@@ -113,15 +131,21 @@ def human_f1(
         "macro": float(mean[:, 2].mean()),
         "per_label": per_label,
         "annotators": n_annotators,
-        "items": len(kept),
+        "items": len(gold),
     }
 
 
-def median(values: Sequence[float]) -> float | None:
-    if not values:
+def histogram_median(counts: Mapping[int, int]) -> float | None:
+    """The median of values given as value -> how many times it occurs."""
+    total = sum(counts.values())
+    if not total:
         return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (ordered[middle - 1] + ordered[middle]) / 2
+    wanted, seen, low = ((total - 1) // 2, total // 2), 0, None
+    for value in sorted(counts):
+        seen += counts[value]
+        if low is None and seen > wanted[0]:
+            low = value
+        if seen > wanted[1]:
+            assert low is not None
+            return (low + value) / 2
+    raise AssertionError("unreachable: the loop passes the middle")
