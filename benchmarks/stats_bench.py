@@ -56,9 +56,16 @@ def main() -> None:
     print(f"project {project.slug}: {votes} votes")
     started = time.perf_counter()
     stats = project_stats(project)
-    ours = time.perf_counter() - started
+    first = time.perf_counter() - started
+    timings = []
+    for _ in range(3):  # as a running server sees it: connection open, code loaded
+        started = time.perf_counter()
+        stats = project_stats(project)
+        timings.append(time.perf_counter() - started)
+    ours = sorted(timings)[1]
     print(
-        f"project_stats: {ours:.2f} s (target < 2 s: {ours / 2:.2f}x of the budget); "
+        f"project_stats: {ours:.2f} s, median of 3 after a first call of {first:.2f} s "
+        f"(target < 1 s: {ours:.2f}x of the budget); "
         f"kappa {stats['fleiss_kappa']}, alpha {stats['krippendorff_alpha']}, "
         f"human F1 {stats['human_f1']['macro']}"
     )
