@@ -42,8 +42,20 @@ def agreement_block(
     for row, per_label in enumerate(counts.values()):
         for label, n in per_label.items():
             table[row, index[label]] = n
-    complete = table[table.sum(axis=1) == votes_per_item] if len(table) else table
     gold = np.array([index.get(majorities.get(i, ""), -1) for i in counts], dtype=np.int64)
+    return agreement_figures(table, gold, categories, task_labels, votes_per_item)
+
+
+def agreement_figures(
+    table: np.ndarray,
+    gold: np.ndarray,
+    categories: list[str],
+    task_labels: list[str],
+    votes_per_item: int,
+) -> dict[str, Any]:
+    """Kappa, alpha and human F1 over table[i, c] = counted votes of category c on item i,
+    with gold[i] = the column of item i's majority label (-1: none)."""
+    complete = table[table.sum(axis=1) == votes_per_item] if len(table) else table
     # Task labels come first in `categories`, so their columns are the table's first ones.
     assert list(categories[: len(task_labels)]) == list(task_labels)
     f1 = human_f1_table(table, gold, list(task_labels), seed=1)
@@ -106,11 +118,12 @@ def project_stats(project: Project) -> dict[str, Any]:
 
 
 def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
-    """Kappa, alpha, human F1 and the label charts, overall and per split."""
+    """Kappa, alpha, human F1 and the label charts, overall and per split, from one
+    (item, label, votes) query turned into a count table."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for item_id, label, n in (
+    index = {label: j for j, label in enumerate(categories)}
+    rows = list(
         Vote.objects.filter(
             item__project=project,
             counts=True,
@@ -118,29 +131,44 @@ def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
         )
         .values_list("item_id", "label")
         .annotate(n=Count("id"))
-    ):
-        counts[item_id][label] = n
+        .order_by()
+    )
+    item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    columns = np.fromiter((index[r[1]] for r in rows), dtype=np.int64, count=len(rows))
+    votes = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+    items, row_of = np.unique(item_ids, return_inverse=True)
+    table = np.zeros((len(items), len(categories)), dtype=np.int64)
+    np.add.at(table, (row_of, columns), votes)
     resolved = {
-        i: row["majority_label"]
+        i: index[row["majority_label"]]
         for i, row in info.items()
         if row["status"] == ItemStatus.RESOLVED and row["majority_label"]
     }
+    gold = np.array([resolved.get(int(i), -1) for i in items], dtype=np.int64)
+    splits = np.array([info[int(i)]["split"] for i in items], dtype=object)
     per_split: dict[str, Any] = {}
     for split in sorted({row["split"] for row in info.values()}):
-        split_counts = {i: c for i, c in counts.items() if info[i]["split"] == split}
-        per_split[split] = agreement_block(
-            split_counts, resolved, categories, project.labels, votes_per_item
+        mask = splits == split
+        per_split[split] = agreement_figures(
+            table[mask], gold[mask], categories, project.labels, votes_per_item
         )
     if len(per_split) == 1:  # one split holds everything: its figures are the overall ones
         overall = next(iter(per_split.values()))
     else:
-        overall = agreement_block(counts, resolved, categories, project.labels, votes_per_item)
+        overall = agreement_figures(table, gold, categories, project.labels, votes_per_item)
+    majority = np.bincount(list(resolved.values()), minlength=len(categories))
+    # Votes for its majority label, per resolved item (0 for one with no counted votes).
+    agreeing = table[gold >= 0, gold[gold >= 0]].tolist()
+    agreeing += [0] * (len(resolved) - len(agreeing))
     return {
         **overall,
         "per_split": per_split,
-        "label_distribution": _label_distribution(project, counts, resolved),
-        "votes_per_item": _histogram([sum(c.values()) for c in counts.values()], votes_per_item),
-        "agreement_histogram": _agreement_histogram(counts, resolved),
+        "label_distribution": {
+            "votes": dict(zip(categories, table.sum(axis=0).tolist(), strict=True)),
+            "majority": dict(zip(categories, majority.tolist(), strict=True)),
+        },
+        "votes_per_item": _histogram(table.sum(axis=1).tolist(), votes_per_item),
+        "agreement_histogram": _histogram_of(agreeing),
     }
 
 
@@ -172,20 +200,6 @@ def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
     return out
 
 
-def _label_distribution(
-    project: Project, counts: dict[int, dict[str, int]], resolved: dict[int, str]
-) -> dict[str, dict[str, int]]:
-    """Counted votes per label, and resolved items per majority label."""
-    votes = dict.fromkeys(project.all_labels, 0)
-    for per_label in counts.values():
-        for label, n in per_label.items():
-            votes[label] += n
-    majority = dict.fromkeys(project.all_labels, 0)
-    for label in resolved.values():
-        majority[label] += 1
-    return {"votes": votes, "majority": majority}
-
-
 def _histogram(values: list[int], top: int) -> dict[str, int]:
     hist = {str(k): 0 for k in range(top + 1)}
     for value in values:
@@ -193,13 +207,11 @@ def _histogram(values: list[int], top: int) -> dict[str, int]:
     return hist
 
 
-def _agreement_histogram(
-    counts: dict[int, dict[str, int]], resolved: dict[int, str]
-) -> dict[str, int]:
-    """How many resolved items had 1, 2, ... votes for their majority label."""
+def _histogram_of(values: list[int]) -> dict[str, int]:
+    """How many times each value occurs, keyed by the value as text, in text order."""
     hist: dict[str, int] = defaultdict(int)
-    for item_id, majority in resolved.items():
-        hist[str(counts.get(item_id, {}).get(majority, 0))] += 1
+    for value in values:
+        hist[str(value)] += 1
     return dict(sorted(hist.items()))
 
 
