@@ -9,6 +9,7 @@ from annotation.models import Example, Membership, Project
 from annotation.projects import services
 
 DEMO_SLUG = "demo-sentiment"
+QA_SLUG = "demo-reading"
 DEMO_PASSWORD = "contrast-demo"  # printed by the run command; for local demos only
 
 DEMO_USERS = {
@@ -82,6 +83,40 @@ SENTENCES = [
 ]
 
 
+QA_GUIDELINES = """# Demo guidelines: reading comprehension
+
+Edit the **question** so that its answer in the passage changes (SPEC §10.1), and write the
+new answer exactly as it appears in the passage. Change as little as you can, and tag the
+reasoning the edit targets.
+"""
+
+QA_TAGS = [
+    {"name": "order", "description": "Ask about an earlier or later event.", "target": 5},
+    {"name": "entity", "description": "Ask about another person, place or thing.", "target": 5},
+    {"name": "quantity", "description": "Change a number or a comparison.", "target": 5},
+]
+
+# (id, passage, question, answers, split). Passages written for this demo.
+PASSAGES = [
+    ("r1", "Ada moved to Lyon in 2015 and to Porto in 2019. She opened a bakery in Porto "
+     "a year later.", "Where did Ada move in 2015?", ["Lyon"], "test"),
+    ("r2", "The red team scored twice in the first half; the blue team scored three times "
+     "after the break.", "How many goals did the red team score?", ["twice", "two"], "test"),
+    ("r3", "Milo fed the cat before breakfast and walked the dog after lunch.",
+     "What did Milo do before breakfast?", ["fed the cat"], "test"),
+    ("r4", "The bridge is 40 metres long; the tunnel under the river is 900 metres long.",
+     "How long is the bridge?", ["40 metres"], "test"),
+    ("r5", "Priya wrote the report, and Tom checked the figures in it.",
+     "Who wrote the report?", ["Priya"], "test"),
+    ("r6", "The museum opens at nine on weekdays and at ten on Sundays.",
+     "When does the museum open on Sundays?", ["at ten", "ten"], "test"),
+    ("r7", "The old library burned in 1870 and was rebuilt in stone in 1874.",
+     "When was the library rebuilt?", ["1874"], "dev"),
+    ("r8", "Lena planted tomatoes in May; her brother planted beans in June.",
+     "What did Lena plant?", ["tomatoes"], "dev"),
+]  # fmt: skip
+
+
 @transaction.atomic
 def load_demo() -> dict[str, Any]:
     """Create or refresh the demo users and project; running it twice changes nothing."""
@@ -121,4 +156,47 @@ def load_demo() -> dict[str, Any]:
         for n, (text, label, split) in enumerate(SENTENCES, start=1)
         if f"demo-{n:02d}" not in existing
     )
-    return {"project": project, "users": sorted(DEMO_USERS), "password": DEMO_PASSWORD}
+    reading = _reading_project(users)
+    return {
+        "project": project,
+        "projects": [project, reading],
+        "users": sorted(DEMO_USERS),
+        "password": DEMO_PASSWORD,
+    }
+
+
+def _reading_project(users: dict[str, Any]) -> Project:
+    """A free-text (QA) demo: passages with a read-only context and an editable question."""
+    project = Project.objects.filter(slug=QA_SLUG).first()
+    if project is None:
+        project = services.project_create(
+            user=users["admin"],
+            name="Demo: reading comprehension",
+            slug=QA_SLUG,
+            task_type=Project.TaskType.FREE_TEXT,
+            fields=[
+                {"name": "context", "kind": "text", "editable": False},
+                {"name": "question", "kind": "text", "editable": True},
+            ],
+            labels=[],
+            extra_labels=["unanswerable"],
+            tags=QA_TAGS,
+            guidelines=QA_GUIDELINES,
+            settings={"max_edit_ratio": 1.0},
+        )
+    for username, roles in DEMO_USERS.items():
+        for role in roles:
+            Membership.objects.get_or_create(project=project, user=users[username], role=role)
+    existing = set(project.examples.values_list("external_id", flat=True))
+    Example.objects.bulk_create(
+        Example(
+            project=project,
+            external_id=external_id,
+            fields={"context": context, "question": question},
+            answers=answers,
+            split=split,
+        )
+        for external_id, context, question, answers, split in PASSAGES
+        if external_id not in existing
+    )
+    return project
