@@ -141,9 +141,7 @@ def load_demo() -> dict[str, Any]:
             tags=TAGS,
             guidelines=GUIDELINES,
         )
-    for username, roles in DEMO_USERS.items():
-        for role in roles:
-            Membership.objects.get_or_create(project=project, user=users[username], role=role)
+    _add_members(project, users)
     existing = set(project.examples.values_list("external_id", flat=True))
     Example.objects.bulk_create(
         Example(
@@ -184,9 +182,7 @@ def _reading_project(users: dict[str, Any]) -> Project:
             guidelines=QA_GUIDELINES,
             settings={"max_edit_ratio": 1.0},
         )
-    for username, roles in DEMO_USERS.items():
-        for role in roles:
-            Membership.objects.get_or_create(project=project, user=users[username], role=role)
+    _add_members(project, users)
     existing = set(project.examples.values_list("external_id", flat=True))
     Example.objects.bulk_create(
         Example(
@@ -200,3 +196,9 @@ def _reading_project(users: dict[str, Any]) -> Project:
         if external_id not in existing
     )
     return project
+
+
+def _add_members(project: Project, users: dict[str, Any]) -> None:
+    for username, roles in DEMO_USERS.items():
+        for role in roles:
+            Membership.objects.get_or_create(project=project, user=users[username], role=role)

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from annotation.validation.answers import best_em, best_f1
-from evaluation.metrics.contrast import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, safe_ratio
+from evaluation.metrics.contrast import (
+    BOOTSTRAP_SAMPLES,
+    BOOTSTRAP_SEED,
+    percentile_interval,
+    resample_weights,
+    safe_ratio,
+)
 
 CONSISTENT_F1 = 0.8  # a set is consistent iff every member's F1 is above this
 
@@ -115,21 +121,11 @@ def _intervals(
     t: dict[str, np.ndarray], tags: list[str], samples: int, seed: int, level: float
 ) -> dict[str, Any]:
     """Percentile intervals from resampling whole contrast sets with replacement."""
-    n_sets = len(t["consistent"])
-    rng = np.random.default_rng(seed)
-    weights = np.zeros((samples, n_sets))
-    draws = rng.integers(0, n_sets, size=(samples, n_sets))
-    np.add.at(weights, (np.arange(samples)[:, None], draws), 1)
-    low, high = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-
-    def interval(values: np.ndarray) -> list[float] | None:
-        values = values[~np.isnan(values)]
-        if not len(values):
-            return None
-        return [float(np.percentile(values, low)), float(np.percentile(values, high))]
-
-    out: dict[str, Any] = {name: interval(values) for name, values in _figures(t, weights).items()}
+    weights = resample_weights(len(t["consistent"]), samples, seed)
+    out: dict[str, Any] = {
+        name: percentile_interval(values, level) for name, values in _figures(t, weights).items()
+    }
     per_tag = safe_ratio(weights @ t["tag_f1"], weights @ t["tag_n"])
-    out["per_tag"] = {tag: interval(per_tag[:, j]) for j, tag in enumerate(tags)}
+    out["per_tag"] = {tag: percentile_interval(per_tag[:, j], level) for j, tag in enumerate(tags)}
     out["samples"], out["seed"], out["level"] = samples, seed, level
     return out

@@ -98,6 +98,25 @@ def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         )
 
 
+def resample_weights(n_sets: int, samples: int, seed: int) -> np.ndarray:
+    """weights[b, s]: how often set s is drawn in bootstrap sample b (sets drawn with
+    replacement), so that every resampled figure is a matrix product."""
+    rng = np.random.default_rng(seed)
+    weights = np.zeros((samples, n_sets))
+    draws = rng.integers(0, n_sets, size=(samples, n_sets))
+    np.add.at(weights, (np.arange(samples)[:, None], draws), 1)
+    return weights
+
+
+def percentile_interval(values: np.ndarray, level: float) -> list[float] | None:
+    """The central `level` percentile interval of the finite values, or None."""
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
+    low, high = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    return [float(np.percentile(values, low)), float(np.percentile(values, high))]
+
+
 def bootstrap_intervals(
     examples: Sequence[Scored],
     *,
@@ -111,11 +130,7 @@ def bootstrap_intervals(
     n_sets = len(t["ok_all"])
     if n_sets == 0:
         return {}
-    rng = np.random.default_rng(seed)
-    # counts[b, s]: how often set s is drawn in sample b; every figure is then a matrix product.
-    counts = np.zeros((samples, n_sets))
-    draws = rng.integers(0, n_sets, size=(samples, n_sets))
-    np.add.at(counts, (np.arange(samples)[:, None], draws), 1)
+    counts = resample_weights(n_sets, samples, seed)
     original = safe_ratio(counts @ t["orig_ok"], counts @ t["orig_n"])
     perturbed = safe_ratio(counts @ t["pert_ok"], counts @ t["pert_n"])
     figures = {
@@ -125,16 +140,10 @@ def bootstrap_intervals(
         "consistency": (counts @ t["ok_all"]) / n_sets,
     }
     per_tag = safe_ratio(counts @ t["tag_ok"], counts @ t["tag_n"])
-    low, high = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-
-    def interval(values: np.ndarray) -> list[float] | None:
-        values = values[~np.isnan(values)]
-        if not len(values):
-            return None
-        return [float(np.percentile(values, low)), float(np.percentile(values, high))]
-
-    out: dict[str, Any] = {name: interval(values) for name, values in figures.items()}
-    out["per_tag"] = {tag: interval(per_tag[:, j]) for j, tag in enumerate(tags)}
+    out: dict[str, Any] = {
+        name: percentile_interval(values, level) for name, values in figures.items()
+    }
+    out["per_tag"] = {tag: percentile_interval(per_tag[:, j], level) for j, tag in enumerate(tags)}
     out["samples"], out["seed"], out["level"] = samples, seed, level
     return out
 

@@ -9,26 +9,35 @@ VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "was", "go
          "not", "great", "awful", "plot", "acting", "a", "."]  # fmt: skip
 
 
+def bert_word_tokenizer(vocab_list: list[str], max_length: int, second_segment: int = 0):  # type: ignore[no-untyped-def]
+    """A BERT-style fast tokenizer over whole lowercase words: [CLS] a [SEP] (b [SEP]), the
+    second text with token type `second_segment`."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {token: i for i, token in enumerate(vocab_list)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    core.normalizer = normalizers.Lowercase()
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    b = f"$B:{second_segment} [SEP]:{second_segment}"
+    core.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair=f"[CLS] $A [SEP] {b}",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )  # fmt: skip
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+        sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_length,
+    )  # fmt: skip
+
+
 def build_tiny_classifier(
     directory: Path, labels: tuple[str, ...] = ("negative", "positive")
 ) -> Path:
     import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
+    from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    vocab = {token: i for i, token in enumerate(VOCAB)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    core.normalizer = normalizers.Lowercase()
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
-    )  # fmt: skip
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]", model_max_length=64,
-    )  # fmt: skip
+    tokenizer = bert_word_tokenizer(VOCAB, 64)
     config = BertConfig(
         vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
         intermediate_size=32, max_position_embeddings=64,

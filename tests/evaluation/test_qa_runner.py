@@ -9,6 +9,7 @@ import pytest
 
 from evaluation.runners.base import RunnerError
 from evaluation.runners.qa import ExtractiveQA
+from tests.evaluation.conftest import bert_word_tokenizer
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "when", "who", "did", "curie", "win",
          "marie", "pierre", "in", "1903", "1911", "and", "again", "the", "prize", "nobel", "?",
@@ -19,22 +20,11 @@ def build_tiny_qa(directory: Path, *, finder: bool = False) -> Path:
     """A random BERT QA model; with `finder`, one whose start and end logits peak on "1911"
     and nowhere else (no layers, embeddings that only "1911" lights up)."""
     import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertForQuestionAnswering, PreTrainedTokenizerFast
+    from transformers import BertConfig, BertForQuestionAnswering
 
     torch.manual_seed(0)
     vocab = {token: i for i, token in enumerate(VOCAB)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    core.normalizer = normalizers.Lowercase()
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
-    )  # fmt: skip
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]", model_max_length=512,
-    )  # fmt: skip
+    tokenizer = bert_word_tokenizer(VOCAB, 512, second_segment=1)
     config = BertConfig(
         vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=0 if finder else 2,
         num_attention_heads=2, intermediate_size=32, max_position_embeddings=512,
