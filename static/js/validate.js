@@ -1,31 +1,88 @@
 // Validation by keyboard: digits pick a label and submit, letters toggle flags, "s" skips,
 // "z" undoes the last vote while its item is open. In free-text projects the answer box has
 // the focus: Enter submits the answer, Esc leaves the box for the keys above.
+//
+// A vote goes to the API, whose answer carries the next item (one round trip, no page load);
+// the page swaps the item's text in place. Without JavaScript the forms post as usual.
 (function () {
   "use strict";
   const form = document.getElementById("vote-form");
   const undo = document.getElementById("undo-form");
   const typing = (event) => /^(TEXTAREA|INPUT)$/.test(event.target.tagName) && event.target.type === "text";
+  const at = (element, id) => element.dataset.url.replace("/0/", `/${id}/`);
   document.addEventListener("keydown", (event) => {
     if (typing(event)) {
       if (event.key === "Escape") event.target.blur();
       return;
     }
-    if (undo && (event.key === "z" || event.key === "Z") && !event.ctrlKey && !event.metaKey) {
+    if (undo && !undo.hidden && (event.key === "z" || event.key === "Z") && !event.ctrlKey && !event.metaKey) {
       event.preventDefault();
       undo.requestSubmit();
     }
   });
   if (!form) return;
-  const started = Date.now();
-  let sent = false;
   const answer = document.getElementById("answer");
+  const errorBox = document.getElementById("vote-error");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  let started = Date.now();
+  let sending = false;
+
+  function show(next) {
+    form.dataset.item = next.item;
+    form.action = at(form, next.item);
+    const skip = document.getElementById("skip-form");
+    skip.action = at(skip, next.item);
+    const texts = form.querySelectorAll(".item-text");
+    Object.values(next.fields).forEach((value, n) => { if (texts[n]) texts[n].textContent = value; });
+    form.querySelectorAll("input[name=flags]").forEach((box) => { box.checked = false; });
+    if (answer) { answer.value = ""; answer.focus(); }
+    started = Date.now();
+  }
+
+  function counted(voted) {
+    const done = document.getElementById("done-count");
+    const total = Number(done.textContent) + 1;
+    done.textContent = total;
+    document.getElementById("done-plural").textContent = total === 1 ? "" : "s";
+    const left = document.getElementById("items-left");
+    left.textContent = Math.max(0, Number(left.textContent) - 1);
+    if (undo) { undo.action = at(undo, voted); undo.hidden = false; }
+  }
+
+  async function send(submitter) {
+    const voted = form.dataset.item;
+    const body = {
+      flags: Array.from(form.querySelectorAll("input[name=flags]:checked")).map((box) => box.value),
+      seconds_spent: Math.round((Date.now() - started) / 1000),
+    };
+    if (submitter && submitter.name === "label") body.label = submitter.value;
+    else if (answer) body.answer = answer.value;
+    const response = await fetch(form.dataset.api.replace("/0/", `/${voted}/`), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      credentials: "same-origin",
+      body: JSON.stringify(body),
+    });
+    const reply = await response.json().catch(() => ({ detail: `Server error ${response.status}` }));
+    if (!response.ok) {
+      errorBox.textContent = reply.detail || Object.entries(reply).map(([k, v]) => `${k}: ${v}`).join("; ");
+      errorBox.hidden = false;
+      if (response.status === 409) window.location.reload();  // the item moved on: start afresh
+      return;
+    }
+    errorBox.hidden = true;
+    counted(voted);
+    if (reply.next) show(reply.next);
+    else window.location.reload();  // nothing left: the page says so
+  }
+
   form.addEventListener("submit", (event) => {
-    if (sent) { event.preventDefault(); return; }
-    // An extra label (e.g. unanswerable) replaces whatever was typed.
-    if (answer && event.submitter && event.submitter.name === "label") answer.value = "";
-    sent = true;
-    form.querySelector("input[name=seconds_spent]").value = Math.round((Date.now() - started) / 1000);
+    event.preventDefault();
+    if (sending) return;
+    sending = true;
+    send(event.submitter)
+      .catch(() => { errorBox.textContent = "The server is unreachable; your vote was not sent."; errorBox.hidden = false; })
+      .finally(() => { sending = false; });
   });
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;

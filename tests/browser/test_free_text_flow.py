@@ -66,10 +66,13 @@ def test_qa_sets_are_written_and_validated_by_keyboard(page, login, qa_project, 
     page.goto("/p/curie/validate/")
     assert "1911" not in page.inner_text("legend")  # the author's answer is nowhere but the text
     assert page.evaluate("document.activeElement.id") == "answer"
+    page.keyboard.press("Enter")  # nothing typed: refused inline, nothing lost
+    page.locator("#vote-error").wait_for()
+    assert "Type an answer" in page.inner_text("#vote-error")
     page.keyboard.type("in 1911")
     screenshot(page, "validate-qa")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.getElementById('done-count').textContent === '1'")
     vote = Vote.objects.get(validator=people["validator"])
     assert (vote.answer, vote.label) == ("in 1911", "")
     assert vote.seconds_spent >= 0

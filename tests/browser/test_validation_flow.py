@@ -16,12 +16,19 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
     page.goto(f"/p/{project.slug}/validate/")
     keys = ["2", "2", "1", "3", "2"]  # negative, negative, positive, mixed (extra), negative
     for done, key in enumerate(keys):
-        assert f"You have labelled {done} item" in page.inner_text("#counter")
+        assert page.inner_text("#done-count") == str(done)
+        shown = page.inner_text(".item-text")
         if done == 1:
             page.keyboard.press("m")  # flag: not minimal
             screenshot(page, "validate")
-        with page.expect_navigation():
-            page.keyboard.press(key)
+        page.keyboard.press(key)  # the vote goes to the API; the next item comes in its answer
+        page.wait_for_function(
+            f"document.getElementById('done-count').textContent === '{done + 1}'"
+        )
+        if done < 4:
+            assert page.inner_text(".item-text") != shown  # swapped in place, no page load
+            assert not page.locator("input[name=flags]:checked").count()
+    page.wait_for_selector("#queue-empty, .item-text")
     assert "You have labelled 5 items" in page.inner_text("#counter")
     votes = list(Vote.objects.filter(validator=people["validator"]).order_by("id"))
     assert [v.label for v in votes] == ["negative", "negative", "positive", "mixed", "negative"]
@@ -31,8 +38,8 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
     assert "You have labelled 4 items" in page.inner_text("#counter")
     assert Vote.objects.filter(validator=people["validator"]).count() == 4
     assert page.inner_text("#items-left") == "2"
-    with page.expect_navigation():
-        page.keyboard.press("2")  # the same item again, labelled again
+    page.keyboard.press("2")  # the same item again, labelled again
+    page.wait_for_function("document.getElementById('done-count').textContent === '5'")
     with page.expect_navigation():
         page.keyboard.press("s")
     assert "skipped 1" in page.inner_text("#counter")
