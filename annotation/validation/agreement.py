@@ -4,7 +4,8 @@ No Django, no torch. Each function states its definition and source.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -149,3 +150,16 @@ def histogram_median(counts: Mapping[int, int]) -> float | None:
             assert low is not None
             return (low + value) / 2
     raise AssertionError("unreachable: the loop passes the middle")
+
+
+def capped_histogram(values: Iterable[int], top: int) -> dict[str, int]:
+    """How many values are 0, 1, ... top (larger ones count as top), keyed as text."""
+    hist = {str(k): 0 for k in range(top + 1)}
+    for value in values:
+        hist[str(min(value, top))] += 1
+    return hist
+
+
+def value_histogram(values: Iterable[int]) -> dict[str, int]:
+    """How many times each value occurs, keyed by the value as text, in text order."""
+    return dict(sorted(Counter(str(value) for value in values).items()))

@@ -8,6 +8,7 @@ from itertools import combinations
 from typing import Any
 
 from annotation.models import Project, ValidationItem, Vote
+from annotation.validation.agreement import capped_histogram, value_histogram
 from annotation.validation.answers import Response, pairwise_f1
 
 ANSWER = "(an answer)"  # how typed answers are counted beside extra labels
@@ -49,39 +50,40 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     )
     resolved = {i: r for i, r in info.items() if r["status"] == ValidationItem.Status.RESOLVED}
     outcomes = {i: bool(r["majority_answers"] or r["majority_label"]) for i, r in resolved.items()}
+    splits = sorted({row["split"] for row in info.values()})
     per_split = {
         split: answer_block(
             {i: rs for i, rs in responses.items() if info[i]["split"] == split},
             {i: o for i, o in outcomes.items() if info[i]["split"] == split},
             votes_per_item,
         )
-        for split in sorted({row["split"] for row in info.values()})
+        for split in splits
     }
+    # One split holds everything: its figures are the overall ones.
+    overall = (
+        per_split[splits[0]]
+        if len(splits) == 1
+        else answer_block(responses, outcomes, votes_per_item)
+    )
     votes = dict.fromkeys([ANSWER, *project.extra_labels], 0)
     for item in responses.values():
         for response in item:
             votes[response.label or ANSWER] += 1
     majority = dict.fromkeys([ANSWER, *project.extra_labels], 0)
-    agreeing: dict[str, int] = defaultdict(int)
+    agreeing = []
     for i, row in resolved.items():
         if row["majority_answers"] or row["majority_label"]:
             majority[row["majority_label"] or ANSWER] += 1
-        n = sum(
-            r.matches(row["majority_answers"], row["majority_label"], threshold)
-            for r in responses.get(i, [])
+        agreeing.append(
+            sum(
+                r.matches(row["majority_answers"], row["majority_label"], threshold)
+                for r in responses.get(i, [])
+            )
         )
-        agreeing[str(n)] += 1
     return {
-        **answer_block(responses, outcomes, votes_per_item),
+        **overall,
         "per_split": per_split,
         "label_distribution": {"votes": votes, "majority": majority},
-        "agreement_histogram": dict(sorted(agreeing.items())),
-        "votes_per_item": _histogram([len(rs) for rs in responses.values()], votes_per_item),
+        "agreement_histogram": value_histogram(agreeing),
+        "votes_per_item": capped_histogram((len(rs) for rs in responses.values()), votes_per_item),
     }
-
-
-def _histogram(values: list[int], top: int) -> dict[str, int]:
-    hist = {str(k): 0 for k in range(top + 1)}
-    for value in values:
-        hist[str(min(value, top))] += 1
-    return hist

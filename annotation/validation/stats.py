@@ -12,10 +12,12 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
 from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
 from annotation.validation.agreement import (
+    capped_histogram,
     fleiss_kappa,
     histogram_median,
     human_f1_table,
     krippendorff_alpha_nominal,
+    value_histogram,
 )
 from annotation.validation.answer_stats import answer_stats
 from annotation.validation.quality import agreement_of
@@ -167,8 +169,8 @@ def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
             "votes": dict(zip(categories, table.sum(axis=0).tolist(), strict=True)),
             "majority": dict(zip(categories, majority.tolist(), strict=True)),
         },
-        "votes_per_item": _histogram(table.sum(axis=1).tolist(), votes_per_item),
-        "agreement_histogram": _histogram_of(agreeing),
+        "votes_per_item": capped_histogram(table.sum(axis=1).tolist(), votes_per_item),
+        "agreement_histogram": value_histogram(agreeing),
     }
 
 
@@ -198,21 +200,6 @@ def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
         )
         out[kind] = {"items": len(rows), "accuracy": round(right / len(rows), 4) if rows else None}
     return out
-
-
-def _histogram(values: list[int], top: int) -> dict[str, int]:
-    hist = {str(k): 0 for k in range(top + 1)}
-    for value in values:
-        hist[str(min(value, top))] += 1
-    return hist
-
-
-def _histogram_of(values: list[int]) -> dict[str, int]:
-    """How many times each value occurs, keyed by the value as text, in text order."""
-    hist: dict[str, int] = defaultdict(int)
-    for value in values:
-        hist[str(value)] += 1
-    return dict(sorted(hist.items()))
 
 
 def tag_coverage(project: Project) -> list[dict[str, Any]]:
