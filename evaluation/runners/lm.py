@@ -11,14 +11,26 @@ Tokenisation decides the scores, so it is exactly as §10.2 says:
 
 Each distinct (context, tokens) pair is scored once and the score reused, so two texts with
 identical tokens always tie, however they are batched. Sequences are sorted by length and
-padded on the right per batch, under torch.inference_mode().
+padded on the right per batch, and fed to the device as `feed` says.
 """
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
+import numpy as np
+
 from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.feed import (
+    Readback,
+    ahead,
+    host_tensors,
+    inference,
+    on_device,
+    pad_rows,
+    width_multiple,
+)
 
 Key = tuple[tuple[int, ...], tuple[int, ...]]  # (context or encoder ids, scored ids)
 
@@ -96,64 +108,73 @@ class LanguageModelScorer:
         self, keys: Sequence[Key], batch_size: int, progress: Progress | None = None
     ) -> dict[Key, float]:
         """Scores of the distinct keys; `progress` hears of the keys' examples as they finish."""
-        import torch
-
         examples = Counter(keys)
         unique = sorted(examples, key=lambda k: (len(k[0]) + len(k[1]), k))
         if any(not target for _, target in unique):
             raise RunnerError("A text has no tokens to score.")
         scores: dict[Key, float] = {}
-        with torch.inference_mode():
-            for start in range(0, len(unique), batch_size):
-                batch = unique[start : start + batch_size]
-                values = self._seq2seq_batch(batch) if self.seq2seq else self._causal_batch(batch)
-                scores.update(zip(batch, values, strict=True))
-                if progress:
-                    progress(sum(examples[key] for key in batch))
+
+        def finish(batch: list[Key], outputs: tuple[np.ndarray, ...]) -> None:
+            scores.update(zip(batch, outputs[0].tolist(), strict=True))
+            if progress:
+                progress(sum(examples[key] for key in batch))
+
+        readback = Readback(self.device, finish)
+        prepare = self._seq2seq_inputs if self.seq2seq else self._causal_inputs
+        starts = range(0, len(unique), batch_size)
+        with inference(self.device):
+            for batch, tensors in ahead(
+                partial(prepare, unique[s : s + batch_size]) for s in starts
+            ):
+                readback.add(batch, self._scores(on_device(tensors, self.device)))
+            readback.close()
         return scores
 
-    def _causal_batch(self, batch: list[Key]) -> list[float]:
-        import torch
-
-        rows = [list(context) + list(target) for context, target in batch]
-        ids, mask = self._padded(rows)
-        logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
-        logprobs = torch.log_softmax(logits[:, :-1], dim=-1)
-        picked = logprobs.gather(-1, ids[:, 1:, None])[..., 0].cpu()
-        out = []
+    def _causal_inputs(self, batch: list[Key]) -> tuple[list[Key], dict[str, Any]]:
+        """Context + target ids, and which next-token predictions are scored: position p
+        predicts token p + 1, so the target's tokens are predicted from len(context) - 1 on."""
+        ids = self._pad([list(context) + list(target) for context, target in batch])
+        scored = np.zeros((len(batch), ids.shape[1] - 1), dtype=bool)
         for row, (context, target) in enumerate(batch):
-            first = len(context) - 1  # position predicting the first scored token
-            out.append(float(picked[row, first : first + len(target)].double().sum()))
-        return out
+            scored[row, len(context) - 1 : len(context) - 1 + len(target)] = True
+        arrays = {"input_ids": ids, "attention_mask": self._mask(batch, ids, lambda k: k[0] + k[1])}
+        return batch, host_tensors({**arrays, "scored": scored}, self.device)
 
-    def _seq2seq_batch(self, batch: list[Key]) -> list[float]:
+    def _seq2seq_inputs(self, batch: list[Key]) -> tuple[list[Key], dict[str, Any]]:
+        encoder = self._pad([list(source) for source, _ in batch])
+        decoder = self._pad([[self.start_id, *target[:-1]] for _, target in batch])
+        labels = self._pad([list(target) for _, target in batch])
+        arrays = {
+            "input_ids": encoder,
+            "attention_mask": self._mask(batch, encoder, lambda k: k[0]),
+            "decoder_input_ids": decoder,
+            "decoder_attention_mask": self._mask(batch, decoder, lambda k: k[1]),
+            "labels": labels,
+            "scored": self._mask(batch, labels, lambda k: k[1]).astype(bool),
+        }
+        return batch, host_tensors(arrays, self.device)
+
+    def _scores(self, tensors: dict[str, Any]) -> Any:
+        """Causal: the sum of the scored tokens' log-probs; seq2seq: their mean (float64)."""
         import torch
 
-        encoder, encoder_mask = self._padded([list(source) for source, _ in batch])
-        decoder, decoder_mask = self._padded([[self.start_id, *target[:-1]] for _, target in batch])
-        labels, _ = self._padded([list(target) for _, target in batch])
-        logits = self.model(
-            input_ids=encoder,
-            attention_mask=encoder_mask,
-            decoder_input_ids=decoder,
-            decoder_attention_mask=decoder_mask,
-        ).logits.float()
-        picked = torch.log_softmax(logits, dim=-1).gather(-1, labels[..., None])[..., 0].cpu()
-        return [
-            float(picked[row, : len(target)].double().mean())
-            for row, (_, target) in enumerate(batch)
-        ]
+        scored, labels = tensors.pop("scored"), tensors.pop("labels", None)
+        logits = self.model(**tensors).logits.float()
+        if not self.seq2seq:  # position p predicts token p + 1
+            logits, labels = logits[:, :-1], tensors["input_ids"][:, 1:]
+        picked = torch.log_softmax(logits, dim=-1).gather(-1, labels[..., None])[..., 0]
+        total = torch.where(scored, picked.double(), 0.0).sum(dim=1)
+        return total / scored.sum(dim=1) if self.seq2seq else total
 
-    def _padded(self, rows: list[list[int]]) -> tuple[Any, Any]:
-        import torch
+    def _pad(self, rows: list[list[int]]) -> np.ndarray:
+        return pad_rows(rows, self.pad_id, width_multiple(self.device))
 
-        width = max(len(row) for row in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-            mask[i, : len(row)] = 1
-        return ids.to(self.device), mask.to(self.device)
+    @staticmethod
+    def _mask(batch: list[Key], ids: np.ndarray, part: Any) -> np.ndarray:
+        mask = np.zeros(ids.shape, dtype=np.int64)
+        for row, key in enumerate(batch):
+            mask[row, : len(part(key))] = 1
+        return mask
 
     # The model's own output -----------------------------------------------------------------
 

@@ -3,8 +3,21 @@ from the start and end logits, over overlapping windows when the context is long
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
 
 from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.feed import (
+    Readback,
+    ahead,
+    host_tensors,
+    inference,
+    on_device,
+    pad_encoding,
+    width_multiple,
+)
 
 
 @dataclass
@@ -58,37 +71,56 @@ class ExtractiveQA:
         then each batch is tokenised into windows (`stride` tokens of overlap) whose best
         valid span (in the context, start <= end, at most max_answer_tokens) competes with
         the other windows of the same example."""
-        import torch
-
         order = sorted(range(len(questions)), key=lambda i: len(questions[i]) + len(contexts[i]))
         texts, scores = [""] * len(questions), [float("-inf")] * len(questions)
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                batch = order[start : start + batch_size]
-                encoded = self._encode([questions[i] for i in batch], [contexts[i] for i in batch])
-                offsets = encoded.pop("offset_mapping").tolist()
-                owners = encoded.pop("overflow_to_sample_mapping").tolist()
-                in_context = torch.tensor(
-                    [[sid == 1 for sid in encoded.sequence_ids(f)] for f in range(len(owners))],
-                    device=self.device,
-                )
-                for first in range(0, len(owners), batch_size):
-                    window = slice(first, first + batch_size)
-                    tensors = {k: v[window].to(self.device) for k, v in encoded.items()}
-                    out = self.model(**tensors)
-                    best, ends, values = self._best_spans(
-                        out.start_logits.float(), out.end_logits.float(), in_context[window]
+
+        def finish(meta: tuple, outputs: tuple[np.ndarray, ...]) -> None:
+            examples, offsets, done = meta
+            for i, offset, s, e, value in zip(examples, offsets, *outputs, strict=True):
+                if value > scores[i]:
+                    scores[i] = float(value)
+                    texts[i] = contexts[i][offset[s][0] : offset[e][1]]
+            if progress and done:
+                progress(done)
+
+        readback = Readback(self.device, finish)
+        batches = (order[start : start + batch_size] for start in range(0, len(order), batch_size))
+        jobs = (partial(self._prepare, questions, contexts, batch, batch_size) for batch in batches)
+        with inference(self.device):
+            for windows in ahead(jobs):
+                for meta, tensors, in_context in windows:
+                    out = self.model(**on_device(tensors, self.device))
+                    spans = self._best_spans(
+                        out.start_logits.float(),
+                        out.end_logits.float(),
+                        in_context.to(self.device, non_blocking=True),
                     )
-                    for f, s, e, value in zip(
-                        range(first, first + len(best)), best, ends, values, strict=True
-                    ):
-                        i = batch[owners[f]]
-                        if value > scores[i]:
-                            scores[i] = value
-                            texts[i] = contexts[i][offsets[f][s][0] : offsets[f][e][1]]
-                if progress:
-                    progress(len(batch))
+                    readback.add(meta, *spans)
+            readback.close()
         return Answers(texts, scores)
+
+    def _prepare(
+        self, questions: Sequence[str], contexts: Sequence[str], batch: list[int], size: int
+    ) -> list[tuple[tuple, dict[str, Any], Any]]:
+        """A batch of examples as windows, in padded batches of host tensors:
+        [((each window's example, its offsets, examples finished), tensors, in-context mask)].
+        The last window batch counts the examples as finished."""
+        encoded = self._encode([questions[i] for i in batch], [contexts[i] for i in batch])
+        owners = [batch[o] for o in encoded["overflow_to_sample_mapping"]]
+        multiple = width_multiple(self.device)
+        windows = []
+        for first in range(0, len(owners), size):
+            rows = range(first, min(first + size, len(owners)))
+            arrays = pad_encoding(encoded, rows, self.tokenizer, multiple)
+            in_context = np.zeros(arrays["input_ids"].shape, dtype=bool)
+            for row, f in enumerate(rows):
+                ids = encoded.sequence_ids(f)
+                in_context[row, : len(ids)] = [sid == 1 for sid in ids]
+            done = len(batch) if rows.stop == len(owners) else 0
+            meta = (owners[first : rows.stop], encoded["offset_mapping"][first : rows.stop], done)
+            tensors = host_tensors(arrays, self.device)
+            windows.append((meta, tensors, host_tensors({"m": in_context}, self.device)["m"]))
+        return windows
 
     def _encode(self, questions: list[str], contexts: list[str]):  # type: ignore[no-untyped-def]
         try:
@@ -100,8 +132,6 @@ class ExtractiveQA:
                 stride=self.stride,
                 return_overflowing_tokens=True,
                 return_offsets_mapping=True,
-                padding=True,
-                return_tensors="pt",
             )
         except Exception as error:  # the tokenizer's own errors, e.g. a question too long
             raise RunnerError(f"Cannot tokenise the questions: {error}") from None
@@ -118,5 +148,4 @@ class ExtractiveQA:
         pair = start_logits[:, :, None] + end_logits[:, None, :]
         pair = pair.masked_fill(~valid, float("-inf"))
         values, flat = pair.view(pair.shape[0], -1).max(dim=1)
-        starts, ends = (flat // length).tolist(), (flat % length).tolist()
-        return starts, ends, values.tolist()
+        return flat // length, flat % length, values

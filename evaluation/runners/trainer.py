@@ -26,7 +26,7 @@ class ClassifierTrainer:
         max_length: int = 256,
         batch_size: int = 16,
     ):
-        import torch  # noqa: F401 - fail here, clearly, if torch is missing
+        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = resolve_device(device)
@@ -37,7 +37,8 @@ class ClassifierTrainer:
             model: Any = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError) as error:
             raise RunnerError(f"Cannot load model {source!r}: {error}") from None
-        self.model: Any = model.to(self.device)
+        # fp32 master weights, whatever the checkpoint's dtype; autocast gives bf16/fp16
+        self.model: Any = model.to(device=self.device, dtype=torch.float32)
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         names = {int(i): str(n) for i, n in self.model.config.id2label.items()}
         # project label -> the model's class index, through the spec's label mapping

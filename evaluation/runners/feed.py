@@ -1,0 +1,157 @@
+"""Keeping a GPU busy from the CPU (SPEC §10.4, issue 15).
+
+- A thread prepares the next chunks (tokenising, sorting, padding with numpy into pinned
+  memory) while the device runs the current one; the tokenizer releases the GIL.
+- Inputs go to the device with non-blocking copies.
+- Results come back a group of batches at a time, one group late: the copy of group k is
+  queued behind its kernels, and the CPU reads group k - 1 meanwhile, so it never waits on
+  the GPU while it still has work to queue.
+- Attention runs on kernels that need no per-shape planning (no cuDNN attention, whose first
+  pass over each new batch width took 4-13 s), and widths are rounded up to a multiple of 8 on
+  CUDA so that fewer shapes occur and the tensor cores see aligned sizes.
+- fp32 matmuls use TF32 on CUDA.
+
+On the CPU the same code runs with groups of one batch and no pinning.
+"""
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+GROUP = 16  # batches read back together on CUDA
+
+
+def width_multiple(device: str) -> int:
+    return 8 if device == "cuda" else 1
+
+
+def pad_rows(
+    rows: Sequence[Sequence[int]], value: int, multiple: int = 1, width: int = 0
+) -> np.ndarray:
+    """Rows of ids as one int64 array, padded on the right to `width`, or else to the longest
+    row rounded up to a multiple of `multiple`."""
+    if not width:
+        longest = max(len(row) for row in rows)
+        width = -(-longest // multiple) * multiple
+    out = np.full((len(rows), width), value, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def pad_encoding(
+    encoded: Any, rows: Sequence[int], tokenizer: Any, multiple: int
+) -> dict[str, np.ndarray]:
+    """The tokenizer's ids, mask and token types of `rows`, padded with numpy."""
+    pads = {"input_ids": tokenizer.pad_token_id or 0, "attention_mask": 0,
+            "token_type_ids": tokenizer.pad_token_type_id}  # fmt: skip
+    return {
+        key: pad_rows([encoded[key][i] for i in rows], pad, multiple)
+        for key, pad in pads.items()
+        if key in encoded
+    }
+
+
+def host_tensors(arrays: dict[str, np.ndarray], device: str) -> dict[str, Any]:
+    """Arrays as CPU tensors, pinned when they are bound for CUDA (done on the preparing
+    thread, so the copy to the device can be asynchronous)."""
+    import torch
+
+    tensors = {key: torch.from_numpy(value) for key, value in arrays.items()}
+    if device == "cuda":
+        tensors = {key: value.pin_memory() for key, value in tensors.items()}
+    return tensors
+
+
+def on_device(tensors: dict[str, Any], device: str) -> dict[str, Any]:
+    return {key: value.to(device, non_blocking=True) for key, value in tensors.items()}
+
+
+def ahead(jobs: Iterable[Callable[[], Any]], depth: int = 2) -> Iterator[Any]:
+    """Each job's result in order, computed on one thread up to `depth` jobs ahead."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare") as pool:
+        pending: list[Any] = []
+        for job in jobs:
+            pending.append(pool.submit(job))
+            if len(pending) > depth:
+                yield pending.pop(0).result()
+        for future in pending:
+            yield future.result()
+
+
+# Attention kernels that need no per-shape planning (cuDNN's planned each new batch width)
+ATTENTION: tuple[str, ...] = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
+
+
+@contextmanager
+def inference(device: str) -> Iterator[None]:
+    """inference_mode; on CUDA, with ATTENTION's kernels and TF32 matmuls in fp32 (the
+    predictions stayed identical on the 19,520 IMDb texts: benchmarks/README.md)."""
+    import torch
+
+    if device != "cuda":
+        with torch.inference_mode():
+            yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        with torch.inference_mode(), sdpa_kernel([getattr(SDPBackend, b) for b in ATTENTION]):
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
+class Readback:
+    """Device outputs read back in groups, one group late. `finish(meta, arrays)` gets each
+    batch's metadata and its outputs as numpy arrays, in the order they were added."""
+
+    def __init__(self, device: str, finish: Callable[[Any, tuple[np.ndarray, ...]], None]):
+        self.device = device
+        self.finish = finish
+        self.every = GROUP if device == "cuda" else 1
+        self.group: list[tuple[Any, tuple[Any, ...]]] = []
+        self.in_flight: list[tuple[Any, tuple[Any, ...]]] = []
+        self.event: Any = None
+
+    def add(self, meta: Any, *outputs: Any) -> None:
+        self.group.append((meta, outputs))
+        if len(self.group) >= self.every:
+            self._flush()
+
+    def close(self) -> None:
+        self._flush()
+        self._collect()
+
+    def _flush(self) -> None:
+        """Queue the group's copies to pinned host memory, then read the previous group."""
+        import torch
+
+        if not self.group:
+            return
+        copied = []
+        for meta, outputs in self.group:
+            if self.device == "cuda":
+                hosts = tuple(torch.empty(o.shape, dtype=o.dtype, pin_memory=True) for o in outputs)
+                for host, output in zip(hosts, outputs, strict=True):
+                    host.copy_(output, non_blocking=True)
+                outputs = hosts
+            copied.append((meta, outputs))
+        event = None
+        if self.device == "cuda":
+            event = torch.cuda.Event()
+            event.record()
+        self._collect()
+        self.in_flight, self.event, self.group = copied, event, []
+
+    def _collect(self) -> None:
+        if self.event is not None:
+            self.event.synchronize()
+        for meta, outputs in self.in_flight:
+            self.finish(meta, tuple(o.numpy() for o in outputs))
+        self.in_flight, self.event = [], None
