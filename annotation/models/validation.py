@@ -46,9 +46,20 @@ class ValidationItem(models.Model):
     majority_answers = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     counted_votes = models.PositiveIntegerField(default=0)
+    # Votes an admin asked for beyond votes_per_item, after a resolution with no majority
+    extra_votes = models.PositiveSmallIntegerField(default=0)
     majority_label = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     resolved_at = models.DateTimeField(null=True, blank=True)
+
+    def votes_needed(self, project: Project) -> int:
+        """Counted votes that resolve the item: votes_per_item, plus any extra asked for."""
+        return int(project.setting("votes_per_item")) + self.extra_votes
+
+    def majority_needed(self, project: Project) -> int:
+        """Votes one response needs to win: the project's majority, plus one for every two
+        extra votes (3 of 5 becomes 4 of 7)."""
+        return int(project.setting("majority")) + (self.extra_votes + 1) // 2
 
     class Meta:
         ordering = ["id"]

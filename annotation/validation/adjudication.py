@@ -1,4 +1,5 @@
-"""Adjudication of disputed perturbations by an admin (SPEC §3D)."""
+"""Adjudication by an admin of what the validators left open: disputed and no-majority
+perturbations (SPEC §3D)."""
 
 from typing import Any
 
@@ -6,26 +7,50 @@ from django.db import transaction
 
 from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Perturbation
+from annotation.models import Perturbation, ValidationItem
+from annotation.validation.quality import item_reopen
+
+
+EXTRA_VOTES = 2  # asked for when a no-majority item is reopened: 3 of 5 becomes 4 of 7
+
+DECISIONS = {
+    Perturbation.Status.DISPUTED: ("accept", "reject"),
+    Perturbation.Status.NO_MAJORITY: ("reopen", "reject"),
+}
 
 
 @transaction.atomic
 def perturbation_adjudicate(
     *, perturbation: Perturbation, admin: Any, decision: str
 ) -> Perturbation:
-    """Accept a disputed perturbation under its majority label, or reject it."""
+    """Decide a perturbation the validators left open (SPEC §3D): accept a disputed one under
+    its majority label, reopen a no-majority one for EXTRA_VOTES more votes, or reject
+    either."""
+    # Item before perturbation, the order in which votes and qualification changes lock them
+    items = ValidationItem.objects.select_for_update().filter(perturbation_id=perturbation.pk)
+    list(items.values_list("pk"))
     perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
-    if perturbation.status != Perturbation.Status.DISPUTED:
+    allowed = DECISIONS.get(perturbation.status)
+    if allowed is None:
         raise DomainError(
-            f"Only disputed perturbations can be adjudicated; this one is {perturbation.status}.",
+            "Only disputed and no-majority perturbations can be adjudicated; "
+            f"this one is {perturbation.status}.",
             code="conflict",
         )
-    if decision not in ("accept", "reject"):
-        raise DomainError("decision must be accept or reject.")
-    perturbation.status = (
-        Perturbation.Status.ACCEPTED if decision == "accept" else Perturbation.Status.REJECTED
-    )
-    perturbation.save(update_fields=["status"])
+    if decision not in allowed:
+        raise DomainError(
+            f"A {perturbation.get_status_display().lower()} perturbation can be "
+            f"{' or '.join(allowed)}ed; decision must be {' or '.join(allowed)}.",
+            field="decision",
+        )
+    if decision == "reopen":
+        item_reopen(item=perturbation.item, extra_votes=EXTRA_VOTES)
+        perturbation.refresh_from_db()
+    else:
+        perturbation.status = (
+            Perturbation.Status.ACCEPTED if decision == "accept" else Perturbation.Status.REJECTED
+        )
+        perturbation.save(update_fields=["status"])
     audit(
         actor=admin,
         action="adjudicated",

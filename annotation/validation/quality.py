@@ -19,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.audit import audit
+from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
 from annotation.validation.resolution import item_resolve, vote_agrees
 
@@ -141,23 +142,43 @@ def _set_qualified(
     return sorted(v for v, delta in deltas.items() if any(delta))
 
 
+@transaction.atomic
+def item_reopen(*, item: ValidationItem, extra_votes: int) -> None:
+    """Reopen a resolved item for `extra_votes` more counted votes (an admin's answer to no
+    majority). Its resolution leaves the validators' agreement counters until it resolves
+    again; its votes all stay."""
+    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
+    if item.status != ValidationItem.Status.RESOLVED or _is_released(item):
+        raise DomainError("Only resolved, unreleased items can be reopened.", code="conflict")
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    _reopen(item, deltas)
+    item.extra_votes += extra_votes
+    item.save(update_fields=["status", "majority_label", "majority_answers", "resolved_at",
+                             "extra_votes"])  # fmt: skip
+    _apply(item.project, deltas)
+
+
+def _reopen(item: ValidationItem, deltas: Deltas) -> None:
+    _add_resolution(deltas, item, -1)
+    item.status = ValidationItem.Status.OPEN
+    item.majority_label, item.majority_answers = "", []
+    item.resolved_at = None
+    if item.perturbation_id is not None:
+        Perturbation.objects.filter(pk=item.perturbation_id).update(
+            status=Perturbation.Status.SUBMITTED,
+            majority_label="",
+            majority_answers=[],
+            resolved_at=None,
+        )
+
+
 def _recount(item: ValidationItem, deltas: Deltas) -> None:
     """Bring a locked item in line with its counted votes after a qualification change."""
     item.counted_votes = item.votes.filter(counts=True).count()
-    needed = item.project.setting("votes_per_item")
+    needed = item.votes_needed(item.project)
     resolved = item.status == ValidationItem.Status.RESOLVED
     if resolved and item.counted_votes < needed and not _is_released(item):
-        _add_resolution(deltas, item, -1)
-        item.status = ValidationItem.Status.OPEN
-        item.majority_label, item.majority_answers = "", []
-        item.resolved_at = None
-        if item.perturbation_id is not None:
-            Perturbation.objects.filter(pk=item.perturbation_id).update(
-                status=Perturbation.Status.SUBMITTED,
-                majority_label="",
-                majority_answers=[],
-                resolved_at=None,
-            )
+        _reopen(item, deltas)
     item.save(
         update_fields=[
             "counted_votes",

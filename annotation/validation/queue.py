@@ -106,7 +106,9 @@ def _open_for(project: Project, validator: Any, now: Any) -> Any:
         .exclude(author=validator)
         .exclude(votes__validator=validator)
         .annotate(others=Coalesce(Subquery(others), 0))
-        .filter(counted_votes__lt=project.setting("votes_per_item") - F("others"))
+        .filter(
+            counted_votes__lt=project.setting("votes_per_item") + F("extra_votes") - F("others")
+        )
         .order_by("-counted_votes", "created_at", "id")
     )
 

@@ -17,21 +17,21 @@ def majority_of(labels: list[str], majority: int) -> str:
 
 
 def item_resolve(*, item: ValidationItem) -> None:
-    """Resolve an item whose counted votes reached votes_per_item (SPEC §3D)."""
+    """Resolve an item whose counted votes reached votes_needed (SPEC §3D)."""
     project = item.project
     votes = item.votes.filter(counts=True)
     if project.is_free_text:
         outcome = answers.resolve(
             [answers.Response(a, label) for a, label in votes.values_list("answer", "label")],
             item.gold_answers,
-            project.setting("majority"),
+            item.majority_needed(project),
             project.setting("answer_match_f1"),
         )
         item.majority_label, item.majority_answers = outcome.label, outcome.answers
         status = outcome.status
     else:
         labels = list(votes.values_list("label", flat=True))
-        item.majority_label = majority_of(labels, project.setting("majority"))
+        item.majority_label = majority_of(labels, item.majority_needed(project))
         status = resolution_status(item.majority_label, item.gold_label, project.labels)
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()

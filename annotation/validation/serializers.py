@@ -38,7 +38,7 @@ class VoteResultSerializer(serializers.Serializer):
 
 
 class AdjudicateSerializer(serializers.Serializer):
-    decision = serializers.ChoiceField(choices=["accept", "reject"])
+    decision = serializers.ChoiceField(choices=["accept", "reject", "reopen"])
 
 
 class QualifySerializer(serializers.Serializer):

@@ -115,22 +115,31 @@ def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResp
 @login_required
 def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
-    disputed = project.perturbations.filter(status=Perturbation.Status.DISPUTED).select_related(
-        "pivot", "author"
-    )
     editable = project.editable_field_names
-    rows = [
-        {
-            "p": p,
-            "diff": word_diff(
-                " ".join(p.pivot.fields[n] for n in editable),
-                " ".join(p.fields[n] for n in editable),
-            ),
-            "votes": votes.vote_counts(p),
-        }
-        for p in disputed.prefetch_related("tags")[:200]
-    ]
-    return render(request, "annotation/disputes.html", {"project": project, "rows": rows})
+
+    def rows(status: str) -> list[dict[str, Any]]:
+        perturbations = project.perturbations.filter(status=status).select_related(
+            "pivot", "author"
+        )
+        return [
+            {
+                "p": p,
+                "diff": word_diff(
+                    " ".join(p.pivot.fields[n] for n in editable),
+                    " ".join(p.fields[n] for n in editable),
+                ),
+                "votes": votes.vote_counts(p),
+            }
+            for p in perturbations.prefetch_related("tags")[:200]
+        ]
+
+    context = {
+        "project": project,
+        "rows": rows(Perturbation.Status.DISPUTED),
+        "undecided": rows(Perturbation.Status.NO_MAJORITY),
+        "extra_votes": adjudication.EXTRA_VOTES,
+    }
+    return render(request, "annotation/disputes.html", context)
 
 
 @login_required
@@ -145,5 +154,6 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except DomainError as error:
         flash_refusal(request, error)
     else:
-        messages.success(request, f"Perturbation {pk}: {request.POST.get('decision')}ed.")
+        done = {"accept": "accepted", "reject": "rejected", "reopen": "reopened for more votes"}
+        messages.success(request, f"Perturbation {pk}: {done[request.POST['decision']]}.")
     return redirect("disputes", slug=slug)

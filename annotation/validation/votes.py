@@ -95,7 +95,7 @@ def _vote_and_resolve(
     has_lease = Lease.objects.filter(item=item, validator=validator, expires_at__gt=now).exists()
     if not has_lease:
         others = Lease.objects.filter(item=item, expires_at__gt=now).count()
-        if item.counted_votes + others >= project.setting("votes_per_item"):
+        if item.counted_votes + others >= item.votes_needed(project):
             raise DomainError(
                 "This item has all the votes it needs; fetch the next item instead.",
                 code="conflict",
@@ -115,7 +115,7 @@ def _vote_and_resolve(
     if counts:
         item.counted_votes += 1
         item.save(update_fields=["counted_votes"])
-        if item.counted_votes >= project.setting("votes_per_item"):
+        if item.counted_votes >= item.votes_needed(project):
             item_resolve(item=item)
             return vote, True, item
     return vote, True, None
