@@ -52,15 +52,6 @@ class ValidationItem(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
-    def votes_needed(self, project: Project) -> int:
-        """Counted votes that resolve the item: votes_per_item, plus any extra asked for."""
-        return int(project.setting("votes_per_item")) + self.extra_votes
-
-    def majority_needed(self, project: Project) -> int:
-        """Votes one response needs to win: the project's majority, plus one for every two
-        extra votes (3 of 5 becomes 4 of 7)."""
-        return int(project.setting("majority")) + (self.extra_votes + 1) // 2
-
     class Meta:
         ordering = ["id"]
         constraints = [
@@ -90,6 +81,15 @@ class ValidationItem(models.Model):
 
     def __str__(self) -> str:
         return f"item {self.pk}"
+
+    def votes_needed(self, project: Project) -> int:
+        """Counted votes that resolve the item: votes_per_item, plus any extra asked for."""
+        return int(project.setting("votes_per_item")) + self.extra_votes
+
+    def majority_needed(self, project: Project) -> int:
+        """Votes one response needs to win: the project's majority, plus one for every two
+        extra votes (3 of 5 becomes 4 of 7)."""
+        return int(project.setting("majority")) + (self.extra_votes + 1) // 2
 
     @property
     def is_control(self) -> bool:

@@ -10,10 +10,9 @@ from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
 from annotation.validation.quality import item_reopen
 
-
 EXTRA_VOTES = 2  # asked for when a no-majority item is reopened: 3 of 5 becomes 4 of 7
 
-DECISIONS = {
+DECISIONS: dict[str, tuple[str, ...]] = {
     Perturbation.Status.DISPUTED: ("accept", "reject"),
     Perturbation.Status.NO_MAJORITY: ("reopen", "reject"),
 }
