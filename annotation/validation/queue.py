@@ -64,9 +64,11 @@ def items_left(*, project: Project, validator: Any) -> int:
     leased = Lease.objects.filter(item__project=project, expires_at__gt=now).exclude(
         validator=validator
     )
-    crowded = mine.filter(pk__in=leased.values("item_id"))
-    full = crowded.count() - _open_for(project, validator, now).filter(pk__in=crowded).count()
-    return mine.count() - full
+    # A short list (the items others hold leases on), read first: as a subquery inside
+    # _open_for's, PostgreSQL planned a nested loop over the pool (11 s at 3,000 open items).
+    crowded = list(mine.filter(pk__in=leased.values("item_id")).values_list("pk", flat=True))
+    taken = _open_for(project, validator, now).filter(pk__in=crowded).count() if crowded else 0
+    return mine.count() - (len(crowded) - taken)
 
 
 def _candidates(project: Project, validator: Any, now: Any) -> Any:
