@@ -84,11 +84,10 @@ def main() -> None:
     rows = []
     for size in args.sizes:
         out = subprocess.run(
-            [sys.executable, __file__, "--measure", str(size)],
-            capture_output=True,
-            text=True,
-            check=True,
+            [sys.executable, __file__, "--measure", str(size)], capture_output=True, text=True
         )
+        if out.returncode:
+            sys.exit(out.stderr[-3000:])
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         first, row = rows[0], rows[-1]
         ratios = {k: round(row[k]["p50_ms"] / first[k]["p50_ms"], 2)

@@ -152,6 +152,37 @@ def _job_action(request: HttpRequest, known: Any, act: Any, page: str) -> HttpRe
     return redirect(page, slug=kwargs["slug"], pk=kwargs["pk"])
 
 
+# The figures two runs are compared on, by their names on the page
+COMPARED = {
+    "original_accuracy": "Accuracy on originals",
+    "perturbed_accuracy": "Accuracy on perturbations",
+    "drop": "Drop (originals - perturbations)",
+    "consistency": "Consistency",
+    "macro_f1": "Macro F1",
+    "original_em": "Exact match on originals",
+    "original_f1": "F1 on originals",
+    "perturbed_em": "Exact match on perturbations",
+    "perturbed_f1": "F1 on perturbations",
+    "pair_accuracy": "Pair accuracy",
+    "ties": "Ties",
+    "discrepancy": "Discrepancy",
+}
+
+
+def tag_score(metrics: dict[str, Any], tag: str) -> float | None:
+    """A tag's accuracy (labels), or its F1 (free text)."""
+    row = metrics["per_tag"].get(tag, {})
+    return row.get("accuracy", row.get("f1"))
+
+
+def comparison(pair: list[EvaluationRun]) -> list[tuple[str, list[float | None]]]:
+    """(figure name, each run's value) for the figures either run has, then per tag."""
+    shown = {key: name for key, name in COMPARED.items() if any(key in r.metrics for r in pair)}
+    rows = [(name, [run.metrics.get(key) for run in pair]) for key, name in shown.items()]
+    tags = sorted({tag for run in pair for tag in run.metrics.get("per_tag", {})})
+    return rows + [(f"Tag {tag}", [tag_score(run.metrics, tag) for run in pair]) for tag in tags]
+
+
 @login_required
 def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = admin_project(request.user, slug)
@@ -159,22 +190,19 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         release__project=project, status=EvaluationRun.Status.SUCCEEDED
     ).select_related("release", "model")
     chosen = [runs.filter(pk=parse_id(request.GET.get(key)) or 0).first() for key in ("a", "b")]
-    rows = []
-    if all(chosen):
-        names = ["original_accuracy", "perturbed_accuracy", "drop", "consistency", "macro_f1",
-                 "pair_accuracy", "ties", "discrepancy"]  # fmt: skip
-        names = [n for n in names if any(n in run.metrics for run in chosen)]  # type: ignore[union-attr]
-        rows = [(name, [run.metrics.get(name) for run in chosen]) for name in names]  # type: ignore[union-attr]
-        tags = sorted({t for run in chosen for t in run.metrics.get("per_tag", {})})  # type: ignore[union-attr]
-        rows += [
-            (f"tag: {tag}", [run.metrics["per_tag"].get(tag, {}).get("accuracy") for run in chosen])  # type: ignore[union-attr]
-            for tag in tags
-        ]
+    pair = [run for run in chosen if run is not None]
+    rows = comparison(pair) if len(pair) == 2 else []
     # Two different runs by default: the newest two.
     newest = list(runs.values_list("pk", flat=True)[:2])
     picks = [(key, run.pk if run else (newest[i] if i < len(newest) else None))
              for i, (key, run) in enumerate(zip("ab", chosen, strict=True))]  # fmt: skip
-    context = {"project": project, "runs": runs, "chosen": chosen, "rows": rows, "picks": picks}
+    chart = {
+        "figures": [name for name, _ in rows],
+        "runs": [{"name": f"#{run.pk} {run.model.name}", "values": [v[i] for _, v in rows]}
+                 for i, run in enumerate(pair)],
+    }  # fmt: skip
+    context = {"project": project, "runs": runs, "chosen": pair, "rows": rows, "picks": picks,
+               "chart": chart}  # fmt: skip
     return render(request, "evaluation/compare.html", context)
 
 

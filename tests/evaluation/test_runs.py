@@ -245,3 +245,33 @@ def test_evaluate_command_runs_synchronously(project, released, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "succeeded" and out["consistency"] == pytest.approx(5 / 6)
     assert EvaluationRun.objects.get(pk=out["run"]).model == model
+
+
+def test_compare_names_the_figures_and_charts_both_runs(project, released, people):
+    first = run_now(released, spec(project))
+    second = run_now(
+        released,
+        spec(project, name="m2", source="tests.evaluation.rule_models:keyword_with_probabilities"),
+    )
+    page = Client()
+    page.force_login(people["admin"])
+    url = f"/p/{project.slug}/evaluations/compare/"
+    picker = page.get(url).content.decode()  # the newest two, different, are picked
+    assert f'value="{second.pk}" selected' in picker and f'value="{first.pk}" selected' in picker
+    response = page.get(url, {"a": first.pk, "b": second.pk})
+    html = response.content.decode()
+    assert (
+        "Accuracy on originals" in html and "original_accuracy" not in html.split("compare-data")[0]
+    )
+    chart = response.context["chart"]
+    assert [run["name"] for run in chart["runs"]] == [f"#{first.pk} m", f"#{second.pk} m2"]
+    figures = dict(
+        zip(
+            chart["figures"],
+            zip(*(run["values"] for run in chart["runs"]), strict=True),
+            strict=True,
+        )
+    )
+    assert figures["Consistency"] == (first.metrics["consistency"], second.metrics["consistency"])
+    tags = sorted(first.metrics["per_tag"])
+    assert figures[f"Tag {tags[0]}"][0] == first.metrics["per_tag"][tags[0]]["accuracy"]
