@@ -5,8 +5,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotation.authoring.drafts import perturbation_save
 from annotation.models import Example, Membership, Project
 from annotation.projects import services
+from annotation.releases.services import release_create
+from annotation.validation.votes import vote_cast
 
 DEMO_SLUG = "demo-sentiment"
 QA_SLUG = "demo-reading"
@@ -83,6 +86,31 @@ SENTENCES = [
 ]
 
 
+# (original's number in SENTENCES, edited text, label, tag, author, the five validators' votes)
+EDITS = [
+    (1, "The soup arrived cold and tasted awful.", "negative", "intensity", "expert1",
+     ["negative"] * 5),
+    (2, "The staff forgot our order once and apologised at once.", "positive", "negation",
+     "expert2", ["positive"] * 4 + ["mixed"]),
+    (3, "This lamp is dim, flimsy and hard to assemble.", "negative", "intensity", "expert1",
+     ["negative"] * 5),
+    (5, "I would never stay at this hotel again.", "negative", "negation", "expert2",
+     ["negative"] * 5),
+    (7, "Our guide was impatient, dull and knew no street.", "negative", "intensity", "expert1",
+     ["negative"] * 4 + ["positive"]),
+    (8, "The sequel is louder than the first film and far more clever.", "positive",
+     "comparison", "expert2", ["positive"] * 3 + ["mixed"] * 2),
+    (9, "The chairs are comfortable, but only for a short dinner.", "negative", "contrast",
+     "expert1", ["negative", "negative", "mixed", "mixed", "positive"]),
+    (12, "The shoes still look new after two years.", "positive", "expectation", "expert2",
+     ["positive"] * 5),
+    (13, "A charming little cafe, although the bread is the worst in town.", "negative",
+     "contrast", "expert1", ["positive"] * 3 + ["negative"] * 2),
+    (18, "I expected a thriller and got two hours of pure suspense.", "positive", "expectation",
+     "expert2", ["positive"] * 2),
+    (20, "The dessert was sweet enough to finish twice.", "positive", "intensity", "expert1", []),
+]  # fmt: skip
+
 QA_GUIDELINES = """# Demo guidelines: reading comprehension
 
 Edit the **question** so that its answer in the passage changes (SPEC §10.1), and write the
@@ -154,13 +182,31 @@ def load_demo() -> dict[str, Any]:
         for n, (text, label, split) in enumerate(SENTENCES, start=1)
         if f"demo-{n:02d}" not in existing
     )
+    if not project.perturbations.exists():
+        _write_and_validate(project, users)
+    if not project.releases.exists():
+        release_create(project=project, user=users["admin"], version="demo-1")
     reading = _reading_project(users)
     return {
         "project": project,
+        "admin": users["admin"],
         "projects": [project, reading],
         "users": sorted(DEMO_USERS),
         "password": DEMO_PASSWORD,
     }
+
+
+def _write_and_validate(project: Project, users: dict[str, Any]) -> None:
+    """The demo's edits, through the real services: some resolved by five votes (accepted,
+    one disputed, one with no majority), some still open for the demo validators."""
+    validators = [users[f"validator{i}"] for i in range(1, 6)]
+    for number, text, label, tag, author, labels in EDITS:
+        pivot = project.examples.get(external_id=f"demo-{number:02d}")
+        content = {"fields": {"text": text}, "label": label, "tags": [tag],
+                   "rationale": "Written for the demo."}  # fmt: skip
+        perturbation = perturbation_save(author=users[author], pivot=pivot, submit=True, **content)
+        for validator, vote in zip(validators, labels, strict=False):
+            vote_cast(item=perturbation.item, validator=validator, label=vote)
 
 
 def _reading_project(users: dict[str, Any]) -> Project:

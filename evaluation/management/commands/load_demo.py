@@ -1,0 +1,49 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from annotation.demo import DEMO_USERS, load_demo
+from annotation.models import Project
+from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs import evaluation_execute
+from evaluation.services import evaluation_enqueue, model_register
+
+
+class Command(BaseCommand):
+    help = "Create or refresh the demo projects, their users, release and run (idempotent)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = load_demo()
+        run = load_demo_run(result["project"], result["admin"])
+        for project in result["projects"]:
+            count = project.examples.count()
+            self.stdout.write(f"Demo project '{project.name}' ({count} originals).")
+        if run is not None:
+            self.stdout.write(
+                f"Demo evaluation run #{run.pk}: {run.model.name} on release "
+                f"{run.release.version}, consistency {run.metrics['consistency']:.0%}."
+            )
+        self.stdout.write(f"Demo users (password for all: {result['password']}):")
+        for username, roles in DEMO_USERS.items():
+            self.stdout.write(f"  {username:<12} {', '.join(roles)}")
+
+
+def load_demo_run(project: Project, admin: Any) -> EvaluationRun | None:
+    """Register the keyword baseline and score the project's first release with it, once."""
+    release = project.releases.order_by("created_at").first()
+    if release is None:
+        return None
+    spec = ModelSpec.objects.filter(project=project, name="Keyword baseline").first()
+    if spec is None:
+        spec = model_register(
+            project=project,
+            user=admin,
+            name="Keyword baseline",
+            kind=ModelSpec.Kind.PYTHON,
+            source="evaluation.runners.keyword:keyword",
+        )
+    done = EvaluationRun.objects.filter(model=spec, status=EvaluationRun.Status.SUCCEEDED)
+    if not done.exists():
+        run = evaluation_enqueue(release=release, model=spec, split="test", user=admin, send=False)
+        evaluation_execute(run.pk)
+    return done.first()
