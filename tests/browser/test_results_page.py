@@ -29,6 +29,13 @@ def test_results_page_renders_charts_and_failed_sets(page, login, project, relea
     assert "s0" in failed and "awful" in failed
     assert page.locator("#failed-sets ins:has-text('awful')").count() == 1
     assert page.locator("#confusion tbody tr").count() == 2
+    # A cell on a saturated background is written in white, so its count stays readable
+    colours = page.evaluate(
+        "Array.from(document.querySelectorAll('#confusion td')).map(td => {"
+        " const alpha = parseFloat(getComputedStyle(td).backgroundColor.split(',')[3] || '1');"
+        " return [alpha, getComputedStyle(td).color]; })"
+    )
+    assert colours and all((c == "rgb(255, 255, 255)") == (a > 0.5) for a, c in colours)
     screenshot(page, "results")
 
 
