@@ -1,7 +1,8 @@
 """Keeping a GPU busy from the CPU (SPEC §10.4, issue 15).
 
 - A thread prepares the next chunks (tokenising, sorting, padding with numpy into pinned
-  memory) while the device runs the current one; the tokenizer releases the GIL.
+  memory) while the device runs the current one. (For a model as small as MiniLM in fp16 the
+  tokenising still did not overlap with the kernel launches: benchmarks/README.md.)
 - Inputs go to the device with non-blocking copies.
 - Results come back a group of batches at a time, one group late: the copy of group k is
   queued behind its kernels, and the CPU reads group k - 1 meanwhile, so it never waits on
