@@ -189,13 +189,13 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     runs = EvaluationRun.objects.filter(
         release__project=project, status=EvaluationRun.Status.SUCCEEDED
     ).select_related("release", "model")
-    chosen = [runs.filter(pk=parse_id(request.GET.get(key)) or 0).first() for key in ("a", "b")]
+    if "a" in request.GET or "b" in request.GET:
+        chosen = [runs.filter(pk=parse_id(request.GET.get(k)) or 0).first() for k in ("a", "b")]
+    else:  # two different runs by default: the newest two
+        chosen = [*runs[:2], None, None][:2]
     pair = [run for run in chosen if run is not None]
     rows = comparison(pair) if len(pair) == 2 else []
-    # Two different runs by default: the newest two.
-    newest = list(runs.values_list("pk", flat=True)[:2])
-    picks = [(key, run.pk if run else (newest[i] if i < len(newest) else None))
-             for i, (key, run) in enumerate(zip("ab", chosen, strict=True))]  # fmt: skip
+    picks = [(key, run.pk if run else None) for key, run in zip("ab", chosen, strict=True)]
     chart = {
         "figures": [name for name, _ in rows],
         "runs": [{"name": f"#{run.pk} {run.model.name}", "values": [v[i] for _, v in rows]}

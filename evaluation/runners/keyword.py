@@ -10,8 +10,21 @@ POSITIVE = {
 # fmt: on
 
 
+NEGATIONS = {"not", "never", "no", "nothing", "nobody"}
+
+
+def _words(example: dict[str, str]) -> set[str]:
+    return set(example["text"].lower().replace(",", " ").replace(".", " ").split())
+
+
 def keyword(batch: list[dict[str, str]]) -> list[str]:
     """The demo's model: positive when a review holds a word from a small positive list."""
-    words = [set(example["text"].lower().replace(",", " ").replace(".", " ").split())
-             for example in batch]  # fmt: skip
-    return ["positive" if w & POSITIVE else "negative" for w in words]
+    return ["positive" if _words(e) & POSITIVE else "negative" for e in batch]
+
+
+def keyword_with_negation(batch: list[dict[str, str]]) -> list[str]:
+    """The keyword model, flipped when the review holds a negation: a second demo model."""
+    return [
+        ("negative" if label == "positive" else "positive") if _words(e) & NEGATIONS else label
+        for e, label in zip(batch, keyword(batch), strict=True)
+    ]

@@ -28,22 +28,28 @@ class Command(BaseCommand):
             self.stdout.write(f"  {username:<12} {', '.join(roles)}")
 
 
+DEMO_MODELS = {
+    "Keyword baseline": "evaluation.runners.keyword:keyword",
+    "Keyword with negation": "evaluation.runners.keyword:keyword_with_negation",
+}
+
+
 def load_demo_run(project: Project, admin: Any) -> EvaluationRun | None:
-    """Register the keyword baseline and score the project's first release with it, once."""
+    """Register the demo's two keyword models and score the project's first release with
+    each, once. Returns the first model's run."""
     release = project.releases.order_by("created_at").first()
     if release is None:
         return None
-    spec = ModelSpec.objects.filter(project=project, name="Keyword baseline").first()
-    if spec is None:
-        spec = model_register(
-            project=project,
-            user=admin,
-            name="Keyword baseline",
-            kind=ModelSpec.Kind.PYTHON,
-            source="evaluation.runners.keyword:keyword",
-        )
-    done = EvaluationRun.objects.filter(model=spec, status=EvaluationRun.Status.SUCCEEDED)
-    if not done.exists():
-        run = evaluation_enqueue(release=release, model=spec, split="test", user=admin, send=False)
-        evaluation_execute(run.pk)
-    return done.first()
+    runs = []
+    for name, source in DEMO_MODELS.items():
+        spec = ModelSpec.objects.filter(project=project, name=name).first()
+        if spec is None:
+            spec = model_register(project=project, user=admin, name=name,
+                                  kind=ModelSpec.Kind.PYTHON, source=source)  # fmt: skip
+        done = EvaluationRun.objects.filter(model=spec, status=EvaluationRun.Status.SUCCEEDED)
+        if not done.exists():
+            run = evaluation_enqueue(release=release, model=spec, split="test", user=admin,
+                                     send=False)  # fmt: skip
+            evaluation_execute(run.pk)
+        runs.append(done.first())
+    return runs[0]
