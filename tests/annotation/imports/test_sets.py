@@ -256,3 +256,40 @@ def test_label_values_map_and_match_case_and_errors_are_grouped(project, people,
     )
     assert folded.status_code == 201, folded.json()
     assert set(project.examples.values_list("label", flat=True)) == {"negative", "positive"}
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_gardner_tsvs_import_verbatim_through_the_page_into_lowercase_labels(
+    shared_data, project, people, split, settings, tmp_path
+):
+    """Gardner et al.'s IMDb TSVs as published (headers Sentiment/Text, labels Negative and
+    Positive) through the Import sets form, into a project whose labels are lowercase."""
+    import csv
+
+    from django.test import Client
+
+    from annotation.models import Perturbation
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    assert sorted(project.labels) == ["negative", "positive"]
+    paths = {role: shared_data / "imdb-contrast" / f"{split}_{role}.tsv"
+             for role in ("original", "contrast")}  # fmt: skip
+    page = Client()
+    page.force_login(people["admin"])
+    with paths["original"].open("rb") as original, paths["contrast"].open("rb") as contrast:
+        response = page.post(
+            f"/p/{project.slug}/import/sets/",
+            {"format": "paired_tsv", "original": original, "contrast": contrast, "split": split,
+             "mapping": '{"text": "Text", "label": "Sentiment"}', "labels": "",
+             "tags": "negation", "author": "gardner2020", "accept": "on"},
+            follow=True,
+        )  # fmt: skip
+    assert response.status_code == 200
+    rows = {role: list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
+            for role, path in paths.items()}  # fmt: skip
+    assert f"Imported {len(rows['contrast'])} perturbations" in response.content.decode()
+    stored = Perturbation.objects.filter(project=project).select_related("pivot").order_by("id")
+    assert [p.fields["text"] for p in stored] == [r["Text"] for r in rows["contrast"]]
+    assert [p.pivot.fields["text"] for p in stored] == [r["Text"] for r in rows["original"]]
+    assert [p.label for p in stored] == [r["Sentiment"].lower() for r in rows["contrast"]]
+    assert {p.status for p in stored} == {"accepted"} and {p.pivot.split for p in stored} == {split}
