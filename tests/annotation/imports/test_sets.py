@@ -194,26 +194,28 @@ def test_paired_tsv_takes_tags_from_a_column(project, people, client_for):
 def test_published_edits_that_keep_the_label_import_with_warnings_and_release_truthfully(
     project, people, client_for, settings, tmp_path
 ):
-    """Gardner et al.'s edits usually change the label, not always: keep them, warn, and say so
-    in the release."""
+    """Gardner et al.'s edits usually change the label, not always, and BoolQ's contrast sets
+    hold a question identical to its original: keep them, warn, and say so in the release."""
     settings.MEDIA_ROOT = tmp_path / "media"
     kept = {"original": {"id": "k1", "fields": {"text": "A good film."}, "label": "Positive"},
             "perturbations": [{"fields": {"text": "A fine film."}, "label": "POSITIVE",
                                "tags": ["negation"]}]}  # fmt: skip
-    content = "\n".join(json.dumps(s) for s in (GOOD_SET, kept)).encode()
+    same = {"original": {"id": "s1", "fields": {"text": "A dull film."}, "label": "negative"},
+            "perturbations": [{"fields": {"text": "A dull  film."}, "label": "positive",
+                               "tags": ["negation"]}]}  # fmt: skip
+    content = "\n".join(json.dumps(s) for s in (GOOD_SET, kept, same)).encode()
+    warned = [
+        {"line": 2, "message": "the perturbation keeps the label 'positive'."},
+        {"line": 3, "message": "the perturbation is identical to its original."},
+    ]
     admin = client_for(people["admin"])
     strict = import_sets(admin, project, format="sets_jsonl", strict="true",
                          file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
-    assert strict.status_code == 400
-    assert strict.json()["errors"] == [
-        {"line": 2, "message": "the perturbation keeps the label 'positive'."}
-    ]
+    assert strict.status_code == 400 and strict.json()["errors"] == warned
     response = import_sets(admin, project, format="sets_jsonl", accept="true",
                            file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
     assert response.status_code == 201, response.json()
-    assert response.json()["warnings"] == [
-        {"line": 2, "message": "the perturbation keeps the label 'positive'."}
-    ]
+    assert response.json()["warnings"] == warned
     release = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
     assert release.status_code == 201, release.json()
     from annotation.models import Release
@@ -221,14 +223,14 @@ def test_published_edits_that_keep_the_label_import_with_warnings_and_release_tr
 
     stored = Release.objects.get(pk=release.json()["id"])
     changed = {r.set_id: [p["label_changed"] for p in r.perturbations] for r in read_sets(stored)}
-    assert changed == {"o1": [True], "k1": [False]}
+    assert changed == {"o1": [True], "k1": [False], "s1": [True]}
     perturbed = [e for e in read_examples(stored, "test") if e["role"] == "perturbed"]
-    assert len(perturbed) == 2
-    assert stored.counts["label_changed"] == {"test": 1}
+    assert len(perturbed) == 3
+    assert stored.counts["label_changed"] == {"test": 2}
     card = Path(settings.MEDIA_ROOT, stored.bundle)
     text = zipfile.ZipFile(card).read("README.md").decode()
-    assert "1 perturbations change the gold label and 1 keep it" in text
-    assert "| test | 2 | 2 | 1 | 1 |" in text
+    assert "2 perturbations change the gold label and 1 keep it" in text
+    assert "| test | 3 | 3 | 2 | 1 |" in text
 
 
 def test_label_values_map_and_match_case_and_errors_are_grouped(project, people, client_for):
