@@ -9,11 +9,17 @@ contrast-set texts 20 times over (19,520), max_length 256, batch 32.
    - a bare sorted loop: tokenise each length-sorted batch, copy it, read the argmax back;
    - ContrastLab's runner (evaluation.runners.classifier.SequenceClassifier);
    - forward passes alone, over batches already on the GPU (the GPU-only ceiling);
-   and, in fp32, `transformers.pipeline` and the runner with TF32 on.
-   Prints texts/s, the ratios the issue asks for, and agreement with fp32 predictions.
+   with --pipeline, `transformers.pipeline` in fp32; and, in fp16, forward passes and the
+   runner per set of attention kernels. Prints texts/s, the ratios the issue asks for, and
+   agreement with fp32 predictions.
 3. Runs the QA and LM runners on CUDA in fp32 and fp16 (agreement and texts/s).
 
-    python3 benchmarks/gpu_scoring.py --minilm DIR --data DIR [--out FILE]
+--quick runs MiniLM in fp16 alone (a seeded head, no fine-tuning); --device cpu --limit N
+checks the script itself on a machine with no GPU. On a `device` machine, carry an fp16 copy
+of the MiniLM folder (45 MB; it is loaded as fp32) and ../shared/data in a folder that git
+ignores, then:
+
+    python3 benchmarks/gpu_scoring.py --minilm DIR --data DIR [--out FILE] [--pipeline]
 """
 
 import argparse
