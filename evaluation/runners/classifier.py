@@ -18,6 +18,7 @@ from evaluation.runners.feed import (
     ahead,
     host_tensors,
     inference,
+    length_mask,
     on_device,
     pad_rows,
     width_multiple,
@@ -113,9 +114,7 @@ class SequenceClassifier:
             ids = pad_rows([e.ids for e in rows], self.pad_id, multiple)
             arrays = {"input_ids": ids}
             if "attention_mask" in self.input_names:
-                arrays["attention_mask"] = (np.arange(ids.shape[1]) < lengths[batch, None]).astype(
-                    np.int64
-                )
+                arrays["attention_mask"] = length_mask(lengths[batch], ids.shape[1])
             if pairs and "token_type_ids" in self.input_names:  # else all 0, the default
                 types = [e.type_ids for e in rows]
                 arrays["token_type_ids"] = pad_rows(types, self.pad_type_id, multiple, ids.shape[1])

@@ -43,6 +43,11 @@ def pad_rows(
     return out
 
 
+def length_mask(lengths: Sequence[int] | np.ndarray, width: int) -> np.ndarray:
+    """1 for each row's first `length` positions, 0 for its padding."""
+    return (np.arange(width) < np.asarray(lengths)[:, None]).astype(np.int64)
+
+
 def pad_encoding(
     encoded: Any, rows: Sequence[int], tokenizer: Any, multiple: int
 ) -> dict[str, np.ndarray]:

@@ -27,6 +27,7 @@ from evaluation.runners.feed import (
     ahead,
     host_tensors,
     inference,
+    length_mask,
     on_device,
     pad_rows,
     width_multiple,
@@ -137,20 +138,22 @@ class LanguageModelScorer:
         scored = np.zeros((len(batch), ids.shape[1] - 1), dtype=bool)
         for row, (context, target) in enumerate(batch):
             scored[row, len(context) - 1 : len(context) - 1 + len(target)] = True
-        arrays = {"input_ids": ids, "attention_mask": self._mask(batch, ids, lambda k: k[0] + k[1])}
+        lengths = [len(context) + len(target) for context, target in batch]
+        arrays = {"input_ids": ids, "attention_mask": length_mask(lengths, ids.shape[1])}
         return batch, host_tensors({**arrays, "scored": scored}, self.device)
 
     def _seq2seq_inputs(self, batch: list[Key]) -> tuple[list[Key], dict[str, Any]]:
         encoder = self._pad([list(source) for source, _ in batch])
         decoder = self._pad([[self.start_id, *target[:-1]] for _, target in batch])
         labels = self._pad([list(target) for _, target in batch])
+        targets = [len(target) for _, target in batch]
         arrays = {
             "input_ids": encoder,
-            "attention_mask": self._mask(batch, encoder, lambda k: k[0]),
+            "attention_mask": length_mask([len(s) for s, _ in batch], encoder.shape[1]),
             "decoder_input_ids": decoder,
-            "decoder_attention_mask": self._mask(batch, decoder, lambda k: k[1]),
+            "decoder_attention_mask": length_mask(targets, decoder.shape[1]),
             "labels": labels,
-            "scored": self._mask(batch, labels, lambda k: k[1]).astype(bool),
+            "scored": length_mask(targets, labels.shape[1]).astype(bool),
         }
         return batch, host_tensors(arrays, self.device)
 
@@ -168,13 +171,6 @@ class LanguageModelScorer:
 
     def _pad(self, rows: list[list[int]]) -> np.ndarray:
         return pad_rows(rows, self.pad_id, width_multiple(self.device))
-
-    @staticmethod
-    def _mask(batch: list[Key], ids: np.ndarray, part: Any) -> np.ndarray:
-        mask = np.zeros(ids.shape, dtype=np.int64)
-        for row, key in enumerate(batch):
-            mask[row, : len(part(key))] = 1
-        return mask
 
     # The model's own output -----------------------------------------------------------------
 
