@@ -17,19 +17,28 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 from common import ROOT
 from seed import URL, bench_database, seed_validation
 
 
-def client_loop(token: str, port: int, until: float, out: dict, rng: random.Random) -> None:
+def client_loop(
+    token: str, port: int, until: float, out: dict, rng: random.Random, interval: float
+) -> None:
     """A validator's loop: GET next once, then vote; each vote's response carries the next
-    item (one round trip per vote), so GET next runs again only when it says none is left."""
+    item (one round trip per vote), so GET next runs again only when it says none is left.
+    With an `interval`, votes start on a schedule (one every `interval` seconds) instead of
+    back to back."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     item = None
+    due = time.monotonic() + rng.random() * interval
     while time.monotonic() < until:
+        if interval:
+            time.sleep(max(0.0, due - time.monotonic()))
+            due += interval
         if item is None:
             started = time.perf_counter()
             connection.request("GET", "/api/projects/bench/validation/next/", headers=headers)
@@ -55,11 +64,50 @@ def client_loop(token: str, port: int, until: float, out: dict, rng: random.Rand
         item = following["item"] if following else None
 
 
-def run_clients(tokens: list[str], port: int, seconds: float) -> dict:
+def cpu_seconds(pids: set[int]) -> float:
+    """User + system CPU time of these processes so far."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def processes() -> dict[int, tuple[str, int]]:
+    """pid -> (command name, parent pid) of every process."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                head, tail = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)
+            except OSError:
+                continue
+            out[int(entry)] = (head.split("(", 1)[1], int(tail.split()[1]))
+    return out
+
+
+def cpu_by_part(server: int) -> dict[str, float]:
+    """CPU seconds so far of gunicorn (the server and its workers), PostgreSQL, and this
+    process (the load generator)."""
+    table = processes()
+    tree = {server} | {pid for pid, (_, parent) in table.items() if parent == server}
+    postgres = {pid for pid, (name, _) in table.items() if name.startswith("postgres")}
+    return {
+        "gunicorn": cpu_seconds(tree),
+        "postgres": cpu_seconds(postgres),
+        "load generator": sum(os.times()[:2]),
+    }
+
+
+def run_clients(tokens: list[str], port: int, seconds: float, rate: float = 0) -> dict:
     results: list[dict] = [{"next": [], "vote": [], "status": {}, "empty": 0} for _ in tokens]
     until = time.monotonic() + seconds
+    interval = len(tokens) / rate if rate else 0
     threads = [
-        threading.Thread(target=client_loop, args=(t, port, until, r, random.Random(i)))
+        threading.Thread(target=client_loop, args=(t, port, until, r, random.Random(i), interval))
         for i, (t, r) in enumerate(zip(tokens, results, strict=True))
     ]
     started = time.monotonic()
@@ -98,6 +146,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--rate", type=float, default=0, help="also run the clients paced at this many votes/s"
+    )
     args = parser.parse_args()
 
     bench_database()
@@ -135,7 +187,7 @@ def main() -> None:
             "--worker-class",
             "gthread",
             "--threads",
-            "8",
+            str(args.threads),
             "--log-level",
             "warning",
         ],
@@ -145,9 +197,22 @@ def main() -> None:
     try:
         time.sleep(4)
         baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
+        before = cpu_by_part(server.pid)
         loaded = report(
             f"{args.clients} clients, {args.seconds:.0f} s", run_clients(tokens, port, args.seconds)
         )
+        after = cpu_by_part(server.pid)
+        votes = loaded["votes_per_s"] * args.seconds
+        print(
+            "CPU per vote under load: "
+            + ", ".join(f"{k} {(after[k] - before[k]) / votes * 1000:.1f} ms" for k in after)
+            + f" (2 cores give {2000 / loaded['votes_per_s']:.1f} ms per vote at this rate)"
+        )
+        if args.rate:
+            report(
+                f"{args.clients} clients paced at {args.rate:.0f} votes/s, {args.seconds:.0f} s",
+                run_clients(tokens, port, args.seconds, args.rate),
+            )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait()

@@ -145,7 +145,8 @@ class Vote(models.Model):
                 condition=Q(label="") ^ Q(answer=""), name="vote_label_xor_answer"
             ),
         ]
-        indexes = [models.Index(fields=["validator", "item"])]
+        # A validator's latest votes first: the queue reads their last few on every next item.
+        indexes = [models.Index(fields=["validator", "-id"], name="vote_validator_latest")]
 
     def __str__(self) -> str:
         return f"{self.validator} voted {self.label} on {self.item_id}"

@@ -19,7 +19,6 @@ from annotation.validation.serializers import (
     NextItemSerializer,
     QualifySerializer,
     VoteInputSerializer,
-    VoteOutputSerializer,
     VoteResultSerializer,
 )
 from annotation.validation.stats import project_stats, validator_figures
@@ -51,13 +50,19 @@ class VoteView(APIView):
         """Vote, and get the next item leased in the same round trip (null when none is
         left): `{"vote": ..., "next": ...}`."""
         project = project_for(request.user, slug, Role.VALIDATOR)
-        target = get_object_or_404(ValidationItem, project=project, pk=item)
         data = VoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        vote, created = votes.vote_cast(item=target, validator=request.user, **data.validated_data)
+        vote, created = votes.vote_cast_by_id(
+            project=project, item_id=item, validator=request.user, **data.validated_data
+        )
         following = queue.next_item(project=project, validator=request.user)
         body = {
-            "vote": VoteOutputSerializer(vote).data,
+            "vote": {
+                "item": vote.item_id,
+                "label": vote.label,
+                "answer": vote.answer,
+                "flags": vote.flags,
+            },
             "next": next_item_payload(project, following) if following else None,
         }
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,15 +1,16 @@
 """Casting a vote (SPEC §3D). The vote, and the resolution it may complete, commit under the
 item's row lock; the voters' quality counts are a separate step after that commit."""
 
+import json
 from collections import Counter
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from annotation.errors import DomainError
-from annotation.models import Lease, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
+from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality
 from annotation.validation.answers import normalize_answer
@@ -17,12 +18,6 @@ from annotation.validation.resolution import item_resolve
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
 MAX_ANSWER_CHARS = 2000
-
-
-def _validator_counts(project: Project, validator: Any) -> bool:
-    return not ValidatorStatus.objects.filter(
-        project=project, validator=validator, qualified=False
-    ).exists()
 
 
 def vote_cast(
@@ -39,47 +34,145 @@ def vote_cast(
     The vote and any resolution commit first, under the item's row lock; the voters' quality
     counts are then a step of their own, so that the item's lock is never held while waiting
     for other validators' counters."""
-    vote, created, resolved = _vote_and_resolve(
-        item=item,
+    return vote_cast_by_id(
+        project=item.project,
+        item_id=item.pk,
         validator=validator,
         label=label,
         answer=answer,
         flags=flags,
         seconds_spent=seconds_spent,
     )
+
+
+def vote_cast_by_id(*, project: Project, item_id: int, **vote: Any) -> tuple[Vote, bool]:
+    """vote_cast for an item known by its id, which must belong to `project` (404 if not)."""
+    cast, created, resolved = _vote_and_resolve(project=project, item_id=item_id, **vote)
     if resolved is not None:
         quality.resolution_recorded(item=resolved)
-    return vote, created
+    return cast, created
+
+
+# The item, locked, with the project's guideline version. Hand-written, as are the statements
+# below: a vote runs them all, and building them through the ORM cost more CPU than running them.
+_LOCK = """
+    SELECT i.*, (SELECT max(g.version) FROM annotation_guidelines g
+                 WHERE g.project_id = i.project_id) AS guideline_version
+    FROM annotation_validationitem i WHERE i.id = %(item)s AND i.project_id = %(project)s"""
+# What this validator already has on the item, and the other validators' live leases: read in a
+# fresh statement once the lock is held, so that it sees what committed before.
+_STATE = """
+    SELECT (SELECT v.id FROM annotation_vote v
+            WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
+           (SELECT count(*) FROM annotation_lease l WHERE l.item_id = %(item)s
+            AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
+           NOT EXISTS (SELECT 1 FROM annotation_validatorstatus s
+                       WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
+                       AND NOT s.qualified)"""
+_INSERT = """
+    INSERT INTO annotation_vote (item_id, validator_id, label, answer, flags, seconds_spent,
+                                 guideline_version, counts, created_at)
+    VALUES (%(item)s, %(validator)s, %(label)s, %(answer)s, %(flags)s, %(seconds)s,
+            %(guideline)s, %(counts)s, %(created)s)
+    RETURNING id"""
 
 
 @transaction.atomic
 def _vote_and_resolve(
     *,
-    item: ValidationItem,
+    project: Project,
+    item_id: int,
     validator: Any,
-    label: str,
-    answer: str,
+    label: str = "",
+    answer: str = "",
     flags: Any = (),
     seconds_spent: Any = 0,
 ) -> tuple[Vote, bool, ValidationItem | None]:
-    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
-    project = item.project
+    now = timezone.now()
+    params: dict[str, Any] = {
+        "item": item_id,
+        "project": project.pk,
+        "validator": validator.pk,
+        "now": connection.ops.adapt_datetimefield_value(now),
+    }
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    item = next(iter(ValidationItem.objects.raw(_LOCK + lock, params)), None)
+    if item is None:
+        raise DomainError("No such item in this project.", code="not_found")
+    item.project = project
     if item.author_id == validator.pk:
         raise DomainError("You cannot validate your own perturbation.", code="forbidden")
     flags = sorted(set(flags or []))
     answer = _check_response(project, label, answer)
-    existing = Vote.objects.filter(item=item, validator=validator).first()
-    if existing is not None:
-        same = (existing.label, existing.answer) == (label, answer)
-        if same and sorted(existing.flags) == flags:
-            return existing, False, None
-        raise DomainError(
-            "You already voted on this item with a different answer; votes cannot change.",
-            code="conflict",
+    with connection.cursor() as cursor:
+        cursor.execute(_STATE, params)
+        existing_id, others, counts = cursor.fetchone()
+        if existing_id is not None:
+            existing = Vote.objects.get(pk=existing_id)
+            same = (existing.label, existing.answer) == (label, answer)
+            if same and sorted(existing.flags) == flags:
+                return existing, False, None
+            raise DomainError(
+                "You already voted on this item with a different answer; votes cannot change.",
+                code="conflict",
+            )
+        unknown = [f for f in flags if f not in FLAGS]
+        if unknown:
+            raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
+        seconds = _seconds(seconds_spent)
+        if item.status != ValidationItem.Status.OPEN:
+            raise DomainError("This item is no longer open for votes.", code="conflict")
+        # The lease goes with the vote; whether a live one was there decides the room check.
+        cursor.execute(
+            "DELETE FROM annotation_lease WHERE item_id = %(item)s AND validator_id = %(validator)s"
+            " RETURNING expires_at > %(now)s",
+            params,
         )
-    unknown = [f for f in flags if f not in FLAGS]
-    if unknown:
-        raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
+        leased = cursor.fetchone()
+        if not (leased and leased[0]) and item.counted_votes + others >= item.votes_needed(project):
+            raise DomainError(
+                "This item has all the votes it needs; fetch the next item instead.",
+                code="conflict",
+            )
+        vote = Vote(
+            item=item,
+            validator=validator,
+            label=label,
+            answer=answer,
+            flags=flags,
+            seconds_spent=seconds,
+            guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
+            counts=bool(counts),
+            created_at=now,
+        )
+        cursor.execute(
+            _INSERT,
+            {
+                **params,
+                "label": label,
+                "answer": answer,
+                "flags": json.dumps(flags),
+                "seconds": seconds,
+                "guideline": vote.guideline_version,
+                "counts": vote.counts,
+                "created": params["now"],
+            },
+        )
+        vote.pk = cursor.fetchone()[0]
+        if not vote.counts:
+            return vote, True, None
+        item.counted_votes += 1
+        cursor.execute(
+            "UPDATE annotation_validationitem SET counted_votes = %(n)s WHERE id = %(item)s",
+            {"n": item.counted_votes, "item": item_id},
+        )
+    if item.counted_votes >= item.votes_needed(project):
+        item_resolve(item=item)
+        return vote, True, item
+    return vote, True, None
+
+
+def _seconds(seconds_spent: Any) -> int:
     try:
         seconds = int(seconds_spent or 0)
     except (TypeError, ValueError):
@@ -89,36 +182,7 @@ def _vote_and_resolve(
             f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
             field="seconds_spent",
         )
-    if item.status != ValidationItem.Status.OPEN:
-        raise DomainError("This item is no longer open for votes.", code="conflict")
-    now = timezone.now()
-    has_lease = Lease.objects.filter(item=item, validator=validator, expires_at__gt=now).exists()
-    if not has_lease:
-        others = Lease.objects.filter(item=item, expires_at__gt=now).count()
-        if item.counted_votes + others >= item.votes_needed(project):
-            raise DomainError(
-                "This item has all the votes it needs; fetch the next item instead.",
-                code="conflict",
-            )
-    counts = _validator_counts(project, validator)
-    vote = Vote.objects.create(
-        item=item,
-        validator=validator,
-        label=label,
-        answer=answer,
-        flags=flags,
-        seconds_spent=seconds,
-        guideline_version=project.current_guideline_version(),
-        counts=counts,
-    )
-    Lease.objects.filter(item=item, validator=validator).delete()
-    if counts:
-        item.counted_votes += 1
-        item.save(update_fields=["counted_votes"])
-        if item.counted_votes >= item.votes_needed(project):
-            item_resolve(item=item)
-            return vote, True, item
-    return vote, True, None
+    return seconds
 
 
 def _check_response(project: Project, label: str, answer: Any) -> str:

@@ -17,7 +17,15 @@ def test_token_from_username_and_password_authenticates_api_calls(people):
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get("/api/projects/sentiment/").status_code == 200
     client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
-    assert client.get("/api/projects/sentiment/").status_code == 401
+    response = client.get("/api/projects/sentiment/")
+    assert response.status_code == 401
+    assert response.json()["detail"] == "Invalid token."
+    people["expert"].is_active = False
+    people["expert"].save()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.get("/api/projects/sentiment/")
+    assert response.status_code == 401
+    assert response.json()["detail"] == "User inactive or deleted."
 
 
 def test_token_with_wrong_password_is_refused(db):
