@@ -12,8 +12,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         users = get_user_model()
         table = users._meta.db_table
         sql = (
-            f"SELECT u.* FROM {table} u JOIN authtoken_token t ON t.user_id = u.id"
-            " WHERE t.key = %s"
+            f"SELECT u.* FROM {table} u JOIN authtoken_token t ON t.user_id = u.id WHERE t.key = %s"
         )
         user = next(iter(users.objects.raw(sql, [key])), None)
         if user is None:
