@@ -154,10 +154,8 @@ def histogram_median(counts: Mapping[int, int]) -> float | None:
 
 def capped_histogram(values: Iterable[int], top: int) -> dict[str, int]:
     """How many values are 0, 1, ... top (larger ones count as top), keyed as text."""
-    hist = {str(k): 0 for k in range(top + 1)}
-    for value in values:
-        hist[str(min(value, top))] += 1
-    return hist
+    counts = np.bincount(np.minimum(np.fromiter(values, dtype=np.int64), top), minlength=top + 1)
+    return {str(k): int(n) for k, n in enumerate(counts.tolist())}
 
 
 def value_histogram(values: Iterable[int]) -> dict[str, int]:

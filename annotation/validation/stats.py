@@ -3,11 +3,12 @@ functions of annotation.validation.agreement. Aggregation happens in SQL so that
 stay fast."""
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
 from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
@@ -75,31 +76,69 @@ def agreement_figures(
     }
 
 
+@dataclass
+class Items:
+    """A project's items as columns, in id order: what every figure reads of them."""
+
+    ids: np.ndarray
+    status: np.ndarray
+    majority: np.ndarray
+    split: np.ndarray
+    gold: np.ndarray
+    is_control: np.ndarray
+    # Free-text projects only: id -> the item's row, answers included (answer_stats reads it)
+    rows: dict[int, dict[str, Any]]
+
+
+def items_of(project: Project) -> Items:
+    names = ["id", "status", "majority_label", "split", "gold_label"]
+    items = ValidationItem.objects.filter(project=project).order_by("id")
+    plain = items.annotate(
+        has_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField())
+    ).values_list(*names, "has_control")
+    rows = _plain_rows(plain)
+    table = np.array(rows, dtype=object).reshape(len(rows), len(names) + 1)
+    answers = {}
+    if project.is_free_text:  # decoding JSON answers is most of the cost: only where they exist
+        for pk, *columns in items.values_list("id", "majority_answers", "gold_answers"):
+            answers[pk] = dict(zip(("majority_answers", "gold_answers"), columns, strict=True))
+    return Items(
+        ids=table[:, 0].astype(np.int64),
+        status=table[:, 1],
+        majority=table[:, 2],
+        split=table[:, 3],
+        gold=table[:, 4],
+        is_control=table[:, 5].astype(bool),
+        rows={row[0]: {**dict(zip(names, row, strict=False)), **answers[row[0]]} for row in rows}
+        if project.is_free_text
+        else {},
+    )
+
+
+def _plain_rows(query: Any) -> list[tuple[Any, ...]]:
+    """The rows of a values_list query of plain columns and counts, as the driver returns them:
+    the ORM's converters would cost more than the query for 100k rows."""
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def project_stats(project: Project) -> dict[str, Any]:
-    items = ValidationItem.objects.filter(project=project)
-    # Answers only where they exist: decoding 2 JSON values per item is most of the cost.
-    answers = ("majority_answers", "gold_answers") if project.is_free_text else ()
-    info = {
-        row["id"]: row
-        for row in items.values(
-            "id",
-            "status",
-            "majority_label",
-            "split",
-            "gold_label",
-            *answers,
-            is_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField()),
-        )
-    }
-    figures = answer_stats(project, info) if project.is_free_text else _label_stats(project, info)
+    items = items_of(project)
+    if project.is_free_text:
+        figures = answer_stats(project, items.rows)
+    else:
+        figures = _label_stats(project, items)
     votes, overall_median = vote_figures(project)
+    statuses = Counter(items.status.tolist())
     return {
         **figures,
-        "items": _status_counts(items),
+        "items": {status: statuses.get(status, 0) for status in ItemStatus.values},
         "perturbations": dict(
             project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
         ),
-        "human_accuracy": _human_accuracy(info),
+        "human_accuracy": _human_accuracy(items),
         "tags": tag_coverage(project),
         "validators": validator_figures(project, votes),
         "experts": expert_figures(project),
@@ -119,37 +158,34 @@ def project_stats(project: Project) -> dict[str, Any]:
     }
 
 
-def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
-    """Kappa, alpha, human F1 and the label charts, overall and per split, from one
-    (item, label, votes) query turned into a count table."""
+def _label_stats(project: Project, items: Items) -> dict[str, Any]:
+    """Kappa, alpha, human F1 and the label charts, overall and per split, from one query of
+    counted votes per item and label, read straight into a count table."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels
     index = {label: j for j, label in enumerate(categories)}
-    rows = list(
+    per_label = {f"n{j}": Count("id", filter=Q(label=label)) for j, label in enumerate(categories)}
+    rows = _plain_rows(
         Vote.objects.filter(
             item__project=project,
             counts=True,
             item__status__in=[ItemStatus.OPEN, ItemStatus.RESOLVED],
         )
-        .values_list("item_id", "label")
-        .annotate(n=Count("id"))
-        .order_by()
+        .values("item_id")
+        .annotate(**per_label)
+        .order_by("item_id")
+        .values_list("item_id", *per_label)
     )
-    item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    columns = np.fromiter((index[r[1]] for r in rows), dtype=np.int64, count=len(rows))
-    votes = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
-    items, row_of = np.unique(item_ids, return_inverse=True)
-    table = np.zeros((len(items), len(categories)), dtype=np.int64)
-    np.add.at(table, (row_of, columns), votes)
-    resolved = {
-        i: index[row["majority_label"]]
-        for i, row in info.items()
-        if row["status"] == ItemStatus.RESOLVED and row["majority_label"]
-    }
-    gold = np.array([resolved.get(int(i), -1) for i in items], dtype=np.int64)
-    splits = np.array([info[int(i)]["split"] for i in items], dtype=object)
+    counted = np.array(rows, dtype=np.int64).reshape(len(rows), len(categories) + 1)
+    table = counted[:, 1:]
+    at = np.searchsorted(items.ids, counted[:, 0])  # each row's item
+    resolved = (items.status == ItemStatus.RESOLVED) & (items.majority != "")
+    majority = np.array([index[label] if label else -1 for label in items.majority.tolist()])
+    majority = np.where(resolved, majority, -1).astype(np.int64)
+    gold = majority[at]
+    splits = items.split[at]
     per_split: dict[str, Any] = {}
-    for split in sorted({row["split"] for row in info.values()}):
+    for split in sorted(set(items.split.tolist())):
         mask = splits == split
         per_split[split] = agreement_figures(
             table[mask], gold[mask], categories, project.labels, votes_per_item
@@ -158,47 +194,44 @@ def _label_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
         overall = next(iter(per_split.values()))
     else:
         overall = agreement_figures(table, gold, categories, project.labels, votes_per_item)
-    majority = np.bincount(list(resolved.values()), minlength=len(categories))
     # Votes for its majority label, per resolved item (0 for one with no counted votes).
     agreeing = table[gold >= 0, gold[gold >= 0]].tolist()
-    agreeing += [0] * (len(resolved) - len(agreeing))
+    agreeing += [0] * (int(resolved.sum()) - len(agreeing))
     return {
         **overall,
         "per_split": per_split,
         "label_distribution": {
             "votes": dict(zip(categories, table.sum(axis=0).tolist(), strict=True)),
-            "majority": dict(zip(categories, majority.tolist(), strict=True)),
+            "majority": dict(
+                zip(
+                    categories,
+                    np.bincount(majority[resolved], minlength=len(categories)).tolist(),
+                    strict=True,
+                )
+            ),
         },
         "votes_per_item": capped_histogram(table.sum(axis=1).tolist(), votes_per_item),
         "agreement_histogram": value_histogram(agreeing),
     }
 
 
-def _status_counts(items: Any) -> dict[str, int]:
-    counts = dict(items.values_list("status").annotate(n=Count("id")).order_by())
-    return {status: counts.get(status, 0) for status in ItemStatus.values}
-
-
-def _human_accuracy(info: Mapping[int, Any]) -> dict[str, Any]:
+def _human_accuracy(items: Items) -> dict[str, Any]:
     """Share of resolved items whose majority label is the gold label (Gardner et al., Table 3):
     the original's label for controls, the author's intended label for perturbations. In
     free-text projects: whose majority answer matched the gold answers."""
+    resolved = items.status == ItemStatus.RESOLVED
+    right = items.majority == items.gold
+    has_gold = items.gold != ""
+    if items.rows:  # free text: the answers must have gold, and match it too
+        answers = [items.rows[i] for i in items.ids.tolist()]
+        has_gold |= np.array([bool(r["gold_answers"]) for r in answers], dtype=bool)
+        right &= np.array([r["majority_answers"] == r["gold_answers"] for r in answers], dtype=bool)
     out = {}
     for kind, is_control in (("controls", True), ("perturbations", False)):
-        rows = [
-            r
-            for r in info.values()
-            if r["status"] == ItemStatus.RESOLVED
-            and r["is_control"] == is_control
-            and (r["gold_label"] or r.get("gold_answers"))
-        ]
-        right = sum(
-            1
-            for r in rows
-            if r["majority_label"] == r["gold_label"]
-            and r.get("majority_answers") == r.get("gold_answers")
-        )
-        out[kind] = {"items": len(rows), "accuracy": round(right / len(rows), 4) if rows else None}
+        rows = resolved & (items.is_control == is_control) & has_gold
+        n = int(rows.sum())
+        accuracy = round(int((rows & right).sum()) / n, 4) if n else None
+        out[kind] = {"items": n, "accuracy": accuracy}
     return out
 
 
