@@ -23,27 +23,31 @@ def reserve_ids(model: type[models.Model], n: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> list[int]:
-    """Insert `rows`; returns their primary keys, in order."""
+def insert_rows(
+    model: type[models.Model], rows: list[dict[str, Any]], *, returning_ids: bool = True
+) -> list[int]:
+    """Insert `rows`; returns their primary keys, in order (none unless `returning_ids`:
+    reserving them costs a sequence call per row)."""
     if not rows:
         return []
     if connection.vendor != "postgresql":
         objects = (model(**row) for row in rows)
         created = model._default_manager.bulk_create(objects, batch_size=BATCH)
-        return [obj.pk for obj in created]
-    ids = reserve_ids(model, len(rows))
+        return [obj.pk for obj in created] if returning_ids else []
+    ids = reserve_ids(model, len(rows)) if returning_ids else []
     pk = model._meta.pk
+    keys = [pk] if returning_ids else []
     named = [f for f in model._meta.concrete_fields if f.attname in rows[0] and f is not pk]
     rest = [f for f in model._meta.concrete_fields if f not in named and f is not pk]
     # Columns the rows leave out hold the same default in every row: encode it once.
     constant = "".join("\t" + _copy_text(_json(f, f.get_default())) for f in rest)
     names = [(f.attname, isinstance(f, models.JSONField)) for f in named]
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in [pk, *named, *rest])
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in [*keys, *named, *rest])
     sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
     for start in range(0, len(rows), BATCH):
         buffer = io.StringIO()
-        for key, row in zip(ids[start : start + BATCH], rows[start : start + BATCH], strict=True):
-            values = [str(key)]
+        for n, row in enumerate(rows[start : start + BATCH], start=start):
+            values = [str(ids[n])] if returning_ids else []
             for name, is_json in names:
                 value = row[name]
                 values.append(_copy_text(json.dumps(value) if is_json else value))

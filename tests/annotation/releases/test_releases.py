@@ -2,6 +2,7 @@ import csv
 import hashlib
 import io
 import json
+import statistics
 import zipfile
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Release, ValidationItem
+from annotation.models import Perturbation, Release, ValidationItem, Vote
 from annotation.releases.services import release_create
 from annotation.validation.adjudication import perturbation_adjudicate
 from annotation.validation.votes import vote_cast
@@ -127,6 +128,13 @@ def test_release_filters_by_minimum_agreement_per_split(project, people, validat
     loose = release_create(project=project, user=people["admin"], version="2")
     assert loose.entries.count() == 3  # project default: 3 of 5
     assert loose.counts["perturbations"] == {"test": 3}
+    # The time figures cover the released perturbations' votes, and no others.
+    released = Vote.objects.filter(item__perturbation__in=outcomes[:3])
+    Vote.objects.filter(pk__in=released.values("pk")[:7]).update(seconds_spent=40)
+    timed = release_create(project=project, user=people["admin"], version="3")
+    seconds = list(released.values_list("seconds_spent", flat=True))
+    assert timed.statistics["median_seconds_per_vote"] == statistics.median(seconds)
+    assert timed.statistics["validators"] == 5
 
 
 def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
