@@ -145,22 +145,30 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=6)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
         "--rate", type=float, default=0, help="also run the clients paced at this many votes/s"
     )
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse the last run's database (its open items)"
+    )
     args = parser.parse_args()
 
-    bench_database()
+    bench_database(fresh=not args.reuse)
+    from django.contrib.auth.models import User
     from django.db import connection
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import ValidationItem, Vote
+    from annotation.models import Project, ValidationItem, Vote
 
-    print(f"seeding {args.resolved} resolved items (5 votes each) and {args.open} open items")
-    project, clients = seed_validation(args.resolved, args.open, clients=args.clients)
-    tokens = [Token.objects.create(user=u).key for u in clients]
+    if args.reuse and Project.objects.filter(slug="bench").exists():
+        project = Project.objects.get(slug="bench")
+        clients = list(User.objects.filter(username__startswith="client").order_by("id"))
+    else:
+        print(f"seeding {args.resolved} resolved items (5 votes each), {args.open} open items")
+        project, clients = seed_validation(args.resolved, args.open, clients=args.clients)
+    tokens = [Token.objects.get_or_create(user=u)[0].key for u in clients[: args.clients]]
     seeded_votes = Vote.objects.count()
     print(f"seeded {Vote.objects.count()} votes on {ValidationItem.objects.count()} items")
     with connection.cursor() as cursor:
