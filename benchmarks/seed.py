@@ -156,7 +156,7 @@ def seed_export(sets: int):
     rng = random.Random(1)
     project = Project.objects.create(
         name="Export",
-        slug="export",
+        slug=f"export-{sets}",
         fields=[{"name": "text", "kind": "text", "editable": True}],
         labels=["positive", "negative"],
         settings={"control_rate": 0},
