@@ -148,6 +148,13 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
 
 def seed_export(sets: int):
     """A project with `sets` contrast sets, each with one accepted perturbation and votes."""
+    from django.db import transaction
+
+    with transaction.atomic():  # all or nothing: a later run reuses a project that exists
+        return _seed_export(sets)
+
+
+def _seed_export(sets: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
     from django.utils import timezone
 
@@ -162,7 +169,7 @@ def seed_export(sets: int):
         settings={"control_rate": 0},
     )
     tag = Tag.objects.create(project=project, name="negation", description="negate")
-    author = User.objects.create(username="export-expert")
+    author = User.objects.create(username=f"export-expert-{sets}")
     now = timezone.now()
     for start in range(0, sets, 10_000):
         n = min(10_000, sets - start)
