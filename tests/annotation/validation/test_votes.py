@@ -7,7 +7,7 @@ from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Vote
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
-from tests.factories import member, submitted_perturbation, vote_all
+from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +190,19 @@ def test_the_vote_response_carries_the_next_item(no_controls, people, crowd, cli
     assert last.json()["next"] is None
     again = api.post(f"{base}/{first['item']}/vote/", {"label": "negative"}, format="json")
     assert again.status_code == 200 and again.json()["next"] is None
+
+
+def test_a_vote_on_another_projects_item_is_not_found(no_controls, people, crowd, client_for):
+    """The item id in the address must belong to the project in it: a validator of one project
+    cannot vote, through it, on an item of a project they may not see."""
+    other = ProjectFactory(settings={"control_rate": 0})
+    member(other, people["expert"].username, "expert")
+    foreign = submitted_perturbation(other, people["expert"]).item
+    response = client_for(crowd[0]).post(
+        f"/api/projects/{no_controls.slug}/validation/{foreign.pk}/vote/",
+        {"label": "negative"},
+        format="json",
+    )
+    assert response.status_code == 404
+    assert response.json()["detail"] == "No such item in this project."
+    assert not Vote.objects.filter(item=foreign).exists()
