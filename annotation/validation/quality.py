@@ -61,7 +61,9 @@ def agreement_of(status: ValidatorStatus) -> float | None:
 
 
 def _add_resolution(deltas: Deltas, item: ValidationItem, sign: int) -> None:
-    for vote in item.votes.only("validator_id", "label", "answer"):
+    # item_id too: the related manager sets each vote's item, which would load a deferred
+    # item_id with one query per vote.
+    for vote in item.votes.only("item_id", "validator_id", "label", "answer"):
         deltas[vote.validator_id][0] += sign
         deltas[vote.validator_id][1] += sign if vote_agrees(vote, item) else 0
 

@@ -37,14 +37,12 @@ def item_resolve(*, item: ValidationItem) -> None:
     item.resolved_at = timezone.now()
     item.save(update_fields=["majority_label", "majority_answers", "status", "resolved_at"])
     Lease.objects.filter(item=item).delete()
-    if item.perturbation_id is not None:
-        perturbation = Perturbation.objects.select_for_update().get(pk=item.perturbation_id)
-        perturbation.status = status
-        perturbation.majority_label = item.majority_label
-        perturbation.majority_answers = item.majority_answers
-        perturbation.resolved_at = item.resolved_at
-        perturbation.save(
-            update_fields=["status", "majority_label", "majority_answers", "resolved_at"]
+    if item.perturbation_id is not None:  # one UPDATE, which locks the row (after the item's)
+        Perturbation.objects.filter(pk=item.perturbation_id).update(
+            status=status,
+            majority_label=item.majority_label,
+            majority_answers=item.majority_answers,
+            resolved_at=item.resolved_at,
         )
 
 
