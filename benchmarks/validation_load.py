@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,27 @@ def run_clients(tokens: list[str], port: int, seconds: float, rate: float = 0) -
     return merged
 
 
+def profile_summary(path: Path) -> None:
+    """Where gunicorn's CPU went, from py-spy's collapsed stacks: the share of samples per
+    layer (the innermost frame's package) and the top innermost functions."""
+    layers: Counter[str] = Counter()
+    leaves: Counter[str] = Counter()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        leaf = frames[-1]
+        leaves[leaf] += int(count)
+        packages = ["psycopg2", "rest_framework", "django/db", "django", "gunicorn", "annotation"]
+        layer = next((p for p in packages if any(p in f for f in frames[-1:])), "other")
+        layers[layer] += int(count)
+    total = sum(layers.values())
+    print("gunicorn's CPU samples by the innermost frame's package (py-spy):")
+    print("  " + ", ".join(f"{k} {v / total:.0%}" for k, v in layers.most_common()))
+    print("top innermost functions:")
+    for leaf, n in leaves.most_common(12):
+        print(f"  {n / total:5.1%}  {leaf}")
+
+
 def report(name: str, r: dict) -> dict:
     figures = {"votes_per_s": r["status"].get(201, 0) / r["elapsed"]}
     for endpoint in ("next", "vote"):
@@ -150,6 +172,7 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0, help="also run the clients paced at this many votes/s"
     )
+    parser.add_argument("--py-spy", help="record gunicorn with py-spy into this file")
     parser.add_argument(
         "--reuse", action="store_true", help="reuse the last run's database (its open items)"
     )
@@ -205,11 +228,20 @@ def main() -> None:
     try:
         time.sleep(4)
         baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
+        spy = None
+        if args.py_spy:
+            command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
+                       str(server.pid), "--subprocesses", "--format", "raw", "--nonblocking",
+                       "--output", args.py_spy, "--duration", str(int(args.seconds))]  # fmt: skip
+            spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         before = cpu_by_part(server.pid)
         loaded = report(
             f"{args.clients} clients, {args.seconds:.0f} s", run_clients(tokens, port, args.seconds)
         )
         after = cpu_by_part(server.pid)
+        if spy is not None:
+            spy.wait()
+            profile_summary(Path(args.py_spy))
         votes = loaded["votes_per_s"] * args.seconds
         print(
             "CPU per vote under load: "
