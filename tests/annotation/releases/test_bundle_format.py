@@ -6,7 +6,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.releases.bundle import tsv_line
+from annotation.releases.files import tsv_line
 
 TEXT = st.text(alphabet=st.sampled_from(list("ab \t\n\r\"'\\é")), max_size=8)
 
