@@ -4,7 +4,9 @@ not given take the field's default, as Model() would."""
 
 import datetime
 import io
+import itertools
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import connection, models
@@ -24,38 +26,60 @@ def reserve_ids(model: type[models.Model], n: int) -> list[int]:
 
 
 def insert_rows(
-    model: type[models.Model], rows: list[dict[str, Any]], *, returning_ids: bool = True
+    model: type[models.Model], rows: Iterable[dict[str, Any]], *, returning_ids: bool = True
 ) -> list[int]:
-    """Insert `rows`; returns their primary keys, in order (none unless `returning_ids`:
-    reserving them costs a sequence call per row)."""
-    if not rows:
-        return []
+    """Insert `rows`, read BATCH at a time (a generator keeps memory flat); returns their
+    primary keys, in order (none unless `returning_ids`: reserving them costs a sequence call
+    per row)."""
+    ids: list[int] = []
     if connection.vendor != "postgresql":
-        objects = (model(**row) for row in rows)
-        created = model._default_manager.bulk_create(objects, batch_size=BATCH)
-        return [obj.pk for obj in created] if returning_ids else []
-    ids = reserve_ids(model, len(rows)) if returning_ids else []
-    pk = model._meta.pk
-    keys = [pk] if returning_ids else []
-    named = [f for f in model._meta.concrete_fields if f.attname in rows[0] and f is not pk]
-    rest = [f for f in model._meta.concrete_fields if f not in named and f is not pk]
-    # Columns the rows leave out hold the same default in every row: encode it once.
-    constant = "".join("\t" + _copy_text(_json(f, f.get_default())) for f in rest)
-    names = [(f.attname, isinstance(f, models.JSONField)) for f in named]
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in [*keys, *named, *rest])
-    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
-    for start in range(0, len(rows), BATCH):
+        for batch in _batches(rows):
+            created = model._default_manager.bulk_create([model(**row) for row in batch])
+            ids += [obj.pk for obj in created]
+        return ids if returning_ids else []
+    copy = None
+    for batch in _batches(rows):
+        if copy is None:
+            copy = _Copy(model, batch[0], returning_ids)
+        keys = reserve_ids(model, len(batch)) if returning_ids else None
+        copy.send(batch, keys)
+        ids += keys or []
+    return ids
+
+
+def _batches(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    remaining = iter(rows)
+    while batch := list(itertools.islice(remaining, BATCH)):
+        yield batch
+
+
+class _Copy:
+    """COPY of rows with the keys of `first` into `model`'s table: those columns from each row,
+    the others with their default, and the primary key when the caller reserved them."""
+
+    def __init__(self, model: type[models.Model], first: dict[str, Any], with_keys: bool):
+        pk = model._meta.pk
+        named = [f for f in model._meta.concrete_fields if f.attname in first and f is not pk]
+        rest = [f for f in model._meta.concrete_fields if f not in named and f is not pk]
+        # Columns the rows leave out hold the same default in every row: encode it once.
+        self.constant = "".join("\t" + _copy_text(_json(f, f.get_default())) for f in rest)
+        self.names = [(f.attname, isinstance(f, models.JSONField)) for f in named]
+        fields = [pk, *named, *rest] if with_keys else [*named, *rest]
+        columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+        table = connection.ops.quote_name(model._meta.db_table)
+        self.sql = f"COPY {table} ({columns}) FROM STDIN"
+
+    def send(self, batch: list[dict[str, Any]], keys: list[int] | None) -> None:
         buffer = io.StringIO()
-        for n, row in enumerate(rows[start : start + BATCH], start=start):
-            values = [str(ids[n])] if returning_ids else []
-            for name, is_json in names:
+        for n, row in enumerate(batch):
+            values = [str(keys[n])] if keys else []
+            for name, is_json in self.names:
                 value = row[name]
                 values.append(_copy_text(json.dumps(value) if is_json else value))
-            buffer.write("\t".join(values) + constant + "\n")
+            buffer.write("\t".join(values) + self.constant + "\n")
         buffer.seek(0)
         with connection.cursor() as cursor:
-            cursor.copy_expert(sql, buffer)
-    return ids
+            cursor.copy_expert(self.sql, buffer)
 
 
 def _json(field: Any, value: Any) -> Any:

@@ -30,7 +30,7 @@ CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
 
 
-@dataclass
+@dataclass(slots=True)  # a release may hold a million of them
 class Chosen:
     """One perturbation a release holds, with its set, split, label and counted votes."""
 

@@ -181,11 +181,11 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
     )
     insert_rows(
         ReleaseEntry,
-        [
+        (
             {"release_id": release.pk, "perturbation_id": c.perturbation_id,
              "set_id": c.set_id, "split": c.split, "label": c.label, "answers": c.answers}
             for c in chosen
-        ],
+        ),
         returning_ids=False,
     )  # fmt: skip
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
