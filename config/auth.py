@@ -1,10 +1,12 @@
-"""DRF's token authentication, as one hand-written statement: it runs on every API call, and
-building the ORM's query cost more than running it."""
+"""API tokens: DRF's token authentication as one hand-written statement (it runs on every API
+call, and building the ORM's query cost more than running it), and the view that hands out
+tokens."""
 
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, serializers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -20,3 +22,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
         return user, self.get_model()(key=key, user=user)
+
+
+class TokenRequestSerializer(AuthTokenSerializer):
+    """Username and password for a token. A username longer than any account's is refused
+    before authentication: the login-throttling record would not hold it (a 500)."""
+
+    username = serializers.CharField(
+        max_length=get_user_model()._meta.get_field("username").max_length, write_only=True
+    )

@@ -79,3 +79,12 @@ def test_repeated_failed_logins_lock_the_account_out_for_a_while(db, settings):
         ).status_code
         == 200
     )
+
+
+def test_an_overlong_username_for_a_token_is_a_400_not_a_500(db):
+    """The login-throttling record holds 255 characters: the form refuses longer names first."""
+    response = APIClient().post(
+        "/api/auth/token/", {"username": "u" * 300, "password": "pw"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "username" in response.json()
