@@ -19,12 +19,13 @@ Role = Membership.Role
 def roles_of(user: Any, project: Project) -> set[str]:
     if not user.is_authenticated:
         return set()
-    roles = set(
-        Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
-    )
-    if getattr(user, "is_staff", False):
-        roles.add(Role.ADMIN)
-    return roles
+    roles = Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
+    return _with_staff(user, set(roles))
+
+
+def _with_staff(user: Any, roles: set[str]) -> set[str]:
+    """Staff act as admins of every project."""
+    return roles | {Role.ADMIN} if getattr(user, "is_staff", False) else roles
 
 
 def project_for(user: Any, slug: str, *allowed: str) -> Project:
@@ -41,9 +42,8 @@ def project_for(user: Any, slug: str, *allowed: str) -> Project:
     if not rows:
         raise Http404("No such project.")
     project = rows[0]
-    held = {row.held_role for row in rows if row.held_role}  # type: ignore[attr-defined]
-    if getattr(user, "is_staff", False):
-        held.add(Role.ADMIN)
+    members = {row.held_role for row in rows if row.held_role}  # type: ignore[attr-defined]
+    held = _with_staff(user, members)
     if not held:
         raise Http404("No such project.")
     if allowed and not held.intersection(allowed):

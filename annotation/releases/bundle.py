@@ -174,7 +174,7 @@ class BundleWriter:
         entries (a server-side cursor on PostgreSQL): a release may hold 100k sets."""
         chosen = {c.perturbation_id: c for c in self.chosen}
         pivot_columns = ("id", "external_id", "fields", "label", "answers")
-        columns = ("id", "fields", "rationale", "author_id", "edit_distance", "seconds_spent",
+        columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
                    "guideline_version")  # fmt: skip
         tags: dict[int, list[str]] = defaultdict(list)
         through = Perturbation.tags.through
@@ -235,7 +235,7 @@ class BundleWriter:
                 self.counts["tags"][split][tag] += 1
             self.seconds.append(p["seconds_spent"])
             self.guidelines[p["guideline_version"]] += 1
-            self.authors.add(p["author_id"])
+            self.authors.add(c.author_id)
             items.append(
                 {
                     "id": f"p-{p['id']}",
@@ -244,7 +244,7 @@ class BundleWriter:
                     f"{key}_changed": changed,
                     "tags": tags,
                     "rationale": p["rationale"],
-                    "author": authors[p["author_id"]],
+                    "author": authors[c.author_id],
                     "votes": c.votes,
                     "agreement": round(c.votes.get(c.label or AGREE, 0) / total, 4)
                     if total
