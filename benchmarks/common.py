@@ -1,6 +1,7 @@
 """Shared helpers for the benchmark scripts (not tests)."""
 
 import csv
+import os
 import resource
 import sys
 from pathlib import Path
@@ -35,3 +36,15 @@ def peak_rss_mb() -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds(pids: set[int]) -> float:
+    """User + system CPU time of these processes so far (threads included)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from common import ROOT
+from common import ROOT, cpu_seconds
 from seed import URL, bench_database, seed_validation
 
 
@@ -63,18 +63,6 @@ def client_loop(
         out["vote"].append(time.perf_counter() - started)
         out["status"][response.status] = out["status"].get(response.status, 0) + 1
         item = following["item"] if following else None
-
-
-def cpu_seconds(pids: set[int]) -> float:
-    """User + system CPU time of these processes so far."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def processes() -> dict[int, tuple[str, int]]:

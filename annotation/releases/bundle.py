@@ -13,6 +13,7 @@ import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from typing import Any
 import orjson
 from django.conf import settings
 
-from annotation.models import Perturbation, Project, Release, ReleaseEntry
-from annotation.releases.files import HashingFile, file_sha256, streamed, tsv_line
+from annotation.bulk import CHUNK, plain_rows
+from annotation.models import Perturbation, Project, Release
+from annotation.releases.files import HashingFile, file_sha256, tsv_line
 from annotation.validation.answers import same_answers
 
 SETS_FILE = "sets.jsonl"
@@ -69,6 +71,7 @@ class BundleWriter:
         self.guidelines: Counter[int] = Counter()
         self.authors: set[int] = set()
         self.files: list[HashingFile] = []
+        self.zipping: Future[None] | None = None
 
     def __enter__(self) -> "BundleWriter":
         self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
@@ -81,14 +84,18 @@ class BundleWriter:
         for file in self.files:
             with contextlib.suppress(Exception):
                 file.close()
+        if self.zipping is not None:
+            with contextlib.suppress(Exception):
+                self.zipping.result()
         with contextlib.suppress(Exception):
             self.zip.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
     def write_data(self) -> None:
         """Write the data files, counting what they hold (`counts_summary`, `seconds`).
-        sets.jsonl goes straight into the zip, compressed as it is written; the other files
-        wait in the work folder for `finish`."""
+        sets.jsonl goes straight into the zip, compressed as it is written; then a thread adds
+        the other files to the zip while the caller records the release (`finish` waits for
+        it)."""
         (self.work / "paired").mkdir()
         # Level 1 deflate: a fraction of the default's time, for a slightly larger file.
         self.zip = zipfile.ZipFile(
@@ -111,22 +118,31 @@ class BundleWriter:
             suffix = "jsonl" if self.free_text else "tsv"
             self.digests[f"paired/{split}_original.{suffix}"] = orig.close()
             self.digests[f"paired/{split}_contrast.{suffix}"] = contrast.close()
+        pool = ThreadPoolExecutor(1)
+        self.zipping = pool.submit(self._zip_files, sorted(set(self.digests) - {SETS_FILE}))
+        pool.shutdown(wait=False)  # the thread ends with its one task
+
+    def _zip_files(self, names: list[str]) -> None:
+        for name in names:
+            self.zip.write(self.work / name, arcname=name)
 
     def _file(self, name: str) -> HashingFile:
         self.files.append(HashingFile((self.work / name).open("wb")))
         return self.files[-1]
 
     def finish(self, card: str) -> None:
-        """Add the other files, the card and the manifest to the zip, and record it on the
-        release. Each file is compressed once."""
+        """Add the card and the manifest to the zip once the data files are in, and record it
+        on the release. Each file is compressed once."""
         (self.work / CARD_FILE).write_text(card, encoding="utf-8")
         self.digests[CARD_FILE] = hashlib.sha256(card.encode("utf-8")).hexdigest()
         manifest = json.dumps(
             {"files": self.digests, "algorithm": "sha256"}, indent=2, sort_keys=True
         )
         (self.work / "manifest.json").write_text(manifest + "\n", encoding="utf-8")
+        assert self.zipping is not None, "write_data comes first"
+        self.zipping.result()  # re-raises the thread's error, if any
         with self.zip as bundle:
-            for name in [*sorted(set(self.digests) - {SETS_FILE}), "manifest.json"]:
+            for name in (CARD_FILE, "manifest.json"):
                 bundle.write(self.work / name, arcname=name)
         target = self.root / f"{self.release.version}.zip"
         if target.exists():  # a bundle is written once, never replaced
@@ -170,42 +186,47 @@ class BundleWriter:
                 target.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
 
     def _sets(self) -> Iterator[dict[str, Any]]:
-        """One record per set, in pivot order, from one streamed query over the release's
-        entries (a server-side cursor on PostgreSQL): a release may hold 100k sets."""
-        chosen = {c.perturbation_id: c for c in self.chosen}
-        pivot_columns = ("id", "external_id", "fields", "label", "answers")
-        columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
-                   "guideline_version")  # fmt: skip
-        tags: dict[int, list[str]] = defaultdict(list)
-        through = Perturbation.tags.through
-        for pid, tag in through.objects.filter(
-            perturbation__release_entries__release=self.release
-        ).values_list("perturbation_id", "tag__name"):
-            tags[pid].append(tag)
-        entries = (
-            ReleaseEntry.objects.filter(release=self.release)
-            .order_by("perturbation__pivot_id", "perturbation_id")
-            .values_list(
-                *(f"perturbation__pivot__{c}" for c in pivot_columns),
-                *(f"perturbation__{c}" for c in columns),
-            )
-        )
-        rows = streamed(entries, json_columns=[2, 4, 6])  # the fields, and the answers
-        width = len(pivot_columns)
+        """One record per set, in the release's (pivot) order."""
         pivot: dict[str, Any] | None = None
         members: list[Chosen] = []
         perturbations: dict[int, dict[str, Any]] = {}
-        for row in rows:
-            if pivot is not None and row[0] != pivot["id"]:
+        for chosen, pivot_row, perturbation in self._rows():
+            if pivot is not None and pivot_row["id"] != pivot["id"]:
                 yield self._set_record(pivot, members, perturbations, self.authors_named)
                 members, perturbations = [], {}
-            pivot = dict(zip(pivot_columns, row[:width], strict=True))
-            perturbation = dict(zip(columns, row[width:], strict=True))
-            perturbation["tags"] = tags[perturbation["id"]]
+            pivot = pivot_row
             perturbations[perturbation["id"]] = perturbation
-            members.append(chosen[perturbation["id"]])
+            members.append(chosen)
         if pivot is not None:
             yield self._set_record(pivot, members, perturbations, self.authors_named)
+
+    def _rows(self) -> Iterator[tuple[Chosen, dict[str, Any], dict[str, Any]]]:
+        """Each chosen perturbation with its pivot's row and its own, read CHUNK at a time by
+        the range of their pivots: index range scans, where one query in pivot order sorted
+        every set's text on disk. Memory holds one chunk."""
+        pivot_columns = ("id", "external_id", "fields", "label", "answers")
+        columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
+                   "guideline_version")  # fmt: skip
+        width = len(pivot_columns)
+        for start in range(0, len(self.chosen), CHUNK):
+            chunk = self.chosen[start : start + CHUNK]  # in pivot order
+            pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
+            query = (
+                Perturbation.objects.filter(project=self.project, pivot__id__range=pivots)
+                .order_by()
+                .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
+            )
+            rows = {row[width]: row for row in plain_rows(query, json_columns=[2, 4, 6])}
+            tags: dict[int, list[str]] = defaultdict(list)
+            for pid, tag in Perturbation.tags.through.objects.filter(
+                perturbation_id__in=list(rows)
+            ).values_list("perturbation_id", "tag__name"):
+                tags[pid].append(tag)
+            for c in chunk:
+                row = rows[c.perturbation_id]
+                perturbation = dict(zip(columns, row[width:], strict=True))
+                perturbation["tags"] = tags[c.perturbation_id]
+                yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
 
     def _set_record(
         self,

@@ -1,20 +1,13 @@
 """Writing a release bundle's files fast: hashed in blocks by a thread of their own, TSV rows
-without the csv module's per-row cost, and rows streamed from the database without the ORM's
-per-value work."""
+without the csv module's per-row cost."""
 
 import csv
 import hashlib
 import io
 import queue
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
-
-import orjson
-from django.db import connection
-
-CHUNK = 1000
+from typing import IO
 
 
 class HashingFile:
@@ -76,21 +69,6 @@ def tsv_line(values: list[str]) -> str:
     out = io.StringIO()
     csv.writer(out, delimiter="\t", lineterminator="\n").writerow(values)
     return out.getvalue()
-
-
-def streamed(query: Any, json_columns: list[int]) -> Iterator[list[Any]]:
-    """The rows of a values_list query from a server-side cursor (PostgreSQL), CHUNK at a time,
-    with its JSON columns decoded by orjson: the ORM's per-value converters cost more than
-    the query for 100k rows."""
-    sql, params = query.query.sql_with_params()
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while chunk := cursor.fetchmany(CHUNK):
-            for row in chunk:
-                row = list(row)
-                for i in json_columns:
-                    row[i] = orjson.loads(row[i])
-                yield row
 
 
 def file_sha256(path: Path) -> str:

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 
 from annotation.audit import audit
-from annotation.bulk import insert_rows
+from annotation.bulk import immediate_constraints, insert_rows
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
 from annotation.projects.config import SPLITS
@@ -179,18 +179,21 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         created_by=user if getattr(user, "is_authenticated", False) else None,
         options=cleaned,
     )
-    insert_rows(
-        ReleaseEntry,
-        (
-            {"release_id": release.pk, "perturbation_id": c.perturbation_id,
-             "set_id": c.set_id, "split": c.split, "label": c.label, "answers": c.answers}
-            for c in chosen
-        ),
-        returning_ids=False,
-    )  # fmt: skip
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
     with bundle.BundleWriter(project, release, chosen, authors) as writer:
         writer.write_data()
+        # While a thread zips the files: the entries, whose foreign keys are checked now
+        # rather than at commit, and the statistics, which read them.
+        immediate_constraints()
+        insert_rows(
+            ReleaseEntry,
+            (
+                {"release_id": release.pk, "perturbation_id": c.perturbation_id,
+                 "set_id": c.set_id, "split": c.split, "label": c.label, "answers": c.answers}
+                for c in chosen
+            ),
+            returning_ids=False,
+        )  # fmt: skip
         release.counts = writer.counts_summary()
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
+from annotation.bulk import plain_rows
 from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
 from annotation.validation.agreement import (
     capped_histogram,
@@ -96,7 +96,7 @@ def items_of(project: Project) -> Items:
     plain = items.annotate(
         has_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField())
     ).values_list(*names, "has_control")
-    rows = _plain_rows(plain)
+    rows = plain_rows(plain)
     table = np.array(rows, dtype=object).reshape(len(rows), len(names) + 1)
     answers = {}
     if project.is_free_text:  # decoding JSON answers is most of the cost: only where they exist
@@ -113,15 +113,6 @@ def items_of(project: Project) -> Items:
         if project.is_free_text
         else {},
     )
-
-
-def _plain_rows(query: Any) -> list[tuple[Any, ...]]:
-    """The rows of a values_list query of plain columns and counts, as the driver returns them:
-    the ORM's converters would cost more than the query for 100k rows."""
-    sql, params = query.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 def project_stats(project: Project) -> dict[str, Any]:
@@ -165,7 +156,7 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
     categories = project.all_labels
     index = {label: j for j, label in enumerate(categories)}
     per_label = {f"n{j}": Count("id", filter=Q(label=label)) for j, label in enumerate(categories)}
-    rows = _plain_rows(
+    rows = plain_rows(
         Vote.objects.filter(
             item__project=project,
             counts=True,

@@ -187,6 +187,34 @@ def test_random_split_never_cuts_a_set(project, people, seed):
     )
 
 
+def test_sets_read_a_few_pivots_at_a_time_are_the_sets_read_at_once(project, people, monkeypatch):
+    """The bundle reads perturbations a range of pivots at a time; a range never cuts a set, and
+    skips what the release leaves out (a rejected perturbation between released ones)."""
+    from annotation.releases import bundle as bundle_module
+
+    for n in range(7):
+        pivot = ExampleFactory(project=project, fields={"text": f"good film {n}"})
+        for k, word in enumerate(("bad", "awful", "poor")[: 1 + n % 3]):
+            text = pivot.fields["text"].replace("good", word)
+            tag = ("negation", "antonym")[k % 2]
+            p = submitted_perturbation(project, people["expert"], pivot=pivot, text=text, tag=tag)
+            status = "rejected" if (n, k) == (4, 1) else "accepted"
+            Perturbation.objects.filter(pk=p.pk).update(status=status)
+    whole = release_create(project=project, user=people["admin"], version="whole")
+    monkeypatch.setattr(bundle_module, "CHUNK", 2)
+    pieces = release_create(project=project, user=people["admin"], version="pieces")
+    sets = [json.loads(line) for line in bundle(pieces).read("sets.jsonl").splitlines()]
+    assert [len(s["perturbations"]) for s in sets] == [1, 2, 3, 1, 1, 3, 1]
+    assert [p["fields"]["text"] for p in sets[4]["perturbations"]] == ["bad film 4"]
+    assert [p["tags"] for p in sets[5]["perturbations"]] == [
+        ["negation"],
+        ["antonym"],
+        ["negation"],
+    ]
+    assert bundle(pieces).read("sets.jsonl") == bundle(whole).read("sets.jsonl")
+    assert bundle(pieces).read("examples.jsonl") == bundle(whole).read("examples.jsonl")
+
+
 def test_dataset_card_holds_the_counts_and_kappa(project, people, validated):
     release = release_create(project=project, user=people["admin"], version="1.0")
     card = bundle(release).read("README.md").decode()
