@@ -7,7 +7,7 @@ import datetime
 import io
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -88,7 +88,7 @@ class _Copy:
         rest = [f for f in model._meta.concrete_fields if f not in named and f is not pk]
         # Columns the rows leave out hold the same default in every row: encode it once.
         self.constant = "".join("\t" + _copy_text(_json(f, f.get_default())) for f in rest)
-        self.names = [(f.attname, isinstance(f, models.JSONField)) for f in named]
+        self.encoders = [(f.attname, _encoder(f)) for f in named]
         fields = [pk, *named, *rest] if with_keys else [*named, *rest]
         columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
         table = connection.ops.quote_name(model._meta.db_table)
@@ -98,9 +98,7 @@ class _Copy:
         buffer = io.StringIO()
         for n, row in enumerate(batch):
             values = [str(keys[n])] if keys else []
-            for name, is_json in self.names:
-                value = row[name]
-                values.append(_copy_text(json.dumps(value) if is_json else value))
+            values += [encode(row[name]) for name, encode in self.encoders]
             buffer.write("\t".join(values) + self.constant + "\n")
         buffer.seek(0)
         with connection.cursor() as cursor:
@@ -111,11 +109,22 @@ def _json(field: Any, value: Any) -> Any:
     return json.dumps(value) if isinstance(field, models.JSONField) else value
 
 
+def _encoder(field: models.Field) -> Callable[[Any], str]:
+    """How a column's values are written in COPY's text format."""
+    if isinstance(field, models.JSONField):
+        return lambda value: _copy_text(
+            orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        )
+    return _copy_text
+
+
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def _copy_text(value: Any) -> str:
     """One value in COPY's text format."""
+    if type(value) is str:  # the common case first
+        return value.translate(_ESCAPES)
     if value is None:
         return "\\N"
     if isinstance(value, bool):

@@ -44,7 +44,10 @@ class Release(models.Model):
 class ReleaseEntry(models.Model):
     """One released perturbation, with the label and split it was released under."""
 
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="entries")
+    # Its unique constraint, which leads with the release, serves lookups by release.
+    release = models.ForeignKey(
+        Release, on_delete=models.CASCADE, related_name="entries", db_index=False
+    )
     perturbation = models.ForeignKey(
         Perturbation, on_delete=models.PROTECT, related_name="release_entries"
     )
@@ -60,7 +63,6 @@ class ReleaseEntry(models.Model):
             ),
             models.CheckConstraint(condition=Q(split__in=SPLITS), name="release_entry_split"),
         ]
-        indexes = [models.Index(fields=["release", "set_id"])]
 
     def __str__(self) -> str:
         return f"{self.perturbation_id} in {self.release_id}"

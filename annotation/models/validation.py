@@ -123,9 +123,13 @@ class Vote(models.Model):
     # The key that toggles each flag on the validation page.
     FLAG_KEYS = {Flag.NOT_MINIMAL: "m", Flag.UNGRAMMATICAL: "g", Flag.UNCLEAR: "u"}
 
-    item = models.ForeignKey(ValidationItem, on_delete=models.CASCADE, related_name="votes")
+    # No index of their own: vote_once_per_item leads with the item, and vote_validator_latest
+    # with the validator. Every vote pays for each index it writes.
+    item = models.ForeignKey(
+        ValidationItem, on_delete=models.CASCADE, related_name="votes", db_index=False
+    )
     validator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="votes"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="votes", db_index=False
     )
     # A label, or in free-text projects an answer (with label "") or an extra label.
     label = models.CharField(max_length=100, blank=True)

@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.db import connection
+from django.db.models.expressions import RawSQL
 
 from annotation.bulk import CHUNK, plain_rows
 from annotation.models import Perturbation, Project, Release
@@ -30,6 +32,17 @@ SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
+# A perturbation's tag names as a JSON array, in the query that reads it: [SQLite, PostgreSQL]
+_TAG_NAMES = [
+    RawSQL(
+        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) "
+        "FROM annotation_perturbation_tags pt "
+        "JOIN annotation_tag t ON t.id = pt.tag_id "
+        "WHERE pt.perturbation_id = annotation_perturbation.id",
+        [],
+    )
+    for aggregate in ("JSON_GROUP_ARRAY", "JSON_AGG")
+]
 
 
 @dataclass(slots=True)  # a release may hold a million of them
@@ -201,31 +214,27 @@ class BundleWriter:
             yield self._set_record(pivot, members, perturbations, self.authors_named)
 
     def _rows(self) -> Iterator[tuple[Chosen, dict[str, Any], dict[str, Any]]]:
-        """Each chosen perturbation with its pivot's row and its own, read CHUNK at a time by
-        the range of their pivots: index range scans, where one query in pivot order sorted
-        every set's text on disk. Memory holds one chunk."""
+        """Each chosen perturbation with its pivot's row and its own (tags included), read
+        CHUNK at a time by the range of their pivots: index range scans, where one query in
+        pivot order sorted every set's text on disk. Memory holds one chunk."""
         pivot_columns = ("id", "external_id", "fields", "label", "answers")
         columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
-                   "guideline_version")  # fmt: skip
+                   "guideline_version", "tag_names")  # fmt: skip
         width = len(pivot_columns)
         for start in range(0, len(self.chosen), CHUNK):
             chunk = self.chosen[start : start + CHUNK]  # in pivot order
             pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
             query = (
                 Perturbation.objects.filter(project=self.project, pivot__id__range=pivots)
+                .annotate(tag_names=_TAG_NAMES[connection.vendor == "postgresql"])
                 .order_by()
                 .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
             )
-            rows = {row[width]: row for row in plain_rows(query, json_columns=[2, 4, 6])}
-            tags: dict[int, list[str]] = defaultdict(list)
-            for pid, tag in Perturbation.tags.through.objects.filter(
-                perturbation_id__in=list(rows)
-            ).values_list("perturbation_id", "tag__name"):
-                tags[pid].append(tag)
+            rows = plain_rows(query, json_columns=[2, 4, 6, width + 6])  # fields, answers, tags
+            by_id = {row[width]: row for row in rows}
             for c in chunk:
-                row = rows[c.perturbation_id]
+                row = by_id[c.perturbation_id]
                 perturbation = dict(zip(columns, row[width:], strict=True))
-                perturbation["tags"] = tags[c.perturbation_id]
                 yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
 
     def _set_record(
@@ -243,7 +252,7 @@ class BundleWriter:
         items = []
         for c in members:
             p = perturbations[c.perturbation_id]
-            tags = sorted(p["tags"])
+            tags = sorted(p["tag_names"])
             total = sum(c.votes.values())
             if self.free_text:
                 changed = not same_answers(c.answers, pivot["answers"])
