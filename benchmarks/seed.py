@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 import time
+from collections import Counter
 
 from common import ROOT
 
@@ -117,6 +118,15 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
             )
             for i, e in enumerate(examples)
         )
+        ballots = [  # five (validator, label) per resolved item, none on open ones
+            [
+                (voter, "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"]))
+                for voter in rng.sample(voters, 5)
+            ]
+            if start + i < resolved
+            else []
+            for i in range(n)
+        ]
         items = ValidationItem.objects.bulk_create(
             ValidationItem(
                 project=project,
@@ -124,22 +134,21 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
                 author=expert,
                 fields=p.fields,
                 gold_label="negative",
-                status="resolved" if start + i < resolved else "open",
-                counted_votes=5 if start + i < resolved else 0,
-                majority_label="negative" if start + i < resolved else "",
+                status="resolved" if ballot else "open",
+                counted_votes=len(ballot),
+                label_votes=dict(Counter(label for _, label in ballot)),
+                majority_label="negative" if ballot else "",
             )
-            for i, p in enumerate(perturbations)
+            for p, ballot in zip(perturbations, ballots, strict=True)
         )
-        votes = []
-        for i, item in enumerate(items):
-            if start + i >= resolved:
-                continue
-            for voter in rng.sample(voters, 5):
-                label = "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"])
-                votes.append(
-                    Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
-                )
-        Vote.objects.bulk_create(votes, batch_size=10_000)
+        Vote.objects.bulk_create(
+            (
+                Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
+                for item, ballot in zip(items, ballots, strict=True)
+                for voter, label in ballot
+            ),
+            batch_size=10_000,
+        )
         print(
             f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True
         )

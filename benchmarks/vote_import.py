@@ -64,6 +64,7 @@ def old_way_rate(project, rows: list[dict]) -> float:  # type: ignore[no-untyped
                 item = ValidationItem.objects.create(
                     project=project, external_id=f"old-{r['id']}", fields=r["fields"],
                     status="resolved", counted_votes=5,
+                    label_votes={k: len(ws) for k, ws in r["label_distribution"].items()},
                 )  # fmt: skip
                 Vote.objects.bulk_create(
                     Vote(item=item, validator_id=ids[f"old-{w}"], label=label)

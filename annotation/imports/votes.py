@@ -4,7 +4,7 @@ Each line becomes a resolved item whose votes come from pseudonymous external va
 that the data gets the same majority labels and statistics as data validated here.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from django.db import transaction
@@ -139,7 +139,8 @@ def _save(project: Project, rows: list[Any]) -> None:
         [
             {"project_id": project.pk, "external_id": row["id"], "fields": row["fields"],
              "split": row["split"], "status": ValidationItem.Status.RESOLVED,
-             "counted_votes": len(row["workers"]), "majority_label": label,
+             "counted_votes": len(row["workers"]),
+             "label_votes": dict(Counter(row["workers"].values())), "majority_label": label,
              "created_at": now, "resolved_at": now}
             for row, label in zip(rows, majorities, strict=True)
         ],

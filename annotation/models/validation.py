@@ -46,6 +46,9 @@ class ValidationItem(models.Model):
     majority_answers = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     counted_votes = models.PositiveIntegerField(default=0)
+    # The counted votes per label ({label: n}; a free-text answer counts under ""), kept with
+    # counted_votes under the item's row lock: the statistics read these, not every vote.
+    label_votes = models.JSONField(default=dict, blank=True)
     # Votes an admin asked for beyond votes_per_item, after a resolution with no majority
     extra_votes = models.PositiveSmallIntegerField(default=0)
     majority_label = models.CharField(max_length=100, blank=True)

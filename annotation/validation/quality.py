@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.audit import audit
@@ -176,7 +176,9 @@ def _reopen(item: ValidationItem, deltas: Deltas) -> None:
 
 def _recount(item: ValidationItem, deltas: Deltas) -> None:
     """Bring a locked item in line with its counted votes after a qualification change."""
-    item.counted_votes = item.votes.filter(counts=True).count()
+    counted = item.votes.filter(counts=True).values_list("label").annotate(n=Count("id"))
+    item.label_votes = dict(counted.order_by())
+    item.counted_votes = sum(item.label_votes.values())
     needed = item.votes_needed(item.project)
     resolved = item.status == ValidationItem.Status.RESOLVED
     if resolved and item.counted_votes < needed and not _is_released(item):
@@ -184,6 +186,7 @@ def _recount(item: ValidationItem, deltas: Deltas) -> None:
     item.save(
         update_fields=[
             "counted_votes",
+            "label_votes",
             "status",
             "majority_label",
             "majority_answers",

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, IntegerField, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
 
 from annotation.bulk import plain_rows
 from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
@@ -86,18 +88,29 @@ class Items:
     split: np.ndarray
     gold: np.ndarray
     is_control: np.ndarray
+    # Label projects: votes[i, c] = the counted votes of item i for category c
+    votes: np.ndarray
     # Free-text projects only: id -> the item's row, answers included (answer_stats reads it)
     rows: dict[int, dict[str, Any]]
 
 
 def items_of(project: Project) -> Items:
+    """One query of plain columns; in label projects, each category's counted votes come from
+    the item's label_votes, so no vote is read."""
     names = ["id", "status", "majority_label", "split", "gold_label"]
+    categories = [] if project.is_free_text else project.all_labels
+    per_label = {
+        f"n{j}": Coalesce(Cast(KeyTextTransform(label, "label_votes"), IntegerField()), 0)
+        for j, label in enumerate(categories)
+    }
     items = ValidationItem.objects.filter(project=project).order_by("id")
     plain = items.annotate(
-        has_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField())
-    ).values_list(*names, "has_control")
+        has_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField()),
+        **per_label,
+    ).values_list(*names, "has_control", *per_label)
     rows = plain_rows(plain)
-    table = np.array(rows, dtype=object).reshape(len(rows), len(names) + 1)
+    width = len(names) + 1
+    table = np.array(rows, dtype=object).reshape(len(rows), width + len(categories))
     answers = {}
     if project.is_free_text:  # decoding JSON answers is most of the cost: only where they exist
         for pk, *columns in items.values_list("id", "majority_answers", "gold_answers"):
@@ -109,6 +122,7 @@ def items_of(project: Project) -> Items:
         split=table[:, 3],
         gold=table[:, 4],
         is_control=table[:, 5].astype(bool),
+        votes=table[:, width:].astype(np.int64),
         rows={row[0]: {**dict(zip(names, row, strict=False)), **answers[row[0]]} for row in rows}
         if project.is_free_text
         else {},
@@ -150,31 +164,19 @@ def project_stats(project: Project) -> dict[str, Any]:
 
 
 def _label_stats(project: Project, items: Items) -> dict[str, Any]:
-    """Kappa, alpha, human F1 and the label charts, overall and per split, from one query of
-    counted votes per item and label, read straight into a count table."""
+    """Kappa, alpha, human F1 and the label charts, overall and per split, over the open and
+    resolved items with counted votes."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels
     index = {label: j for j, label in enumerate(categories)}
-    per_label = {f"n{j}": Count("id", filter=Q(label=label)) for j, label in enumerate(categories)}
-    rows = plain_rows(
-        Vote.objects.filter(
-            item__project=project,
-            counts=True,
-            item__status__in=[ItemStatus.OPEN, ItemStatus.RESOLVED],
-        )
-        .values("item_id")
-        .annotate(**per_label)
-        .order_by("item_id")
-        .values_list("item_id", *per_label)
-    )
-    counted = np.array(rows, dtype=np.int64).reshape(len(rows), len(categories) + 1)
-    table = counted[:, 1:]
-    at = np.searchsorted(items.ids, counted[:, 0])  # each row's item
+    live = np.isin(items.status, [ItemStatus.OPEN, ItemStatus.RESOLVED])
+    live &= items.votes.sum(axis=1) > 0
+    table = items.votes[live]
     resolved = (items.status == ItemStatus.RESOLVED) & (items.majority != "")
     majority = np.array([index[label] if label else -1 for label in items.majority.tolist()])
     majority = np.where(resolved, majority, -1).astype(np.int64)
-    gold = majority[at]
-    splits = items.split[at]
+    gold = majority[live]
+    splits = items.split[live]
     per_split: dict[str, Any] = {}
     for split in sorted(set(items.split.tolist())):
         mask = splits == split

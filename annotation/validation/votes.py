@@ -162,9 +162,11 @@ def _vote_and_resolve(
         if not vote.counts:
             return vote, True, None
         item.counted_votes += 1
+        item.label_votes[label] = item.label_votes.get(label, 0) + 1
         cursor.execute(
-            "UPDATE annotation_validationitem SET counted_votes = %(n)s WHERE id = %(item)s",
-            {"n": item.counted_votes, "item": item_id},
+            "UPDATE annotation_validationitem SET counted_votes = %(n)s, label_votes = %(labels)s"
+            " WHERE id = %(item)s",
+            {"n": item.counted_votes, "labels": json.dumps(item.label_votes), "item": item_id},
         )
     if item.counted_votes >= item.votes_needed(project):
         item_resolve(item=item)
@@ -242,7 +244,9 @@ def vote_undo(*, item: ValidationItem, validator: Any) -> None:
     vote.delete()
     if vote.counts:
         item.counted_votes -= 1
-        item.save(update_fields=["counted_votes"])
+        item.label_votes[vote.label] -= 1
+        item.label_votes = {label: n for label, n in item.label_votes.items() if n}
+        item.save(update_fields=["counted_votes", "label_votes"])
 
 
 def last_undoable(*, project: Project, validator: Any) -> ValidationItem | None:

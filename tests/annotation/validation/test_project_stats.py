@@ -81,7 +81,9 @@ def test_project_statistics_match_an_item_by_item_count(seed):
             status="resolved"
             if complete
             else rng.choice(["open", "closed"] if not voters else ["open"]),
+            # The item's counters, as the voting services keep them (test_label_votes.py)
             counted_votes=len(counted),
+            label_votes=dict(Counter(counted)),
             majority_label=top if complete and top_n >= 3 else "",
         )
         items.append(item)
