@@ -8,13 +8,14 @@ import io
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
 from django.db import connection, models
 
 BATCH = 5000
-CHUNK = 1000  # rows read by primary key at a time
+CHUNK = 1000  # rows read at a time where a query reads many in pieces
 
 
 def plain_rows(query: Any, json_columns: Iterable[int] = ()) -> list[Any]:
@@ -68,12 +69,19 @@ def insert_rows(
     return ids
 
 
-def immediate_constraints() -> None:
-    """Check the current transaction's deferred constraints (foreign keys) at each statement
-    from now on, instead of at commit (PostgreSQL; elsewhere a no-op)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+@contextmanager
+def immediate_constraints() -> Iterator[None]:
+    """Inside, the transaction's deferrable constraints (Django's foreign keys) are checked at
+    each statement instead of at commit; deferred again after (PostgreSQL; elsewhere nothing
+    changes)."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
 
 def _batches(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

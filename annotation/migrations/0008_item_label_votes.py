@@ -19,8 +19,15 @@ def count_labels(apps, schema_editor):
     )
     for item_id, label, n in rows.iterator():
         counted[item_id][label] = n
-    items = [item_model(pk=pk, label_votes=labels) for pk, labels in counted.items()]
-    item_model.objects.bulk_update(items, ["label_votes"], batch_size=1000)
+    # Few distinct counts (5 votes over 3 labels make 21): one UPDATE per count and 10k items.
+    items_by_counts = defaultdict(list)
+    for item_id, labels in counted.items():
+        items_by_counts[tuple(sorted(labels.items()))].append(item_id)
+    for labels, ids in items_by_counts.items():
+        for start in range(0, len(ids), 10_000):
+            item_model.objects.filter(pk__in=ids[start : start + 10_000]).update(
+                label_votes=dict(labels)
+            )
 
 
 class Migration(migrations.Migration):

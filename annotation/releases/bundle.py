@@ -32,17 +32,6 @@ SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
-# A perturbation's tag names as a JSON array, in the query that reads it: [SQLite, PostgreSQL]
-_TAG_NAMES = [
-    RawSQL(
-        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) "
-        "FROM annotation_perturbation_tags pt "
-        "JOIN annotation_tag t ON t.id = pt.tag_id "
-        "WHERE pt.perturbation_id = annotation_perturbation.id",
-        [],
-    )
-    for aggregate in ("JSON_GROUP_ARRAY", "JSON_AGG")
-]
 
 
 @dataclass(slots=True)  # a release may hold a million of them
@@ -226,7 +215,7 @@ class BundleWriter:
             pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
             query = (
                 Perturbation.objects.filter(project=self.project, pivot__id__range=pivots)
-                .annotate(tag_names=_TAG_NAMES[connection.vendor == "postgresql"])
+                .annotate(tag_names=_tag_names())
                 .order_by()
                 .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
             )
@@ -304,6 +293,17 @@ class BundleWriter:
             "guideline_versions": {str(k): v for k, v in sorted(self.guidelines.items())},
             "experts": len(self.authors),
         }
+
+
+def _tag_names() -> RawSQL:
+    """A perturbation's tag names as a JSON array, in the query that reads the perturbation."""
+    aggregate = "JSON_AGG" if connection.vendor == "postgresql" else "JSON_GROUP_ARRAY"
+    return RawSQL(
+        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) "
+        "FROM annotation_perturbation_tags pt JOIN annotation_tag t ON t.id = pt.tag_id "
+        "WHERE pt.perturbation_id = annotation_perturbation.id",
+        [],
+    )
 
 
 def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -184,16 +184,17 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         writer.write_data()
         # While a thread zips the files: the entries, whose foreign keys are checked now
         # rather than at commit, and the statistics, which read them.
-        immediate_constraints()
-        insert_rows(
-            ReleaseEntry,
-            (
-                {"release_id": release.pk, "perturbation_id": c.perturbation_id,
-                 "set_id": c.set_id, "split": c.split, "label": c.label, "answers": c.answers}
-                for c in chosen
-            ),
-            returning_ids=False,
-        )  # fmt: skip
+        with immediate_constraints():
+            insert_rows(
+                ReleaseEntry,
+                (
+                    {"release_id": release.pk, "perturbation_id": c.perturbation_id,
+                     "set_id": c.set_id, "split": c.split, "label": c.label,
+                     "answers": c.answers}
+                    for c in chosen
+                ),
+                returning_ids=False,
+            )  # fmt: skip
         release.counts = writer.counts_summary()
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))
