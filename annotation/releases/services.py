@@ -88,15 +88,14 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
                "author_id")  # fmt: skip
     # Answers only where they exist: decoding them is a third of this for 100k label sets.
     answer_columns = ("answers", "majority_answers") if project.is_free_text else ()
-    rows = list(
-        Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
-        .order_by("pivot_id", "id")
-        .values_list(*columns, *answer_columns)
-    )
+    accepted = Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
+    # Streamed (a server-side cursor on PostgreSQL): a million rows would not stay in memory.
+    rows = accepted.order_by("pivot_id", "id").values_list(*columns, *answer_columns)
     votes = _answer_votes(project) if project.is_free_text else _vote_counts(project)
-    split_of = _split_sets(sorted({row[1] for row in rows}), options)
+    split_of = _split_sets(accepted, options)
     chosen = []
-    for pid, pivot_id, set_id, pivot_split, label, majority, author_id, *answered in rows:
+    for row in rows.iterator(chunk_size=10_000):
+        pid, pivot_id, set_id, pivot_split, label, majority, author_id, *answered = row
         authored, agreed = answered or ([], [])
         split = split_of.get(pivot_id, pivot_split)
         release_label = "" if project.is_free_text else majority or label
@@ -129,11 +128,13 @@ def _answer_votes(project: Project) -> dict[int, dict[str, int]]:
     return counts
 
 
-def _split_sets(pivot_ids: list[int], options: dict[str, Any]) -> dict[int, str]:
-    """Whole sets go to one split: the pivot's own (empty map), or seeded random shares."""
+def _split_sets(perturbations: Any, options: dict[str, Any]) -> dict[int, str]:
+    """Whole sets go to one split: the pivot's own (empty map), or seeded random shares of
+    the perturbations' pivots."""
     if options["split_strategy"] == "pivot":
         return {}
-    shuffled = list(pivot_ids)
+    pivots = perturbations.order_by("pivot_id").values_list("pivot_id", flat=True).distinct()
+    shuffled = list(pivots)
     random.Random(options["seed"]).shuffle(shuffled)
     out, start = {}, 0
     splits = [s for s in SPLITS if options["proportions"].get(s)]
