@@ -160,4 +160,4 @@ def capped_histogram(values: Iterable[int], top: int) -> dict[str, int]:
 
 def value_histogram(values: Iterable[int]) -> dict[str, int]:
     """How many times each value occurs, keyed by the value as text, in text order."""
-    return dict(sorted(Counter(str(value) for value in values).items()))
+    return dict(sorted((str(value), n) for value, n in Counter(values).items()))
