@@ -121,3 +121,17 @@ def project_creator(username: str = "creator"):  # type: ignore[no-untyped-def]
     user: Any = UserFactory(username=username)
     user.user_permissions.add(Permission.objects.get(codename="can_create_projects"))
     return user
+
+
+def import_votes(client, project, lines: list[Any]):  # type: ignore[no-untyped-def]
+    """POST a vote import (SPEC §4) of these JSONL lines, each an object."""
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    return client.post(
+        f"/api/projects/{project.slug}/import/votes/",
+        {"file": SimpleUploadedFile("votes.jsonl", content)},
+        format="multipart",
+    )

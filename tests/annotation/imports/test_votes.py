@@ -1,9 +1,7 @@
-import json
-
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import ValidationItem
+from tests.factories import import_votes
 
 pytestmark = pytest.mark.django_db
 
@@ -15,12 +13,7 @@ def test_imported_responses_get_majorities_and_statistics(project, people, clien
         {"id": "x2", "fields": {"text": "Meh."}, "label_distribution": {
             "positive": ["w1", "w2"], "negative": ["w3", "w4"], "mixed": ["w5"]}},
     ]  # fmt: skip
-    content = "\n".join(json.dumps(line) for line in lines).encode()
-    response = client_for(people["admin"]).post(
-        f"/api/projects/{project.slug}/import/votes/",
-        {"file": SimpleUploadedFile("votes.jsonl", content)},
-        format="multipart",
-    )
+    response = import_votes(client_for(people["admin"]), project, lines)
     assert response.status_code == 201 and response.json() == {"imported": 2}
     items = {i.external_id: i for i in ValidationItem.objects.filter(project=project)}
     assert items["x1"].majority_label == "positive" and items["x2"].majority_label == ""
@@ -59,12 +52,7 @@ def test_bad_vote_import_is_rejected_with_line_and_imports_nothing(
     project, people, client_for, line, message
 ):
     good = {"id": "ok", "fields": {"text": "y"}, "label_distribution": {"positive": ["w1", "w2"]}}
-    content = f"{json.dumps(good)}\n{json.dumps(line)}".encode()
-    response = client_for(people["admin"]).post(
-        f"/api/projects/{project.slug}/import/votes/",
-        {"file": SimpleUploadedFile("v.jsonl", content)},
-        format="multipart",
-    )
+    response = import_votes(client_for(people["admin"]), project, [good, line])
     assert response.status_code == 400
     assert response.json()["errors"][0]["line"] == 2
     assert message in response.json()["errors"][0]["message"]
@@ -77,11 +65,7 @@ def test_imported_text_and_ids_survive_exactly(project, people, client_for):
     text = 'Tab\there, "quoted", back\\slash\\N, new\nline, \\t literal, and ünïcode ✓.'
     workers = {"positive": ["w\\1", "w\t2", "w3"], "negative": ["w4"]}
     line = {"id": "odd\\id", "fields": {"text": text}, "label_distribution": workers}
-    response = client_for(people["admin"]).post(
-        f"/api/projects/{project.slug}/import/votes/",
-        {"file": SimpleUploadedFile("votes.jsonl", json.dumps(line).encode())},
-        format="multipart",
-    )
+    response = import_votes(client_for(people["admin"]), project, [line])
     assert response.status_code == 201, response.json()
     item = ValidationItem.objects.get(project=project)
     assert (item.external_id, item.fields) == ("odd\\id", {"text": text})

@@ -2,18 +2,16 @@
 votes) stay equal to a count of its votes, whatever the services do: votes, undos,
 qualification changes of either sign, reopening, and vote import."""
 
-import json
 import random
 from collections import Counter
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.errors import DomainError
 from annotation.models import ValidationItem, Vote
 from annotation.validation.quality import item_reopen, validator_set_qualified
 from annotation.validation.votes import vote_cast, vote_undo
-from tests.factories import submitted_perturbation
+from tests.factories import import_votes, submitted_perturbation
 
 pytestmark = pytest.mark.django_db
 
@@ -72,12 +70,7 @@ def test_imported_votes_are_counted_per_label(project, people, client_for):
         {"id": "b", "fields": {"text": "Bad."}, "label_distribution": {
             "negative": ["w1", "w2", "w3", "w4", "w5"]}},
     ]  # fmt: skip
-    content = "\n".join(json.dumps(line) for line in lines).encode()
-    response = client_for(people["admin"]).post(
-        f"/api/projects/{project.slug}/import/votes/",
-        {"file": SimpleUploadedFile("votes.jsonl", content)},
-        format="multipart",
-    )
+    response = import_votes(client_for(people["admin"]), project, lines)
     assert response.status_code == 201, response.json()
     assert_counts_match_the_votes(project)
     assert sorted(
