@@ -210,6 +210,8 @@ class BundleWriter:
         columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
                    "guideline_version", "tag_names")  # fmt: skip
         width = len(pivot_columns)
+        named = (*pivot_columns, *columns)
+        json_columns = [i for i, c in enumerate(named) if c in ("fields", "answers", "tag_names")]
         for start in range(0, len(self.chosen), CHUNK):
             chunk = self.chosen[start : start + CHUNK]  # in pivot order
             pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
@@ -219,8 +221,7 @@ class BundleWriter:
                 .order_by()
                 .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
             )
-            rows = plain_rows(query, json_columns=[2, 4, 6, width + 6])  # fields, answers, tags
-            by_id = {row[width]: row for row in rows}
+            by_id = {row[width]: row for row in plain_rows(query, json_columns)}
             for c in chunk:
                 row = by_id[c.perturbation_id]
                 perturbation = dict(zip(columns, row[width:], strict=True))

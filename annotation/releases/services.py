@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
 from annotation.audit import audit
 from annotation.bulk import immediate_constraints, insert_rows
@@ -128,7 +128,7 @@ def _answer_votes(project: Project) -> dict[int, dict[str, int]]:
     return counts
 
 
-def _split_sets(perturbations: Any, options: dict[str, Any]) -> dict[int, str]:
+def _split_sets(perturbations: QuerySet[Perturbation], options: dict[str, Any]) -> dict[int, str]:
     """Whole sets go to one split: the pivot's own (empty map), or seeded random shares of
     the perturbations' pivots."""
     if options["split_strategy"] == "pivot":
