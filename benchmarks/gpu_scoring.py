@@ -96,10 +96,11 @@ def classification(
     source: Path, texts: list[str], warm: list[str], with_pipeline: bool, with_bare: bool = True
 ) -> dict:
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+    from evaluation.runners import feed
     from evaluation.runners.classifier import CHUNK, SequenceClassifier
-    from evaluation.runners.feed import on_device
+    from evaluation.runners.feed import host_tensors, on_device
 
     tokenizer = AutoTokenizer.from_pretrained(source)
     results: dict = {}
@@ -125,11 +126,11 @@ def classification(
         return out
 
     def prepared(runner) -> list:  # type: ignore[no-untyped-def]
-        inputs = [[t] for t in texts]
+        encode = runner.encoder(BATCH)
         return [
-            b
+            (rows, host_tensors(arrays, DEVICE))
             for start in range(0, len(texts), CHUNK)
-            for b in runner._prepare(inputs, start, BATCH)
+            for rows, arrays in encode([[t] for t in texts[start : start + CHUNK]])
         ]
 
     def forward_only(runner, batches) -> float:  # type: ignore[no-untyped-def]
@@ -157,10 +158,19 @@ def classification(
         if not with_bare:
             bare_labels, bare_rate = prediction.labels, rate
         labels[precision] = prediction.labels
+        thread_rate = None
+        if DEVICE in feed.IN_PROCESS:  # the same runner, tokenising on a thread as before
+            feed.IN_PROCESS.discard(DEVICE)
+            threaded = SequenceClassifier(str(source), device=DEVICE, precision=precision)
+            feed.IN_PROCESS.add(DEVICE)
+            threaded.predict([[t] for t in warm], BATCH)
+            thread_rate = timed(partial(threaded.predict, inputs, BATCH), len(texts))[1]
+            del threaded
         batches, prepare_rate = timed(partial(prepared, runner), len(texts))
         ceiling = forward_only(runner, batches)
         results[precision] = {
             "runner": round(rate), "bare_loop": round(bare_rate), "forward_only": round(ceiling),
+            "runner_tokenising_on_a_thread": round(thread_rate) if thread_rate else None,
             "tokenise_and_pad_alone": round(prepare_rate),
             "runner_over_bare": round(rate / bare_rate, 3),
             "runner_over_forward_only": round(rate / ceiling, 3),
@@ -171,20 +181,36 @@ def classification(
         if precision == "fp16" and DEVICE == "cuda" and len(PRECISIONS) > 1:
             results["attention_fp16"] = attention(runner, batches, inputs)
         if precision == "fp32" and with_pipeline:
-            classify = pipeline("text-classification", model=model, tokenizer=tokenizer,
-                                device=0 if DEVICE == "cuda" else -1)  # fmt: skip
-            classified = partial(classify, texts, batch_size=BATCH, truncation=True,
-                                 max_length=MAX_LENGTH)  # fmt: skip
-            out, pipe_rate = timed(classified, len(texts))
-            results["pipeline_fp32"] = {
-                "texts_per_s": round(pipe_rate), "runner_over_pipeline": round(rate / pipe_rate, 2),
-                "agreement": agreement([r["label"] for r in out], bare_labels),
-            }  # fmt: skip
-            print("pipeline", results["pipeline_fp32"], flush=True)
+            results["pipeline_fp32"] = with_a_pipeline(model, tokenizer, texts, rate, bare_labels)
         del model, runner
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
     return results
+
+
+def with_a_pipeline(model, tokenizer, texts, rate, bare_labels) -> dict:  # type: ignore[no-untyped-def]
+    """`transformers.pipeline` in fp32 against the runner's rate. A pipeline turns the
+    tokenizer's threads off for the whole process (TOKENIZERS_PARALLELISM=false, which made
+    every later tokenising 6x slower), so the setting is put back afterwards."""
+    import os
+
+    from transformers import pipeline
+
+    before = os.environ.get("TOKENIZERS_PARALLELISM")
+    classify = pipeline("text-classification", model=model, tokenizer=tokenizer,
+                        device=0 if DEVICE == "cuda" else -1)  # fmt: skip
+    classified = partial(classify, texts, batch_size=BATCH, truncation=True, max_length=MAX_LENGTH)
+    out, pipe_rate = timed(classified, len(texts))
+    if before is None:
+        os.environ.pop("TOKENIZERS_PARALLELISM", None)
+    else:
+        os.environ["TOKENIZERS_PARALLELISM"] = before
+    result = {
+        "texts_per_s": round(pipe_rate), "runner_over_pipeline": round(rate / pipe_rate, 2),
+        "agreement": agreement([r["label"] for r in out], bare_labels),
+    }  # fmt: skip
+    print("pipeline", result, flush=True)
+    return result
 
 
 def attention(runner, batches, inputs) -> dict:  # type: ignore[no-untyped-def]

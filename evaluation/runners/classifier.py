@@ -1,7 +1,9 @@
 """Sequence classification with transformers."""
 
+import weakref
 from collections.abc import Sequence
-from functools import partial
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -14,13 +16,14 @@ from evaluation.runners.base import (
     resolve_dtype,
 )
 from evaluation.runners.feed import (
+    Batches,
     Readback,
-    ahead,
-    host_tensors,
     inference,
     length_mask,
     on_device,
     pad_rows,
+    prepared,
+    tokenising_process,
     width_multiple,
 )
 
@@ -37,6 +40,9 @@ class SequenceClassifier:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = resolve_device(device)
+        self.process = tokenising_process(self.device)  # None: tokenise on a thread
+        if self.process:
+            weakref.finalize(self, self.process.shutdown, cancel_futures=True)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(source)
@@ -49,24 +55,15 @@ class SequenceClassifier:
         # A longer max_length than the model's positions would fail on long texts.
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         self.id2label = {int(i): str(name) for i, name in self.model.config.id2label.items()}
-        # The tokenizer's Rust half, truncating as `tokenizer(..., truncation=True)` does
-        self.backend = self.tokenizer.backend_tokenizer.__class__.from_str(
-            self.tokenizer.backend_tokenizer.to_str()
-        )
-        self.backend.no_padding()
-        self.backend.enable_truncation(self.max_length)
-        self.input_names = set(self.tokenizer.model_input_names)
-        self.pad_id = self.tokenizer.pad_token_id or 0
-        self.pad_type_id = self.tokenizer.pad_token_type_id
 
     def predict(
         self, inputs: Sequence[Sequence[str]], batch_size: int, progress: Progress | None = None
     ) -> Predictions:
         """Score one or two text fields per example.
 
-        Examples are tokenised a chunk at a time on a thread, ahead of the device; each chunk
-        is sorted by token length and padded batch by batch, so batches hold sequences of
-        similar length and padding stays small."""
+        Examples are tokenised a chunk at a time, ahead of the device; each chunk is sorted by
+        token length and padded batch by batch, so batches hold sequences of similar length
+        and padding stays small."""
         import torch
 
         names = [self.id2label[i] for i in range(len(self.id2label))]
@@ -78,10 +75,10 @@ class SequenceClassifier:
                 progress(len(rows))
 
         readback = Readback(self.device, finish)
-        chunks = range(0, len(inputs), CHUNK)
-        jobs = (partial(self._prepare, inputs, start, batch_size) for start in chunks)
+        encode = self.encoder(batch_size)
+        chunks = ((start, inputs[start : start + CHUNK]) for start in range(0, len(inputs), CHUNK))
         with inference(self.device):
-            for batches in ahead(jobs):
+            for batches in prepared(encode, chunks, self.device, self.process):
                 for rows, tensors in batches:
                     logits = self.model(**on_device(tensors, self.device)).logits
                     readback.add(rows, torch.softmax(logits.float(), dim=-1))
@@ -92,31 +89,62 @@ class SequenceClassifier:
             [dict(zip(names, row, strict=True)) for row in probabilities.tolist()],
         )
 
-    def _prepare(
-        self, inputs: Sequence[Sequence[str]], start: int, batch_size: int
-    ) -> list[tuple[np.ndarray, dict[str, Any]]]:
-        """One chunk, tokenised, sorted by length and cut into padded batches of host
-        tensors: [(the examples' indices, tensors)].
+    def encoder(self, batch_size: int) -> "ChunkEncoder":
+        names = set(self.tokenizer.model_input_names)
+        return ChunkEncoder(
+            tokenizer=self.tokenizer.backend_tokenizer.to_str(),
+            max_length=self.max_length,
+            batch_size=batch_size,
+            multiple=width_multiple(self.device),
+            pad_id=self.tokenizer.pad_token_id or 0,
+            pad_type_id=self.tokenizer.pad_token_type_id,
+            mask="attention_mask" in names,
+            types="token_type_ids" in names,
+        )
 
-        The Rust tokenizer encodes the chunk without holding the GIL, and only each row's ids
-        (and token types, for pairs) become Python lists: the device's thread, which needs
-        the GIL to launch kernels, is kept waiting as little as possible."""
-        chunk = inputs[start : start + CHUNK]
+
+@dataclass(frozen=True)
+class ChunkEncoder:
+    """Tokenises a chunk of examples, sorts it by length and cuts it into padded batches of
+    numpy arrays. It pickles (the tokenizer travels as JSON), so it can run in another
+    process."""
+
+    tokenizer: str  # the Rust tokenizer, as JSON
+    max_length: int
+    batch_size: int
+    multiple: int  # widths are rounded up to a multiple of this
+    pad_id: int
+    pad_type_id: int
+    mask: bool  # the model takes an attention mask
+    types: bool  # the model takes token types
+
+    def __call__(self, chunk: Sequence[Sequence[str]]) -> Batches:
         pairs = len(chunk[0]) == 2
-        encodings = self.backend.encode_batch([tuple(x) if pairs else x[0] for x in chunk])
+        backend = _backend(self.tokenizer, self.max_length)
+        encodings = backend.encode_batch([tuple(x) if pairs else x[0] for x in chunk])
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
-        multiple = width_multiple(self.device)
         batches = []
-        for first in range(0, len(order), batch_size):
-            batch = order[first : first + batch_size]
+        for first in range(0, len(order), self.batch_size):
+            batch = order[first : first + self.batch_size]
             rows = [encodings[i] for i in batch]
-            ids = pad_rows([e.ids for e in rows], self.pad_id, multiple)
+            ids = pad_rows([e.ids for e in rows], self.pad_id, self.multiple)
             arrays = {"input_ids": ids}
-            if "attention_mask" in self.input_names:
+            if self.mask:
                 arrays["attention_mask"] = length_mask(lengths[batch], ids.shape[1])
-            if pairs and "token_type_ids" in self.input_names:  # else all 0, the default
+            if pairs and self.types:  # else all 0, the default
                 types = [e.type_ids for e in rows]
-                arrays["token_type_ids"] = pad_rows(types, self.pad_type_id, multiple, ids.shape[1])
-            batches.append((batch + start, host_tensors(arrays, self.device)))
+                arrays["token_type_ids"] = pad_rows(types, self.pad_type_id, 1, ids.shape[1])
+            batches.append((batch, arrays))
         return batches
+
+
+@lru_cache(maxsize=4)
+def _backend(tokenizer: str, max_length: int) -> Any:
+    """The tokenizer's Rust half, truncating as `tokenizer(..., truncation=True)` does."""
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_str(tokenizer)
+    backend.no_padding()
+    backend.enable_truncation(max_length)
+    return backend

@@ -1,8 +1,9 @@
 """Keeping a GPU busy from the CPU (SPEC §10.4, issue 15).
 
-- A thread prepares the next chunks (tokenising, sorting, padding with numpy into pinned
-  memory) while the device runs the current one. (For a model as small as MiniLM in fp16 the
-  tokenising still did not overlap with the kernel launches: benchmarks/README.md.)
+- The next chunks are prepared (tokenised, sorted and padded with numpy) while the device runs
+  the current one, and a thread copies them into pinned memory. On CUDA they are tokenised in
+  another process: on a thread, for a model as small as MiniLM in fp16, tokenising took the
+  GIL from the thread that launches the kernels (benchmarks/README.md).
 - Inputs go to the device with non-blocking copies.
 - Results come back a group of batches at a time, one group late: the copy of group k is
   queued behind its kernels, and the CPU reads group k - 1 meanwhile, so it never waits on
@@ -15,14 +16,20 @@
 On the CPU the same code runs with groups of one batch and no pinning.
 """
 
+import multiprocessing
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 GROUP = 16  # batches read back together on CUDA
+IN_PROCESS = {"cuda"}  # devices whose inputs are tokenised in another process
+# The tokenising process's threads: on 16 cores, 8 fed MiniLM fp16 at 7,550 texts/s, 14 at
+# 5,700 (they took cores from the thread that launches the kernels) and 4 at 4,500.
+TOKENISER_THREADS = max(1, (os.cpu_count() or 1) // 2)
 
 
 def width_multiple(device: str) -> int:
@@ -86,6 +93,53 @@ def ahead(jobs: Iterable[Callable[[], Any]], depth: int = 2) -> Iterator[Any]:
                 yield pending.pop(0).result()
         for future in pending:
             yield future.result()
+
+
+def tokenising_process(device: str) -> ProcessPoolExecutor | None:
+    """A process to tokenise in, for the devices in IN_PROCESS; None for the others. It starts
+    with `spawn`, a clean interpreter, since the parent may hold CUDA and threads."""
+    if device not in IN_PROCESS:
+        return None
+    process = ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_tokeniser_threads,
+        initargs=(TOKENISER_THREADS,),
+    )
+    process.submit(int)  # starts it now, while the caller loads its model
+    return process
+
+
+def _tokeniser_threads(count: int) -> None:
+    os.environ["RAYON_NUM_THREADS"] = str(count)  # read by the tokenizer's first parallel call
+    # A process that has run a transformers pipeline passes on "false", which made tokenising
+    # 6x slower; this process is spawned, not forked, so its threads are safe.
+    os.environ["TOKENIZERS_PARALLELISM"] = "true"
+
+
+Batches = list[tuple[np.ndarray, dict[str, Any]]]  # [(the examples' indices, tensors)]
+
+
+def prepared(
+    encode: Callable[[Any], Batches],
+    chunks: Iterable[tuple[int, Any]],
+    device: str,
+    process: ProcessPoolExecutor | None = None,
+) -> Iterator[Batches]:
+    """Each (start, chunk)'s batches as host tensors, in order, with indices offset by the
+    start: `encode` runs a few chunks ahead of the device, in `process` when given (it must
+    then pickle), else on a thread, which also pins the arrays for the device."""
+
+    def job(start: int, chunk: Any) -> Callable[[], Batches]:
+        future = process.submit(encode, chunk) if process else None
+
+        def done() -> Batches:
+            batches = future.result() if future else encode(chunk)
+            return [(rows + start, host_tensors(arrays, device)) for rows, arrays in batches]
+
+        return done
+
+    return ahead(job(start, chunk) for start, chunk in chunks)
 
 
 # Attention kernels that need no per-shape planning (cuDNN's planned each new batch width)

@@ -3,7 +3,7 @@ pipelines a GPU must give the predictions of a plain one-example-at-a-time loop.
 
 import pytest
 
-from evaluation.runners import classifier
+from evaluation.runners import classifier, feed
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.feed import ahead, pad_rows
 from tests.evaluation.conftest import VOCAB, bert_word_tokenizer
@@ -68,6 +68,24 @@ def test_single_texts_in_many_chunks_match_one_at_a_time(tiny_model, monkeypatch
     ours = SequenceClassifier(str(tiny_model), device="cpu", max_length=32).predict(inputs, 3)
     for probabilities, row in zip(
         ours.probabilities, one_by_one(tiny_model, inputs, 32), strict=True
+    ):
+        assert list(probabilities.values()) == pytest.approx(row, abs=1e-5)
+
+
+def test_tokenising_in_another_process_gives_the_same_predictions(pair_model, monkeypatch):
+    """On CUDA the chunks are tokenised in a spawned process; here that path runs on the CPU."""
+    monkeypatch.setattr(classifier, "CHUNK", 4)
+    inputs = [[a, b] for a in TEXTS for b in reversed(TEXTS)][:10]
+    on_a_thread = SequenceClassifier(str(pair_model), device="cpu", max_length=12)
+    assert on_a_thread.process is None
+    monkeypatch.setattr(feed, "IN_PROCESS", {"cpu"})
+    in_process = SequenceClassifier(str(pair_model), device="cpu", max_length=12)
+    assert in_process.process is not None
+    ours = in_process.predict(inputs, batch_size=3)
+    assert ours == on_a_thread.predict(inputs, batch_size=3)
+    assert in_process.predict(inputs[:5], batch_size=3).labels == ours.labels[:5]  # reused
+    for probabilities, row in zip(
+        ours.probabilities, one_by_one(pair_model, inputs, 12), strict=True
     ):
         assert list(probabilities.values()) == pytest.approx(row, abs=1e-5)
 
