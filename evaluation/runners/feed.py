@@ -96,9 +96,10 @@ def ahead(jobs: Iterable[Callable[[], Any]], depth: int = 2) -> Iterator[Any]:
 
 
 def tokenising_process(device: str) -> ProcessPoolExecutor | None:
-    """A process to tokenise in, for the devices in IN_PROCESS; None for the others. It starts
-    with `spawn`, a clean interpreter, since the parent may hold CUDA and threads."""
-    if device not in IN_PROCESS:
+    """A process to tokenise in, for the devices in IN_PROCESS; None for the others, and in a
+    daemonic process (a Celery prefork child), which may not start processes. It starts with
+    `spawn`, a clean interpreter, since the parent may hold CUDA and threads."""
+    if device not in IN_PROCESS or multiprocessing.current_process().daemon:
         return None
     process = ProcessPoolExecutor(
         max_workers=1,

@@ -6,6 +6,7 @@ import pytest
 from evaluation.runners import classifier, feed
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.feed import ahead, pad_rows
+from tests.evaluation import prefork_child
 from tests.evaluation.conftest import VOCAB, bert_word_tokenizer
 from tests.factories import TEXTS
 
@@ -88,6 +89,20 @@ def test_tokenising_in_another_process_gives_the_same_predictions(pair_model, mo
         ours.probabilities, one_by_one(pair_model, inputs, 12), strict=True
     ):
         assert list(probabilities.values()) == pytest.approx(row, abs=1e-5)
+
+
+def test_a_celery_prefork_child_tokenises_on_a_thread(tiny_model):
+    """Celery's prefork children are daemonic and may not start processes: the runner must
+    still score there, on a thread, with the same predictions."""
+    import billiard
+
+    expected = SequenceClassifier(str(tiny_model), device="cpu", max_length=12)
+    # spawn, not fork: a fork of this process, which has run torch, may hang in its thread pool
+    with billiard.get_context("spawn").Pool(1) as pool:
+        scored = pool.apply_async(prefork_child.score, (str(tiny_model), TEXTS))
+        on_a_thread, labels = scored.get(timeout=120)
+    assert on_a_thread
+    assert labels == expected.predict([[t] for t in TEXTS], batch_size=2).labels
 
 
 def test_pad_rows_pads_right_to_a_multiple_or_a_width():
