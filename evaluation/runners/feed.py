@@ -16,6 +16,7 @@
 On the CPU the same code runs with groups of one batch and no pinning.
 """
 
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +25,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 GROUP = 16  # batches read back together on CUDA
 IN_PROCESS = {"cuda"}  # devices whose inputs are tokenised in another process
@@ -96,18 +99,23 @@ def ahead(jobs: Iterable[Callable[[], Any]], depth: int = 2) -> Iterator[Any]:
 
 
 def tokenising_process(device: str) -> ProcessPoolExecutor | None:
-    """A process to tokenise in, for the devices in IN_PROCESS; None for the others, and in a
-    daemonic process (a Celery prefork child), which may not start processes. It starts with
-    `spawn`, a clean interpreter, since the parent may hold CUDA and threads."""
+    """A process to tokenise in, for the devices in IN_PROCESS; None (tokenise on a thread)
+    for the others, in a daemonic process (a Celery prefork child), which may not start
+    processes, and where the system refuses one. It starts with `spawn`, a clean interpreter,
+    since the parent may hold CUDA and threads."""
     if device not in IN_PROCESS or multiprocessing.current_process().daemon:
         return None
-    process = ProcessPoolExecutor(
-        max_workers=1,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_tokeniser_threads,
-        initargs=(TOKENISER_THREADS,),
-    )
-    process.submit(int)  # starts it now, while the caller loads its model
+    try:
+        process = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_tokeniser_threads,
+            initargs=(TOKENISER_THREADS,),
+        )
+        process.submit(int)  # starts it now, while the caller loads its model
+    except OSError as error:  # no /dev/shm for its semaphores, no processes left, ...
+        logger.warning("Tokenising on a thread: no process could start (%s).", error)
+        return None
     return process
 
 

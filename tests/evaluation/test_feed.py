@@ -105,6 +105,17 @@ def test_a_celery_prefork_child_tokenises_on_a_thread(tiny_model):
     assert labels == expected.predict([[t] for t in TEXTS], batch_size=2).labels
 
 
+def test_a_system_that_refuses_a_process_tokenises_on_a_thread(tiny_model, monkeypatch):
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("[Errno 38] Function not implemented: /dev/shm")
+
+    monkeypatch.setattr(feed, "IN_PROCESS", {"cpu"})
+    monkeypatch.setattr(feed, "ProcessPoolExecutor", refuse)
+    runner = SequenceClassifier(str(tiny_model), device="cpu", max_length=32)
+    assert runner.process is None
+    assert len(runner.predict([[t] for t in TEXTS], 2).labels) == len(TEXTS)
+
+
 def test_pad_rows_pads_right_to_a_multiple_or_a_width():
     assert pad_rows([[5, 6, 7], [8]], 0, multiple=4).tolist() == [[5, 6, 7, 0], [8, 0, 0, 0]]
     assert pad_rows([[5, 6, 7], [8]], 9).tolist() == [[5, 6, 7], [8, 9, 9]]
