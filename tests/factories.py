@@ -1,9 +1,11 @@
 """Test data comes from here."""
 
+import json
 from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Example, Membership, Project, Tag
 from annotation.projects.config import DEFAULT_SETTINGS
@@ -125,10 +127,6 @@ def project_creator(username: str = "creator"):  # type: ignore[no-untyped-def]
 
 def import_votes(client, project, lines: list[Any]):  # type: ignore[no-untyped-def]
     """POST a vote import (SPEC §4) of these JSONL lines, each an object."""
-    import json
-
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     content = "\n".join(json.dumps(line) for line in lines).encode()
     return client.post(
         f"/api/projects/{project.slug}/import/votes/",

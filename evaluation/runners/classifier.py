@@ -55,6 +55,7 @@ class SequenceClassifier:
         # A longer max_length than the model's positions would fail on long texts.
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         self.id2label = {int(i): str(name) for i, name in self.model.config.id2label.items()}
+        self.tokenizer_json = self.tokenizer.backend_tokenizer.to_str()  # what ChunkEncoder takes
 
     def predict(
         self, inputs: Sequence[Sequence[str]], batch_size: int, progress: Progress | None = None
@@ -92,7 +93,7 @@ class SequenceClassifier:
     def encoder(self, batch_size: int) -> "ChunkEncoder":
         names = set(self.tokenizer.model_input_names)
         return ChunkEncoder(
-            tokenizer=self.tokenizer.backend_tokenizer.to_str(),
+            tokenizer=self.tokenizer_json,
             max_length=self.max_length,
             batch_size=batch_size,
             multiple=width_multiple(self.device),
