@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from common import OUT, cpu_seconds, peak_rss_mb
-from seed import bench_database, seed_export
+from seed import bench_database, export_slug, seed_export
 
 
 def timed_phases() -> dict[str, float]:
@@ -58,7 +58,7 @@ def measure(mode: str, sets: int) -> None:
     phases = timed_phases() if mode == "phases" else {}
 
     settings.MEDIA_ROOT = OUT / "media"
-    project = Project.objects.get(slug=f"export-{sets}")
+    project = Project.objects.get(slug=export_slug(sets))
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pids = {os.getpid(), cursor.fetchone()[0]}  # this process and its PostgreSQL backend
@@ -123,7 +123,7 @@ def main() -> None:
     bench_database(fresh=False)
     from annotation.models import Project
 
-    if not Project.objects.filter(slug=f"export-{args.sets}").exists():
+    if not Project.objects.filter(slug=export_slug(args.sets)).exists():
         print(f"seeding {args.sets} sets")
         seed_export(args.sets)
         from django.db import connection

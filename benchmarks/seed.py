@@ -155,8 +155,13 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
     return project, bench_clients
 
 
+def export_slug(sets: int) -> str:
+    return f"export-voted-{sets}"
+
+
 def seed_export(sets: int):
-    """A project with `sets` contrast sets, each with one accepted perturbation and votes."""
+    """A project with `sets` contrast sets, each with one accepted perturbation resolved by
+    five counted votes (as validation leaves them: an item with its counts, and the votes)."""
     from django.db import transaction
 
     with transaction.atomic():  # all or nothing: a later run reuses a project that exists
@@ -167,18 +172,19 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from annotation.models import Example, Perturbation, Project, Tag
+    from annotation.models import Example, Perturbation, Project, Tag, ValidationItem, Vote
 
     rng = random.Random(1)
     project = Project.objects.create(
         name="Export",
-        slug=f"export-{sets}",
+        slug=export_slug(sets),
         fields=[{"name": "text", "kind": "text", "editable": True}],
         labels=["positive", "negative"],
         settings={"control_rate": 0},
     )
     tag = Tag.objects.create(project=project, name="negation", description="negate")
-    author = User.objects.create(username=f"export-expert-{sets}")
+    author = User.objects.create(username=f"{project.slug}-expert")
+    voters = User.objects.bulk_create(User(username=f"{project.slug}-v{i}") for i in range(40))
     now = timezone.now()
     for start in range(0, sets, 10_000):
         n = min(10_000, sets - start)
@@ -208,5 +214,29 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
         through = Perturbation.tags.through
         through.objects.bulk_create(
             through(perturbation_id=p.pk, tag_id=tag.pk) for p in perturbations
+        )
+        ballots = [["negative"] * 4 + [rng.choice(["negative", "positive"])] for _ in range(n)]
+        items = ValidationItem.objects.bulk_create(
+            ValidationItem(
+                project=project,
+                perturbation=p,
+                author=author,
+                fields=p.fields,
+                gold_label="negative",
+                status="resolved",
+                counted_votes=5,
+                label_votes=dict(Counter(ballot)),
+                majority_label="negative",
+                resolved_at=now,
+            )
+            for p, ballot in zip(perturbations, ballots, strict=True)
+        )
+        Vote.objects.bulk_create(
+            (
+                Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
+                for item, ballot in zip(items, ballots, strict=True)
+                for voter, label in zip(rng.sample(voters, 5), ballot, strict=True)
+            ),
+            batch_size=10_000,
         )
     return project

@@ -25,7 +25,7 @@ from django.db.models.expressions import RawSQL
 
 from annotation.bulk import CHUNK, plain_rows
 from annotation.models import Perturbation, Project, Release
-from annotation.releases.files import HashingFile, file_sha256, tsv_line
+from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
 
 SETS_FILE = "sets.jsonl"
@@ -99,11 +99,8 @@ class BundleWriter:
         the other files to the zip while the caller records the release (`finish` waits for
         it)."""
         (self.work / "paired").mkdir()
-        # Level 1 deflate: a fraction of the default's time, for a slightly larger file.
-        self.zip = zipfile.ZipFile(
-            self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED, compresslevel=1
-        )
-        sets_file = HashingFile(self.zip.open(SETS_FILE, "w", force_zip64=True))
+        self.zip = zipfile.ZipFile(self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED)
+        sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
         self.files.append(sets_file)
         examples_file = self._file(EXAMPLES_FILE)
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
@@ -126,7 +123,7 @@ class BundleWriter:
 
     def _zip_files(self, names: list[str]) -> None:
         for name in names:
-            self.zip.write(self.work / name, arcname=name)
+            zip_file(self.zip, self.work / name, name)
 
     def _file(self, name: str) -> HashingFile:
         self.files.append(HashingFile((self.work / name).open("wb")))
@@ -145,7 +142,7 @@ class BundleWriter:
         self.zipping.result()  # re-raises the thread's error, if any
         with self.zip as bundle:
             for name in (CARD_FILE, "manifest.json"):
-                bundle.write(self.work / name, arcname=name)
+                zip_file(bundle, self.work / name, name)
         target = self.root / f"{self.release.version}.zip"
         if target.exists():  # a bundle is written once, never replaced
             raise FileExistsError(target)

@@ -1,13 +1,17 @@
-"""Writing a release bundle's files fast: hashed in blocks by a thread of their own, TSV rows
-without the csv module's per-row cost."""
+"""Writing a release bundle's files fast: hashed in blocks by a thread of their own, deflated
+by ISA-L, TSV rows without the csv module's per-row cost."""
 
 import csv
 import hashlib
 import io
 import queue
+import shutil
 import threading
+import zipfile
 from pathlib import Path
 from typing import IO
+
+from isal import isal_zlib
 
 
 class HashingFile:
@@ -77,3 +81,19 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def zip_member(archive: zipfile.ZipFile, name: str) -> IO[bytes]:
+    """A member of `archive` to write, deflated by ISA-L (isal) at its level 1 instead of zlib:
+    on a 100k-set bundle's 435 MB, 0.71 s of CPU against zlib's 2.40 s at level 1, for a zip
+    6% larger (98 MB against 93). It is plain deflate: any unzip reads it. zipfile has no
+    public hook for its compressor, so the member's is replaced before anything is written."""
+    member = archive.open(name, "w", force_zip64=True)
+    member._compressor = isal_zlib.compressobj(1, isal_zlib.DEFLATED, -15)  # type: ignore[attr-defined]
+    return member
+
+
+def zip_file(archive: zipfile.ZipFile, path: Path, name: str) -> None:
+    """Add the file at `path` to `archive` as `name`, deflated as zip_member does."""
+    with path.open("rb") as source, zip_member(archive, name) as target:
+        shutil.copyfileobj(source, target, 1 << 20)

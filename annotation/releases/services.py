@@ -8,7 +8,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, IntegerField, Max, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
 
 from annotation.audit import audit
 from annotation.bulk import immediate_constraints, insert_rows
@@ -69,44 +71,43 @@ def _accepted_votes(project: Project) -> Any:
     )
 
 
-def _vote_counts(project: Project) -> dict[int, dict[str, int]]:
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
-    rows = (
-        _accepted_votes(project)
-        .values_list("item__perturbation_id", "label")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    for pid, label, n in rows:
-        counts[pid][label] = n
-    return counts
-
-
 def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
     """The accepted perturbations a release holds, each with its set, split and label."""
     columns = ("id", "pivot_id", "pivot__external_id", "pivot__split", "label", "majority_label",
                "author_id")  # fmt: skip
-    # Answers only where they exist: decoding them is a third of this for 100k label sets.
-    answer_columns = ("answers", "majority_answers") if project.is_free_text else ()
     accepted = Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
+    if project.is_free_text:
+        # Answers only where they exist: decoding them is a third of this for 100k label sets.
+        extra: tuple[str, ...] = ("answers", "majority_answers")
+        answer_votes = _answer_votes(project)
+    else:
+        # Each label's counted votes, as the item keeps them: no vote is read.
+        per_label = {
+            f"n{j}": Coalesce(Cast(KeyTextTransform(label, "item__label_votes"), IntegerField()), 0)
+            for j, label in enumerate(project.all_labels)
+        }
+        accepted = accepted.annotate(**per_label)
+        extra = tuple(per_label)
     # Streamed (a server-side cursor on PostgreSQL): a million rows would not stay in memory.
-    rows = accepted.order_by("pivot_id", "id").values_list(*columns, *answer_columns)
-    votes = _answer_votes(project) if project.is_free_text else _vote_counts(project)
+    rows = accepted.order_by("pivot_id", "id").values_list(*columns, *extra)
     split_of = _split_sets(accepted, options)
     chosen = []
     for row in rows.iterator(chunk_size=10_000):
-        pid, pivot_id, set_id, pivot_split, label, majority, author_id, *answered = row
-        authored, agreed = answered or ([], [])
+        pid, pivot_id, set_id, pivot_split, label, majority, author_id, *more = row
         split = split_of.get(pivot_id, pivot_split)
-        release_label = "" if project.is_free_text else majority or label
-        counted = votes.get(pid, {})
+        if project.is_free_text:
+            release_label, answers_released = "", more[1] or more[0]
+            counted = answer_votes.get(pid, {})
+        else:
+            release_label, answers_released = majority or label, []
+            counted = {name: n for name, n in zip(project.all_labels, more, strict=True) if n}
         # Sets imported as accepted have no votes; they pass on the admin's word.
         agreeing = counted.get(release_label or bundle.AGREE, 0)
         if counted and agreeing < options["min_agreement"][split]:
             continue
         chosen.append(
             bundle.Chosen(
-                pid, pivot_id, author_id, set_id, split, release_label, counted, agreed or authored
+                pid, pivot_id, author_id, set_id, split, release_label, counted, answers_released
             )
         )
     return chosen

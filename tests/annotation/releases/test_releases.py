@@ -127,6 +127,16 @@ def test_release_filters_by_minimum_agreement_per_split(project, people, validat
     ]  # fmt: skip
     loose = release_create(project=project, user=people["admin"], version="2")
     assert loose.entries.count() == 3  # project default: 3 of 5
+    # Each perturbation carries its counted votes per label, and the share that agrees.
+    sets = [json.loads(line) for line in bundle(loose).read("sets.jsonl").splitlines()]
+    released = {s["perturbations"][0]["id"]: s["perturbations"][0] for s in sets}
+    assert [
+        (released[f"p-{p.pk}"]["votes"], released[f"p-{p.pk}"]["agreement"]) for p in outcomes[:3]
+    ] == [
+        ({"negative": 5}, 1.0),
+        ({"positive": 1, "negative": 4}, 0.8),
+        ({"positive": 2, "negative": 3}, 0.6),
+    ]
     assert loose.counts["perturbations"] == {"test": 3}
     # The time figures cover the released perturbations' votes, and no others.
     released = Vote.objects.filter(item__perturbation__in=outcomes[:3])
