@@ -7,6 +7,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
+from annotation.prepared import Statement
 
 # No item of a pivot is offered within this many votes after another item of that pivot.
 RELATED_GAP = 10
@@ -101,6 +102,40 @@ def _params(project: Project, validator: Any, now: Any) -> dict[str, Any]:
     }
 
 
+_TYPES = {"project": "bigint", "validator": "integer", "now": "timestamptz"}
+_ROOM_TYPES = {**_TYPES, "votes_per_item": "integer"}
+# A live lease of this validator's comes first.
+_HELD = Statement(
+    "queue_held",
+    """SELECT i.* FROM annotation_validationitem i
+       JOIN annotation_lease l ON l.item_id = i.id
+       WHERE l.validator_id = %(validator)s AND i.project_id = %(project)s
+         AND l.expires_at > %(now)s AND i.status = 'open'
+       ORDER BY l.id LIMIT 1""",
+    **_TYPES,
+)
+_CANDIDATES = f"""{_RECENT}
+    SELECT i.* FROM annotation_validationitem i
+    WHERE {_MINE} AND {_ROOM} AND {_UNRELATED}"""
+# The best candidate that no one else is being served right now.
+_CHOOSE = Statement(
+    "queue_choose", f"{_CANDIDATES} {_ORDER} LIMIT 1", lock="FOR UPDATE SKIP LOCKED", **_ROOM_TYPES
+)
+# One fresh statement re-checks the rules and writes the lease (replacing this validator's
+# expired one on the item, if any).
+_LEASE = Statement(
+    "queue_lease",
+    f"""INSERT INTO annotation_lease (item_id, validator_id, expires_at)
+        SELECT i.id, %(validator)s, %(expires)s FROM annotation_validationitem i
+        WHERE i.id = %(item)s AND {_MINE} AND {_ROOM}
+        ON CONFLICT (item_id, validator_id) DO UPDATE SET expires_at = excluded.expires_at
+        RETURNING item_id""",
+    **_ROOM_TYPES,
+    expires="timestamptz",
+    item="bigint",
+)
+
+
 def items_left(*, project: Project, validator: Any) -> int:
     """Open items this validator may still label: what their own progress shows. Counted as
     the open items they may take, less those that others' live leases fill: a short list, read
@@ -133,13 +168,7 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Validation
     skip = [int(pk) for pk in skip]
     if skip:
         Lease.objects.filter(validator=validator, item__in=skip).delete()
-    held = """
-        SELECT i.* FROM annotation_validationitem i
-        JOIN annotation_lease l ON l.item_id = i.id
-        WHERE l.validator_id = %(validator)s AND i.project_id = %(project)s
-          AND l.expires_at > %(now)s AND i.status = 'open'
-        ORDER BY l.id LIMIT 1"""
-    for leased in ValidationItem.objects.raw(held, params):
+    for leased in ValidationItem.objects.raw(*_HELD.bind(params)):
         return leased
     params["expires"] = connection.ops.adapt_datetimefield_value(
         now + timedelta(seconds=project.setting("lease_ttl"))
@@ -156,13 +185,10 @@ def _lease_one(params: dict[str, Any], skip: list[int]) -> tuple[bool, Validatio
     """(True, item) or (True, None) when settled; (False, None) when the locked item filled up
     meanwhile and the caller should try again."""
     skipped = f"AND i.id NOT IN ({', '.join(map(str, skip))})" if skip else ""
-    candidates = f"""{_RECENT}
-        SELECT i.* FROM annotation_validationitem i
-        WHERE {_MINE} AND {_ROOM} AND {_UNRELATED} {skipped}
-        {_ORDER} LIMIT 1"""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    skip_locked = " SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    item = next(iter(ValidationItem.objects.raw(candidates + lock + skip_locked, params)), None)
+    candidates = f"{_CANDIDATES} {skipped} {_ORDER} LIMIT 1"
+    # The prepared statement serves the usual case; skipping (the page's Skip) is rare.
+    choose = (candidates + _CHOOSE.lock_clause(), params) if skip else _CHOOSE.bind(params)
+    item = next(iter(ValidationItem.objects.raw(*choose)), None)
     if item is None:
         # Every candidate may be locked by validators being served right now: wait for the
         # best one rather than answer "nothing left" while items remain. Lock that one row by
@@ -170,18 +196,11 @@ def _lease_one(params: dict[str, Any], skip: list[int]) -> tuple[bool, Validatio
         first = next(iter(ValidationItem.objects.raw(candidates, params)), None)
         if first is None:
             return True, None
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         by_key = "SELECT i.* FROM annotation_validationitem i WHERE i.id = %(item)s"
         item = next(iter(ValidationItem.objects.raw(by_key + lock, {"item": first.pk})))
-    # One fresh statement re-checks the rules and writes the lease (replacing this validator's
-    # expired one on the item, if any).
-    lease = f"""
-        INSERT INTO annotation_lease (item_id, validator_id, expires_at)
-        SELECT i.id, %(validator)s, %(expires)s FROM annotation_validationitem i
-        WHERE i.id = %(item)s AND {_MINE} AND {_ROOM}
-        ON CONFLICT (item_id, validator_id) DO UPDATE SET expires_at = excluded.expires_at
-        RETURNING item_id"""
     with connection.cursor() as cursor:
-        cursor.execute(lease, {**params, "item": item.pk})
+        cursor.execute(*_LEASE.bind({**params, "item": item.pk}))
         if cursor.fetchone() is None:
             return False, None
     return True, item

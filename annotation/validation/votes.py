@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
+from annotation.prepared import Statement
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality
 from annotation.validation.answers import normalize_answer
@@ -53,28 +54,68 @@ def vote_cast_by_id(*, project: Project, item_id: int, **vote: Any) -> tuple[Vot
     return cast, created
 
 
-# The item, locked, with the project's guideline version. Hand-written, as are the statements
-# below: a vote runs them all, and building them through the ORM cost more CPU than running them.
-_LOCK = """
-    SELECT i.*, (SELECT max(g.version) FROM annotation_guidelines g
-                 WHERE g.project_id = i.project_id) AS guideline_version
-    FROM annotation_validationitem i WHERE i.id = %(item)s AND i.project_id = %(project)s"""
+# The item, locked, with the project's guideline version. Hand-written and prepared, as are the
+# statements below: a vote runs them all, and building them through the ORM cost more CPU than
+# running them (and planning them more than running them).
+_LOCK = Statement(
+    "vote_lock",
+    """SELECT i.*, (SELECT max(g.version) FROM annotation_guidelines g
+                    WHERE g.project_id = i.project_id) AS guideline_version
+       FROM annotation_validationitem i WHERE i.id = %(item)s AND i.project_id = %(project)s""",
+    lock="FOR UPDATE",
+    item="bigint",
+    project="bigint",
+)
 # What this validator already has on the item, and the other validators' live leases: read in a
 # fresh statement once the lock is held, so that it sees what committed before.
-_STATE = """
-    SELECT (SELECT v.id FROM annotation_vote v
-            WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
-           (SELECT count(*) FROM annotation_lease l WHERE l.item_id = %(item)s
-            AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
-           NOT EXISTS (SELECT 1 FROM annotation_validatorstatus s
-                       WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
-                       AND NOT s.qualified)"""
-_INSERT = """
-    INSERT INTO annotation_vote (item_id, validator_id, label, answer, flags, seconds_spent,
-                                 guideline_version, counts, created_at)
-    VALUES (%(item)s, %(validator)s, %(label)s, %(answer)s, %(flags)s, %(seconds)s,
-            %(guideline)s, %(counts)s, %(created)s)
-    RETURNING id"""
+_STATE = Statement(
+    "vote_state",
+    """SELECT (SELECT v.id FROM annotation_vote v
+               WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
+              (SELECT count(*) FROM annotation_lease l WHERE l.item_id = %(item)s
+               AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
+              NOT EXISTS (SELECT 1 FROM annotation_validatorstatus s
+                          WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
+                          AND NOT s.qualified)""",
+    item="bigint",
+    validator="integer",
+    now="timestamptz",
+    project="bigint",
+)
+# The lease goes with the vote; whether a live one was there decides the room check.
+_UNLEASE = Statement(
+    "vote_unlease",
+    "DELETE FROM annotation_lease WHERE item_id = %(item)s AND validator_id = %(validator)s"
+    " RETURNING expires_at > %(now)s",
+    item="bigint",
+    validator="integer",
+    now="timestamptz",
+)
+_INSERT = Statement(
+    "vote_insert",
+    """INSERT INTO annotation_vote (item_id, validator_id, label, answer, flags, seconds_spent,
+                                    guideline_version, counts, created_at)
+       VALUES (%(item)s, %(validator)s, %(label)s, %(answer)s, %(flags)s, %(seconds)s,
+               %(guideline)s, %(counts)s, %(now)s)
+       RETURNING id""",
+    item="bigint",
+    validator="integer",
+    label="text",
+    answer="text",
+    flags="jsonb",
+    seconds="integer",
+    guideline="integer",
+    counts="boolean",
+    now="timestamptz",
+)
+_COUNT = Statement(
+    "vote_count",
+    "UPDATE annotation_validationitem SET counted_votes = %(n)s, label_votes = %(labels)s"
+    " WHERE id = %(item)s",
+    n="integer",
+    labels="jsonb",
+    item="bigint",
+)
 
 
 @transaction.atomic
@@ -95,8 +136,7 @@ def _vote_and_resolve(
         "validator": validator.pk,
         "now": connection.ops.adapt_datetimefield_value(now),
     }
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    item = next(iter(ValidationItem.objects.raw(_LOCK + lock, params)), None)
+    item = next(iter(ValidationItem.objects.raw(*_LOCK.bind(params))), None)
     if item is None:
         raise DomainError("No such item in this project.", code="not_found")
     item.project = project
@@ -105,7 +145,7 @@ def _vote_and_resolve(
     flags = sorted(set(flags or []))
     answer = _check_response(project, label, answer)
     with connection.cursor() as cursor:
-        cursor.execute(_STATE, params)
+        cursor.execute(*_STATE.bind(params))
         existing_id, others, counts = cursor.fetchone()
         if existing_id is not None:
             existing = Vote.objects.get(pk=existing_id)
@@ -123,11 +163,7 @@ def _vote_and_resolve(
         if item.status != ValidationItem.Status.OPEN:
             raise DomainError("This item is no longer open for votes.", code="conflict")
         # The lease goes with the vote; whether a live one was there decides the room check.
-        cursor.execute(
-            "DELETE FROM annotation_lease WHERE item_id = %(item)s AND validator_id = %(validator)s"
-            " RETURNING expires_at > %(now)s",
-            params,
-        )
+        cursor.execute(*_UNLEASE.bind(params))
         leased = cursor.fetchone()
         if not (leased and leased[0]) and item.counted_votes + others >= item.votes_needed(project):
             raise DomainError(
@@ -145,29 +181,23 @@ def _vote_and_resolve(
             counts=bool(counts),
             created_at=now,
         )
-        cursor.execute(
-            _INSERT,
-            {
-                **params,
-                "label": label,
-                "answer": answer,
-                "flags": json.dumps(flags),
-                "seconds": seconds,
-                "guideline": vote.guideline_version,
-                "counts": vote.counts,
-                "created": params["now"],
-            },
-        )
+        inserted = {
+            **params,
+            "label": label,
+            "answer": answer,
+            "flags": json.dumps(flags),
+            "seconds": seconds,
+            "guideline": vote.guideline_version,
+            "counts": vote.counts,
+        }
+        cursor.execute(*_INSERT.bind(inserted))
         vote.pk = cursor.fetchone()[0]
         if not vote.counts:
             return vote, True, None
         item.counted_votes += 1
         item.label_votes[label] = item.label_votes.get(label, 0) + 1
-        cursor.execute(
-            "UPDATE annotation_validationitem SET counted_votes = %(n)s, label_votes = %(labels)s"
-            " WHERE id = %(item)s",
-            {"n": item.counted_votes, "labels": json.dumps(item.label_votes), "item": item_id},
-        )
+        counted = {"n": item.counted_votes, "labels": json.dumps(item.label_votes), "item": item_id}
+        cursor.execute(*_COUNT.bind(counted))
     if item.counted_votes >= item.votes_needed(project):
         item_resolve(item=item)
         return vote, True, item
