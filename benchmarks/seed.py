@@ -73,7 +73,7 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from annotation.models import Example, Membership, Perturbation, Project, ValidationItem, Vote
+    from annotation.models import Example, Membership, Perturbation, Project
 
     started = time.monotonic()
     rng = random.Random(0)
@@ -127,32 +127,44 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
             else []
             for i in range(n)
         ]
-        items = ValidationItem.objects.bulk_create(
-            ValidationItem(
-                project=project,
-                perturbation=p,
-                author=expert,
-                fields=p.fields,
-                gold_label="negative",
-                status="resolved" if ballot else "open",
-                counted_votes=len(ballot),
-                label_votes=dict(Counter(label for _, label in ballot)),
-                majority_label="negative" if ballot else "",
-            )
-            for p, ballot in zip(perturbations, ballots, strict=True)
-        )
-        Vote.objects.bulk_create(
-            (
-                Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
-                for item, ballot in zip(items, ballots, strict=True)
-                for voter, label in ballot
-            ),
-            batch_size=10_000,
-        )
+        items_with_votes(project, expert, perturbations, ballots, rng)
         print(
             f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True
         )
     return project, bench_clients
+
+
+def items_with_votes(project, author, perturbations, ballots, rng):  # type: ignore[no-untyped-def]
+    """The validation item of each perturbation, with its ballot of (validator, label) votes,
+    counted as voting keeps them: resolved (majority "negative") when it has votes, else open."""
+    from django.utils import timezone
+
+    from annotation.models import ValidationItem, Vote
+
+    now = timezone.now()
+    items = ValidationItem.objects.bulk_create(
+        ValidationItem(
+            project=project,
+            perturbation=p,
+            author=author,
+            fields=p.fields,
+            gold_label="negative",
+            status="resolved" if ballot else "open",
+            counted_votes=len(ballot),
+            label_votes=dict(Counter(label for _, label in ballot)),
+            majority_label="negative" if ballot else "",
+            resolved_at=now if ballot else None,
+        )
+        for p, ballot in zip(perturbations, ballots, strict=True)
+    )
+    Vote.objects.bulk_create(
+        (
+            Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
+            for item, ballot in zip(items, ballots, strict=True)
+            for voter, label in ballot
+        ),
+        batch_size=10_000,
+    )
 
 
 def export_slug(sets: int) -> str:
@@ -172,7 +184,7 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from annotation.models import Example, Perturbation, Project, Tag, ValidationItem, Vote
+    from annotation.models import Example, Perturbation, Project, Tag
 
     rng = random.Random(1)
     project = Project.objects.create(
@@ -215,28 +227,15 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
         through.objects.bulk_create(
             through(perturbation_id=p.pk, tag_id=tag.pk) for p in perturbations
         )
-        ballots = [["negative"] * 4 + [rng.choice(["negative", "positive"])] for _ in range(n)]
-        items = ValidationItem.objects.bulk_create(
-            ValidationItem(
-                project=project,
-                perturbation=p,
-                author=author,
-                fields=p.fields,
-                gold_label="negative",
-                status="resolved",
-                counted_votes=5,
-                label_votes=dict(Counter(ballot)),
-                majority_label="negative",
-                resolved_at=now,
+        ballots = [
+            list(
+                zip(
+                    rng.sample(voters, 5),
+                    ["negative"] * 4 + [rng.choice(["negative", "positive"])],
+                    strict=True,
+                )
             )
-            for p, ballot in zip(perturbations, ballots, strict=True)
-        )
-        Vote.objects.bulk_create(
-            (
-                Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
-                for item, ballot in zip(items, ballots, strict=True)
-                for voter, label in zip(rng.sample(voters, 5), ballot, strict=True)
-            ),
-            batch_size=10_000,
-        )
+            for _ in range(n)
+        ]
+        items_with_votes(project, author, perturbations, ballots, rng)
     return project
