@@ -4,7 +4,7 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from annotation.models import ValidationItem, Vote
+from annotation.models import Lease, ValidationItem, Vote
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
 from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
@@ -33,6 +33,19 @@ def test_queue_prefers_items_closest_to_completion_then_oldest(no_controls, peop
     # second now has 2 votes and 3 leases: full. third is next.
     assert next_item(project=no_controls, validator=crowd[5]) == third.item
     assert first.item.votes.count() == 0
+
+
+def test_skipped_items_are_released_and_passed_over(no_controls, people, crowd):
+    first, second = (submitted_perturbation(no_controls, people["expert"]) for _ in range(2))
+    validator = crowd[0]
+    assert next_item(project=no_controls, validator=validator) == first.item
+    # Skipping the leased item releases it and serves the next one instead.
+    assert next_item(project=no_controls, validator=validator, skip=[first.item.pk]) == second.item
+    assert list(Lease.objects.filter(validator=validator).values_list("item_id", flat=True)) == [
+        second.item.pk
+    ]
+    both = [first.item.pk, second.item.pk]
+    assert next_item(project=no_controls, validator=validator, skip=both) is None
 
 
 def test_next_returns_204_when_nothing_is_left(no_controls, people, client_for):
