@@ -41,9 +41,7 @@ class Statement:
         """(sql, params) that run the statement on this thread's connection: on PostgreSQL an
         EXECUTE, once the connection has prepared it; elsewhere the statement itself."""
         if connection.vendor != "postgresql":
-            return self.sql + (
-                self.lock if connection.features.has_select_for_update else ""
-            ), params
+            return self.sql + self.lock_clause(), params
         connection.ensure_connection()
         done = _prepared.setdefault(connection.connection, set())
         if self.name not in done:

@@ -96,7 +96,8 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
         pid, pivot_id, set_id, pivot_split, label, majority, author_id, *more = row
         split = split_of.get(pivot_id, pivot_split)
         if project.is_free_text:
-            release_label, answers_released = "", more[1] or more[0]
+            authored, agreed = more
+            release_label, answers_released = "", agreed or authored
             counted = answer_votes.get(pid, {})
         else:
             release_label, answers_released = majority or label, []
