@@ -135,6 +135,11 @@ def profile_summary(path: Path) -> None:
         print(f"  {n / total:5.1%}  {leaf}")
 
 
+def cpu_per_vote(before: dict, after: dict, figures: dict, seconds: float) -> str:
+    votes = figures["votes_per_s"] * seconds
+    return ", ".join(f"{k} {(after[k] - before[k]) / votes * 1000:.1f} ms" for k in after)
+
+
 def report(name: str, r: dict) -> dict:
     figures = {"votes_per_s": r["status"].get(201, 0) / r["elapsed"]}
     for endpoint in ("next", "vote"):
@@ -215,7 +220,11 @@ def main() -> None:
     )
     try:
         time.sleep(4)
+        before = cpu_by_part(server.pid)
         baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
+        print(
+            "CPU per vote, 1 client: " + cpu_per_vote(before, cpu_by_part(server.pid), baseline, 10)
+        )
         spy = None
         if args.py_spy:
             command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
@@ -230,10 +239,9 @@ def main() -> None:
         if spy is not None:
             spy.wait()
             profile_summary(Path(args.py_spy))
-        votes = loaded["votes_per_s"] * args.seconds
         print(
             "CPU per vote under load: "
-            + ", ".join(f"{k} {(after[k] - before[k]) / votes * 1000:.1f} ms" for k in after)
+            + cpu_per_vote(before, after, loaded, args.seconds)
             + f" (2 cores give {2000 / loaded['votes_per_s']:.1f} ms per vote at this rate)"
         )
         if args.rate:

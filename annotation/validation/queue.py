@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
-from annotation.prepared import Statement
+from annotation.prepared import Statement, fetch
 
 # No item of a pivot is offered within this many votes after another item of that pivot.
 RELATED_GAP = 10
@@ -168,7 +168,7 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Validation
     skip = [int(pk) for pk in skip]
     if skip:
         Lease.objects.filter(validator=validator, item__in=skip).delete()
-    for leased in ValidationItem.objects.raw(*_HELD.bind(params)):
+    for leased in fetch(ValidationItem, *_HELD.bind(params)):
         return leased
     params["expires"] = connection.ops.adapt_datetimefield_value(
         now + timedelta(seconds=project.setting("lease_ttl"))
@@ -188,17 +188,17 @@ def _lease_one(params: dict[str, Any], skip: list[int]) -> tuple[bool, Validatio
     candidates = f"{_CANDIDATES} {skipped} {_ORDER} LIMIT 1"
     # The prepared statement serves the usual case; skipping (the page's Skip) is rare.
     choose = (candidates + _CHOOSE.lock_clause(), params) if skip else _CHOOSE.bind(params)
-    item = next(iter(ValidationItem.objects.raw(*choose)), None)
+    item = next(iter(fetch(ValidationItem, *choose)), None)
     if item is None:
         # Every candidate may be locked by validators being served right now: wait for the
         # best one rather than answer "nothing left" while items remain. Lock that one row by
         # its key: a blocking ORDER BY ... LIMIT scan could lock several and deadlock.
-        first = next(iter(ValidationItem.objects.raw(candidates, params)), None)
+        first = next(iter(fetch(ValidationItem, candidates, params)), None)
         if first is None:
             return True, None
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         by_key = "SELECT i.* FROM annotation_validationitem i WHERE i.id = %(item)s"
-        item = next(iter(ValidationItem.objects.raw(by_key + lock, {"item": first.pk})))
+        item = fetch(ValidationItem, by_key + lock, {"item": first.pk})[0]
     with connection.cursor() as cursor:
         cursor.execute(*_LEASE.bind({**params, "item": item.pk}))
         if cursor.fetchone() is None:

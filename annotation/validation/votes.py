@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
-from annotation.prepared import Statement
+from annotation.prepared import Statement, fetch
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality
 from annotation.validation.answers import normalize_answer
@@ -136,7 +136,7 @@ def _vote_and_resolve(
         "validator": validator.pk,
         "now": connection.ops.adapt_datetimefield_value(now),
     }
-    item = next(iter(ValidationItem.objects.raw(*_LOCK.bind(params))), None)
+    item = next(iter(fetch(ValidationItem, *_LOCK.bind(params))), None)
     if item is None:
         raise DomainError("No such item in this project.", code="not_found")
     item.project = project

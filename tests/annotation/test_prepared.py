@@ -1,10 +1,13 @@
 """Prepared statements (annotation.prepared): each connection prepares a statement once, a new
-connection prepares it again, and a rolled-back transaction does not lose it."""
+connection prepares it again, and a rolled-back transaction does not lose it. Their rows read
+into model instances as the ORM reads them."""
 
 import pytest
 from django.db import connection, transaction
+from django.utils import timezone
 
-from annotation.prepared import Statement
+from annotation.models import ValidationItem
+from annotation.prepared import Statement, fetch
 
 SUM = Statement(
     "test_sum", "SELECT %(a)s + %(b)s, %(label)s", a="integer", b="integer", label="text"
@@ -51,3 +54,28 @@ def test_a_statement_prepared_in_a_rolled_back_transaction_still_runs():
         assert run(SUM, a=1, b=1, label="") == (2, "")
         raise RuntimeError("the vote failed")
     assert run(SUM, a=2, b=2, label="") == (4, "")
+
+
+@pytest.mark.django_db
+def test_fetch_reads_rows_as_the_orm_does(project):
+    item = ValidationItem.objects.create(
+        project=project,
+        external_id="ext-1",
+        fields={"text": 'naïve "quoted" text'},
+        label_votes={"negative": 2},
+        counted_votes=2,
+        resolved_at=timezone.now(),
+    )
+    sql = "SELECT i.*, 7 AS extra FROM annotation_validationitem i WHERE i.id = %s"
+    [row] = fetch(ValidationItem, sql, [item.pk])
+    orm = ValidationItem.objects.get(pk=item.pk)
+    for field in ValidationItem._meta.concrete_fields:
+        assert getattr(row, field.attname) == getattr(orm, field.attname), field.name
+    assert row.fields["text"] == 'naïve "quoted" text' and row.label_votes == {"negative": 2}
+    assert row.extra == 7 and not row._state.adding  # a saved row: save() updates it
+    row.counted_votes = 3
+    row.save(update_fields=["counted_votes"])
+    assert ValidationItem.objects.get(pk=item.pk).counted_votes == 3
+    assert fetch(ValidationItem, sql, [-1]) == []
+    with pytest.raises(ValueError, match="lacks"):
+        fetch(ValidationItem, "SELECT id FROM annotation_validationitem", [])
