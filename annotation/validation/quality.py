@@ -12,29 +12,57 @@ is a loop over a work list, never a recursion.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Count, F
+from django.db import connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
+from annotation.prepared import Statement
 from annotation.validation.resolution import item_resolve, vote_agrees
 
 # validator id -> [resolved votes, agreed votes] to add
 Deltas = dict[int, list[int]]
+# A validator's counters as _apply returns them and _failing reads them:
+# (validator id, qualified, the admin who set it or None, resolved votes, agreed votes).
+Counters = Iterable[tuple[int, bool, int | None, int, int]]
+
+# Every vote on an item, counting or not (hand-written: it runs on each resolution).
+_VOTERS = Statement(
+    "item_voters",
+    "SELECT validator_id, label, answer FROM annotation_vote WHERE item_id = %(item)s",
+    item="bigint",
+)
+# Creates the missing counters of the validators in `rows` (project, validator, changed_at) and
+# locks them all: the rows come in validator order, and one statement locks them in that order.
+# (The counts themselves are added by UPDATEs: an INSERT checks its row, counts below zero
+# included, before it finds the conflict.)
+_LOCK = """
+    INSERT INTO annotation_validatorstatus
+        (project_id, validator_id, changed_at, qualified, resolved_votes, agreed_votes)
+    VALUES {rows}
+    ON CONFLICT (project_id, validator_id)
+        DO UPDATE SET resolved_votes = annotation_validatorstatus.resolved_votes"""
+_ADD = """
+    UPDATE annotation_validatorstatus
+    SET resolved_votes = resolved_votes + %s, agreed_votes = agreed_votes + %s
+    WHERE project_id = %s AND validator_id IN ({ids})
+    RETURNING validator_id, qualified, changed_by_id, resolved_votes, agreed_votes"""
+_BATCH = 1000
 
 
 def resolution_recorded(*, item: ValidationItem) -> None:
     """The step after a vote resolved `item` and committed: count the resolution for its
-    voters, then unqualify those who now fail the project's bar."""
+    voters, then unqualify those who now fail the project's bar (read from the counters as the
+    count returns them)."""
     deltas: Deltas = defaultdict(lambda: [0, 0])
     _add_resolution(deltas, item, +1)
-    with transaction.atomic():
-        _apply(item.project, deltas)
-    _unqualify_failing(item.project, sorted(deltas))
+    counters = _apply(item.project, deltas)
+    _unqualify(item.project, _failing(item.project, counters))
 
 
 def votes_imported(*, project: Project, deltas: Deltas) -> None:
@@ -51,7 +79,7 @@ def validator_set_qualified(
     touched = _set_qualified(
         project=project, validator_id=validator_id, qualified=qualified, actor=actor
     )
-    _unqualify_failing(project, touched)
+    _unqualify(project, _failing(project, _counters(project, touched)))
 
 
 def agreement_of(status: ValidatorStatus) -> float | None:
@@ -61,52 +89,62 @@ def agreement_of(status: ValidatorStatus) -> float | None:
 
 
 def _add_resolution(deltas: Deltas, item: ValidationItem, sign: int) -> None:
-    # item_id too: the related manager sets each vote's item, which would load a deferred
-    # item_id with one query per vote.
-    for vote in item.votes.only("item_id", "validator_id", "label", "answer"):
-        deltas[vote.validator_id][0] += sign
-        deltas[vote.validator_id][1] += sign if vote_agrees(vote, item) else 0
+    with connection.cursor() as cursor:
+        cursor.execute(*_VOTERS.bind({"item": item.pk}))
+        for validator_id, label, answer in cursor.fetchall():
+            deltas[validator_id][0] += sign
+            deltas[validator_id][1] += sign if vote_agrees(label, answer, item) else 0
 
 
-def _apply(project: Project, deltas: Deltas) -> None:
-    """Add `deltas` to the counters, locking them in validator order in one pass."""
+def _apply(project: Project, deltas: Deltas) -> Counters:
+    """Add `deltas` to the counters, locking them in validator order in one pass; returns the
+    counters that changed."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
     voters = sorted(deltas)
-    ValidatorStatus.objects.bulk_create(
-        [ValidatorStatus(project=project, validator_id=v) for v in voters], ignore_conflicts=True
-    )
-    statuses = ValidatorStatus.objects.filter(project=project, validator_id__in=voters)
-    list(statuses.select_for_update().order_by("validator_id").values_list("id"))
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for validator_id, (resolved, agreed) in deltas.items():
         if resolved or agreed:
             groups[resolved, agreed].append(validator_id)
-    for (resolved, agreed), ids in groups.items():
-        statuses.filter(validator_id__in=ids).update(
-            resolved_votes=F("resolved_votes") + resolved, agreed_votes=F("agreed_votes") + agreed
-        )
+    counters: list[Any] = []
+    with transaction.atomic(), connection.cursor() as cursor:
+        for start in range(0, len(voters), _BATCH):
+            batch = voters[start : start + _BATCH]
+            rows = ", ".join(["(%s, %s, %s, TRUE, 0, 0)"] * len(batch))
+            cursor.execute(
+                _LOCK.format(rows=rows), [x for v in batch for x in (project.pk, v, now)]
+            )
+        for (resolved, agreed), ids in groups.items():
+            for start in range(0, len(ids), _BATCH):
+                batch = ids[start : start + _BATCH]
+                sql = _ADD.format(ids=", ".join(["%s"] * len(batch)))
+                cursor.execute(sql, [resolved, agreed, project.pk, *batch])
+                counters += cursor.fetchall()
+    return counters
 
 
-def _failing(project: Project, voters: list[int]) -> list[int]:
+def _counters(project: Project, voters: list[int]) -> Counters:
+    return ValidatorStatus.objects.filter(project=project, validator_id__in=voters).values_list(
+        "validator_id", "qualified", "changed_by_id", "resolved_votes", "agreed_votes"
+    )
+
+
+def _failing(project: Project, counters: Counters) -> list[int]:
     """Qualified voters, never set by an admin, who disagreed with the majority too often."""
     min_votes = max(project.setting("validator_min_votes"), 1)
     max_disagreement = project.setting("validator_max_disagreement")
-    rows = ValidatorStatus.objects.filter(
-        project=project,
-        validator_id__in=voters,
-        qualified=True,
-        changed_by__isnull=True,
-        resolved_votes__gte=min_votes,
-    ).values_list("validator_id", "resolved_votes", "agreed_votes")
-    return sorted(v for v, n, agreed in rows if 1 - agreed / n > max_disagreement)
+    return sorted(
+        v
+        for v, qualified, admin, n, agreed in counters
+        if qualified and admin is None and n >= min_votes and 1 - agreed / n > max_disagreement
+    )
 
 
-def _unqualify_failing(project: Project, voters: list[int]) -> None:
-    pending = _failing(project, voters)
+def _unqualify(project: Project, pending: list[int]) -> None:
     while pending:
         touched = _set_qualified(
             project=project, validator_id=pending.pop(0), qualified=False, actor=None
         )
-        pending = sorted(set(pending) | set(_failing(project, touched)))
+        pending = sorted(set(pending) | set(_failing(project, _counters(project, touched))))
 
 
 @transaction.atomic

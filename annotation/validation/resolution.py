@@ -1,28 +1,64 @@
 """Resolution of an item once its counted votes reach votes_per_item (SPEC §3D)."""
 
+import json
 from collections import Counter
+from collections.abc import Mapping
 
+from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Lease, Perturbation, ValidationItem, Vote
+from annotation.models import Perturbation, ValidationItem
+from annotation.prepared import Statement
 from annotation.validation import answers
+
+# Hand-written and prepared: one vote in five resolves its item, inside the vote's transaction.
+_RESOLVE = Statement(
+    "item_resolve",
+    "UPDATE annotation_validationitem SET status = %(status)s, majority_label = %(label)s,"
+    " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(item)s",
+    status="text",
+    label="text",
+    answers="jsonb",
+    at="timestamptz",
+    item="bigint",
+)
+_UNLEASE = Statement(
+    "item_unlease", "DELETE FROM annotation_lease WHERE item_id = %(item)s", item="bigint"
+)
+# One UPDATE, which locks the perturbation's row (after the item's).
+_OUTCOME = Statement(
+    "perturbation_outcome",
+    "UPDATE annotation_perturbation SET status = %(status)s, majority_label = %(label)s,"
+    " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(perturbation)s",
+    status="text",
+    label="text",
+    answers="jsonb",
+    at="timestamptz",
+    perturbation="bigint",
+)
 
 
 def majority_of(labels: list[str], majority: int) -> str:
     """The label chosen at least `majority` times, or "" if there is none."""
-    if not labels:
+    return majority_in(Counter(labels), majority)
+
+
+def majority_in(counts: Mapping[str, int], majority: int) -> str:
+    """The label counted at least `majority` times in {label: votes}, or "" if there is none."""
+    if not counts:
         return ""
-    label, n = Counter(labels).most_common(1)[0]
+    label, n = max(counts.items(), key=lambda kv: kv[1])
     return label if n >= majority else ""
 
 
 def item_resolve(*, item: ValidationItem) -> None:
-    """Resolve an item whose counted votes reached votes_needed (SPEC §3D)."""
+    """Resolve an item, locked by the caller, whose counted votes reached votes_needed and are
+    in its label_votes (SPEC §3D)."""
     project = item.project
-    votes = item.votes.filter(counts=True)
     if project.is_free_text:
+        counted = item.votes.filter(counts=True).values_list("answer", "label")
         outcome = answers.resolve(
-            [answers.Response(a, label) for a, label in votes.values_list("answer", "label")],
+            [answers.Response(a, label) for a, label in counted],
             item.gold_answers,
             item.majority_needed(project),
             project.setting("answer_match_f1"),
@@ -30,27 +66,28 @@ def item_resolve(*, item: ValidationItem) -> None:
         item.majority_label, item.majority_answers = outcome.label, outcome.answers
         status = outcome.status
     else:
-        labels = list(votes.values_list("label", flat=True))
-        item.majority_label = majority_of(labels, item.majority_needed(project))
+        item.majority_label = majority_in(item.label_votes, item.majority_needed(project))
         status = resolution_status(item.majority_label, item.gold_label, project.labels)
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()
-    item.save(update_fields=["majority_label", "majority_answers", "status", "resolved_at"])
-    Lease.objects.filter(item=item).delete()
-    if item.perturbation_id is not None:  # one UPDATE, which locks the row (after the item's)
-        Perturbation.objects.filter(pk=item.perturbation_id).update(
-            status=status,
-            majority_label=item.majority_label,
-            majority_answers=item.majority_answers,
-            resolved_at=item.resolved_at,
-        )
+    written = {
+        "label": item.majority_label,
+        "answers": json.dumps(item.majority_answers),
+        "at": connection.ops.adapt_datetimefield_value(item.resolved_at),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(*_RESOLVE.bind({**written, "status": item.status, "item": item.pk}))
+        cursor.execute(*_UNLEASE.bind({"item": item.pk}))
+        if item.perturbation_id is not None:
+            perturbation = {"status": status, "perturbation": item.perturbation_id}
+            cursor.execute(*_OUTCOME.bind({**written, **perturbation}))
 
 
-def vote_agrees(vote: Vote, item: ValidationItem) -> bool:
+def vote_agrees(label: str, answer: str, item: ValidationItem) -> bool:
     """Whether a vote on a resolved item agrees with its outcome (validator agreement)."""
     if not item.project.is_free_text:
-        return vote.label == item.majority_label
-    response = answers.Response(vote.answer, vote.label)
+        return label == item.majority_label
+    response = answers.Response(answer, label)
     threshold = item.project.setting("answer_match_f1")
     return response.matches(item.majority_answers, item.majority_label, threshold)
 
