@@ -162,7 +162,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--worker-class", default="sync", help="gunicorn's, as in Compose")
     parser.add_argument(
         "--rate", type=float, default=0, help="also run the clients paced at this many votes/s"
     )
