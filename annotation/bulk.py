@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +26,43 @@ def plain_rows(query: Any, json_columns: Iterable[int] = ()) -> list[Any]:
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        return _decoded(cursor.fetchall(), json_columns)
+
+
+def plain_rows_ahead(queries: Iterable[Any], json_columns: Iterable[int] = ()) -> Iterator[Any]:
+    """The rows of each query in turn, as plain_rows reads them. On PostgreSQL a thread runs
+    the next query while the caller handles this one's rows, on the same driver connection (so
+    in the same transaction; psycopg2 lets threads share one): the database's time overlaps
+    the caller's. At most two queries' rows are held."""
+    json_columns = list(json_columns)
+    if connection.vendor != "postgresql":
+        for query in queries:
+            yield plain_rows(query, json_columns)
+        return
+    connection.ensure_connection()
+    driver = connection.connection
+
+    def read(sql: str, params: Any) -> list[Any]:
+        with driver.cursor() as cursor:
+            cursor.execute(sql, params)
+            return _decoded(cursor.fetchall(), json_columns)
+
+    def result(pending: Future[list[Any]]) -> list[Any]:
+        with connection.wrap_database_errors:  # the driver's errors as Django's, as elsewhere
+            return pending.result()
+
+    with ThreadPoolExecutor(1) as reader:  # leaving waits for a query still running
+        pending = None
+        for query in queries:  # compiled here: Django's connection belongs to this thread
+            ahead = reader.submit(read, *query.query.sql_with_params())
+            if pending is not None:
+                yield result(pending)
+            pending = ahead
+        if pending is not None:
+            yield result(pending)
+
+
+def _decoded(rows: list[Any], json_columns: Iterable[int]) -> list[Any]:
     json_columns = list(json_columns)
     if not json_columns:
         return rows

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models.expressions import RawSQL
 
-from annotation.bulk import CHUNK, plain_rows
+from annotation.bulk import CHUNK, plain_rows_ahead
 from annotation.models import Perturbation, Project, Release
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
@@ -202,23 +202,26 @@ class BundleWriter:
     def _rows(self) -> Iterator[tuple[Chosen, dict[str, Any], dict[str, Any]]]:
         """Each chosen perturbation with its pivot's row and its own (tags included), read
         CHUNK at a time by the range of their pivots: index range scans, where one query in
-        pivot order sorted every set's text on disk. Memory holds one chunk."""
+        pivot order sorted every set's text on disk. The next chunk is read while this one is
+        written, so memory holds two."""
         pivot_columns = ("id", "external_id", "fields", "label", "answers")
         columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
                    "guideline_version", "tag_names")  # fmt: skip
         width = len(pivot_columns)
         named = (*pivot_columns, *columns)
         json_columns = [i for i, c in enumerate(named) if c in ("fields", "answers", "tag_names")]
-        for start in range(0, len(self.chosen), CHUNK):
-            chunk = self.chosen[start : start + CHUNK]  # in pivot order
-            pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
-            query = (
-                Perturbation.objects.filter(project=self.project, pivot__id__range=pivots)
-                .annotate(tag_names=_tag_names())
-                .order_by()
-                .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
+        chunks = [self.chosen[i : i + CHUNK] for i in range(0, len(self.chosen), CHUNK)]
+        queries = (
+            Perturbation.objects.filter(
+                project=self.project, pivot__id__range=(chunk[0].pivot_id, chunk[-1].pivot_id)
             )
-            by_id = {row[width]: row for row in plain_rows(query, json_columns)}
+            .annotate(tag_names=_tag_names())
+            .order_by()
+            .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
+            for chunk in chunks  # each in pivot order
+        )
+        for chunk, rows in zip(chunks, plain_rows_ahead(queries, json_columns), strict=True):
+            by_id = {row[width]: row for row in rows}
             for c in chunk:
                 row = by_id[c.perturbation_id]
                 perturbation = dict(zip(columns, row[width:], strict=True))

@@ -1,9 +1,13 @@
 """Bulk inserts (COPY on PostgreSQL) across batch boundaries: every row stored, each key the
-row's own, in order, from a generator as from a list."""
+row's own, in order, from a generator as from a list. Reads ahead: each query's own rows, in
+the caller's transaction, and its errors raised to the caller."""
 
 import pytest
+from django.db import DataError, transaction
+from django.db.models import IntegerField
+from django.db.models.functions import Cast
 
-from annotation.bulk import BATCH, insert_rows
+from annotation.bulk import BATCH, insert_rows, plain_rows, plain_rows_ahead
 from annotation.models import Example
 from tests.factories import ProjectFactory
 
@@ -33,3 +37,28 @@ def test_without_keys_every_row_is_stored():
             for i in range(BATCH + 1))  # fmt: skip
     assert insert_rows(Example, rows, returning_ids=False) == []
     assert Example.objects.filter(project=project).count() == BATCH + 1
+
+
+def test_rows_read_ahead_are_each_querys_own_in_the_same_transaction():
+    # The rows are not committed: the thread reading ahead must share this transaction.
+    project = ProjectFactory()
+    insert_rows(Example, ({"project_id": project.pk, "external_id": f"e{i:03}", "label": "x",
+                           "fields": {"text": f"t{i}"}} for i in range(250)))  # fmt: skip
+    examples = Example.objects.filter(project=project).order_by("external_id")
+    queries = [examples[start : start + 100].values_list("external_id", "fields")
+               for start in range(0, 250, 100)]  # fmt: skip
+    read = list(plain_rows_ahead(iter(queries), json_columns=[1]))
+    assert read == [plain_rows(query, json_columns=[1]) for query in queries]
+    assert [len(rows) for rows in read] == [100, 100, 50]
+    assert read[2][-1] == ["e249", {"text": "t249"}]
+
+
+def test_an_error_in_a_query_read_ahead_reaches_the_caller():
+    project = ProjectFactory()
+    Example.objects.create(project=project, external_id="not-a-number", label="x", fields={})
+    good = Example.objects.filter(project=project).values_list("external_id")
+    bad = Example.objects.annotate(n=Cast("external_id", IntegerField())).values_list("n")
+    rows = plain_rows_ahead(iter([good, bad]))
+    with pytest.raises(DataError), transaction.atomic():
+        assert next(rows) == [("not-a-number",)]
+        next(rows)
