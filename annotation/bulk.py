@@ -31,35 +31,51 @@ def plain_rows(query: Any, json_columns: Iterable[int] = ()) -> list[Any]:
 
 def plain_rows_ahead(queries: Iterable[Any], json_columns: Iterable[int] = ()) -> Iterator[Any]:
     """The rows of each query in turn, as plain_rows reads them. On PostgreSQL a thread runs
-    the next query while the caller handles this one's rows, on the same driver connection (so
-    in the same transaction; psycopg2 lets threads share one): the database's time overlaps
-    the caller's. At most two queries' rows are held."""
+    the next query, in the same transaction, while the caller handles this one's rows: the
+    database's time overlaps the caller's. At most two queries' rows are held."""
     json_columns = list(json_columns)
     if connection.vendor != "postgresql":
         for query in queries:
             yield plain_rows(query, json_columns)
         return
-    connection.ensure_connection()
-    driver = connection.connection
 
-    def read(sql: str, params: Any) -> list[Any]:
+    def read(driver: Any, sql: str, params: Any) -> list[Any]:
         with driver.cursor() as cursor:
             cursor.execute(sql, params)
             return _decoded(cursor.fetchall(), json_columns)
 
-    def result(pending: Future[list[Any]]) -> list[Any]:
-        with connection.wrap_database_errors:  # the driver's errors as Django's, as elsewhere
-            return pending.result()
-
-    with ThreadPoolExecutor(1) as reader:  # leaving waits for a query still running
+    with _Beside() as beside:
         pending = None
         for query in queries:  # compiled here: Django's connection belongs to this thread
-            ahead = reader.submit(read, *query.query.sql_with_params())
+            ahead = beside.submit(read, *query.query.sql_with_params())
             if pending is not None:
-                yield result(pending)
+                yield beside.result(pending)
             pending = ahead
         if pending is not None:
-            yield result(pending)
+            yield beside.result(pending)
+
+
+class _Beside:
+    """A thread that works on this thread's database connection (the driver's, so in the same
+    transaction) while this thread goes on: one task at a time, in order. This thread leaves
+    the connection alone until the task's result: psycopg2 serialises two threads' queries,
+    but not a COPY's exchanges with the server. Leaving waits for the task still running."""
+
+    def __enter__(self) -> "_Beside":
+        connection.ensure_connection()
+        self.driver = connection.connection
+        self.pool = ThreadPoolExecutor(1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True)
+
+    def submit(self, task: Callable[..., Any], *args: Any) -> Future[Any]:
+        return self.pool.submit(task, self.driver, *args)
+
+    def result(self, pending: Future[Any]) -> Any:
+        with connection.wrap_database_errors:  # the driver's errors as Django's, as elsewhere
+            return pending.result()
 
 
 def _decoded(rows: list[Any], json_columns: Iterable[int]) -> list[Any]:
@@ -96,13 +112,25 @@ def insert_rows(
             created = model._default_manager.bulk_create([model(**row) for row in batch])
             ids += [obj.pk for obj in created]
         return ids if returning_ids else []
-    copy = None
-    for batch in _batches(rows):
-        if copy is None:
-            copy = _Copy(model, batch[0], returning_ids)
-        keys = reserve_ids(model, len(batch)) if returning_ids else None
-        copy.send(batch, keys)
-        ids += keys or []
+    batches = _batches(rows)
+
+    def keyed(batch: list[dict[str, Any]] | None) -> tuple[Any, list[int] | None]:
+        return batch, reserve_ids(model, len(batch)) if batch and returning_ids else None
+
+    batch, keys = keyed(next(batches, None))
+    copy = _Copy(model, batch[0], returning_ids) if batch else None
+    sending = None
+    with _Beside() as beside:  # the database stores a batch while the next one is encoded
+        while batch and copy:
+            text = copy.encode(batch, keys)
+            ids += keys or []
+            if sending is not None:  # its error first, and the connection free for the keys
+                beside.result(sending)
+            following = keyed(next(batches, None))
+            sending = beside.submit(copy.send, text)
+            batch, keys = following
+        if sending is not None:
+            beside.result(sending)
     return ids
 
 
@@ -143,15 +171,18 @@ class _Copy:
         table = connection.ops.quote_name(model._meta.db_table)
         self.sql = f"COPY {table} ({columns}) FROM STDIN"
 
-    def send(self, batch: list[dict[str, Any]], keys: list[int] | None) -> None:
+    def encode(self, batch: list[dict[str, Any]], keys: list[int] | None) -> io.StringIO:
         buffer = io.StringIO()
         for n, row in enumerate(batch):
             values = [str(keys[n])] if keys else []
             values += [encode(row[name]) for name, encode in self.encoders]
             buffer.write("\t".join(values) + self.constant + "\n")
         buffer.seek(0)
-        with connection.cursor() as cursor:
-            cursor.copy_expert(self.sql, buffer)
+        return buffer
+
+    def send(self, driver: Any, text: io.StringIO) -> None:
+        with driver.cursor() as cursor:
+            cursor.copy_expert(self.sql, text)
 
 
 def _json(field: Any, value: Any) -> Any:

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit
-from annotation.bulk import insert_rows
+from annotation.bulk import immediate_constraints, insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
@@ -113,7 +113,9 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
     errors += [LineError(seen[i], f"id {i!r} was already imported.") for i in sorted(taken)]
     if errors:
         raise ImportRejected(errors)
-    with transaction.atomic():
+    # Foreign keys checked as each batch is stored, beside the encoding of the next, rather
+    # than all at commit (600k checks for 100k items: a third of the import's time).
+    with transaction.atomic(), immediate_constraints():
         _save(project, rows)
         audit(
             actor=user,
@@ -154,5 +156,5 @@ def _save(project: Project, rows: list[Any]) -> None:
                           "created_at": now})  # fmt: skip
             deltas[validator][0] += 1
             deltas[validator][1] += label == majority_label
-    insert_rows(Vote, votes)
+    insert_rows(Vote, votes, returning_ids=False)
     votes_imported(project=project, deltas=deltas)

@@ -3,7 +3,7 @@ row's own, in order, from a generator as from a list. Reads ahead: each query's 
 the caller's transaction, and its errors raised to the caller."""
 
 import pytest
-from django.db import DataError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
@@ -62,3 +62,13 @@ def test_an_error_in_a_query_read_ahead_reaches_the_caller():
     with pytest.raises(DataError), transaction.atomic():
         assert next(rows) == [("not-a-number",)]
         next(rows)
+
+
+def test_an_error_in_a_later_batch_reaches_the_caller_and_stores_nothing():
+    project = ProjectFactory()
+    rows = [{"project_id": project.pk, "external_id": f"e{i}", "label": "x", "fields": {}}
+            for i in range(BATCH + 10)]  # fmt: skip
+    rows[-1]["external_id"] = "e3"  # a repeat, in the second batch: sent while nothing waits
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_rows(Example, rows)
+    assert not Example.objects.filter(project=project).exists()
