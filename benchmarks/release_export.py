@@ -39,10 +39,9 @@ def timed_phases() -> dict[str, float]:
 
     wrap(services, "choose", "choosing (DB: perturbations and vote counts)")
     wrap(bundle.BundleWriter, "write_data",
-         "sets and files (DB reads, JSON, TSV; sets.jsonl compressed in a thread)")  # fmt: skip
-    wrap(services, "insert_rows",
-         "release entries (COPY, foreign-key checks; other files zipped meanwhile)")  # fmt: skip
-    wrap(services, "release_statistics", "statistics (DB)")
+         "sets, files and entries (DB reads and COPY with foreign-key checks, beside the "
+         "JSON and TSV; sets.jsonl compressed in a thread)")  # fmt: skip
+    wrap(services, "release_statistics", "statistics (DB; other files zipped meanwhile)")
     wrap(bundle.BundleWriter, "finish", "waiting for the zip; card, manifest, hash")
     return phases
 

@@ -23,8 +23,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.models.expressions import RawSQL
 
-from annotation.bulk import CHUNK, plain_rows_ahead
-from annotation.models import Perturbation, Project, Release
+from annotation.bulk import CHUNK, Beside
+from annotation.models import Perturbation, Project, Release, ReleaseEntry
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
 
@@ -49,8 +49,9 @@ class Chosen:
 
 
 class BundleWriter:
-    """Writes a release's bundle in a temporary folder: `write_data`, then `finish` with the
-    card. Used as a context manager, which removes the folder."""
+    """Writes a release's bundle in a temporary folder, and stores its entries (the
+    perturbations it holds) as it reads them: `write_data`, then `finish` with the card. Used
+    as a context manager, which removes the folder."""
 
     def __init__(
         self, project: Project, release: Release, chosen: list[Chosen], authors: dict[int, str]
@@ -94,10 +95,10 @@ class BundleWriter:
         shutil.rmtree(self.work, ignore_errors=True)
 
     def write_data(self) -> None:
-        """Write the data files, counting what they hold (`counts_summary`, `seconds`).
-        sets.jsonl goes straight into the zip, compressed as it is written; then a thread adds
-        the other files to the zip while the caller records the release (`finish` waits for
-        it)."""
+        """Write the data files and store the release's entries, counting what they hold
+        (`counts_summary`, `seconds`). sets.jsonl goes straight into the zip, compressed as it
+        is written; then a thread adds the other files to the zip while the caller goes on
+        (`finish` waits for it)."""
         (self.work / "paired").mkdir()
         self.zip = zipfile.ZipFile(self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED)
         sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
@@ -202,8 +203,9 @@ class BundleWriter:
     def _rows(self) -> Iterator[tuple[Chosen, dict[str, Any], dict[str, Any]]]:
         """Each chosen perturbation with its pivot's row and its own (tags included), read
         CHUNK at a time by the range of their pivots: index range scans, where one query in
-        pivot order sorted every set's text on disk. The next chunk is read while this one is
-        written, so memory holds two."""
+        pivot order sorted every set's text on disk. On PostgreSQL the database reads the next
+        chunk and stores this one's release entries while this chunk is written, so memory
+        holds two chunks."""
         pivot_columns = ("id", "external_id", "fields", "label", "answers")
         columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
                    "guideline_version", "tag_names")  # fmt: skip
@@ -211,21 +213,39 @@ class BundleWriter:
         named = (*pivot_columns, *columns)
         json_columns = [i for i, c in enumerate(named) if c in ("fields", "answers", "tag_names")]
         chunks = [self.chosen[i : i + CHUNK] for i in range(0, len(self.chosen), CHUNK)]
-        queries = (
-            Perturbation.objects.filter(
-                project=self.project, pivot__id__range=(chunk[0].pivot_id, chunk[-1].pivot_id)
+
+        def read(db: Beside, chunk: list[Chosen]) -> Future[list[Any]]:
+            query = (
+                Perturbation.objects.filter(
+                    project=self.project,
+                    pivot__id__range=(chunk[0].pivot_id, chunk[-1].pivot_id),
+                )
+                .annotate(tag_names=_tag_names())
+                .order_by()
+                .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
             )
-            .annotate(tag_names=_tag_names())
-            .order_by()
-            .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
-            for chunk in chunks  # each in pivot order
-        )
-        for chunk, rows in zip(chunks, plain_rows_ahead(queries, json_columns), strict=True):
-            by_id = {row[width]: row for row in rows}
-            for c in chunk:
-                row = by_id[c.perturbation_id]
-                perturbation = dict(zip(columns, row[width:], strict=True))
-                yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
+            return db.read(query, json_columns)
+
+        with Beside() as db:
+            reading, storing = read(db, chunks[0]), None
+            for n, chunk in enumerate(chunks):
+                if storing is not None:  # its error first: the queries after it fail too
+                    db.result(storing)
+                by_id = {row[width]: row for row in db.result(reading)}
+                if n + 1 < len(chunks):
+                    reading = read(db, chunks[n + 1])
+                storing = db.store(ReleaseEntry, [self._entry(c) for c in chunk])
+                for c in chunk:
+                    row = by_id[c.perturbation_id]
+                    perturbation = dict(zip(columns, row[width:], strict=True))
+                    yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
+            if storing is not None:
+                db.result(storing)
+
+    def _entry(self, c: Chosen) -> dict[str, Any]:
+        return {"release_id": self.release.pk, "perturbation_id": c.perturbation_id,
+                "set_id": c.set_id, "split": c.split, "label": c.label,
+                "answers": c.answers}  # fmt: skip
 
     def _set_record(
         self,

@@ -13,9 +13,9 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
 from annotation.audit import audit
-from annotation.bulk import immediate_constraints, insert_rows
+from annotation.bulk import collector_paused, immediate_constraints
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
+from annotation.models import Perturbation, Project, Pseudonym, Release, Vote
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
@@ -165,6 +165,7 @@ def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str
     return {uid: f"{kind}-{number}" for uid, number in known.items() if uid in user_ids}
 
 
+@collector_paused()
 @transaction.atomic
 def release_create(*, project: Project, user: Any, version: str, **options: Any) -> Release:
     version = str(version).strip()
@@ -184,20 +185,9 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
     )
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
     with bundle.BundleWriter(project, release, chosen, authors) as writer:
-        writer.write_data()
-        # While a thread zips the files: the entries, whose foreign keys are checked now
-        # rather than at commit, and the statistics, which read them.
+        # Foreign keys checked as the entries are stored, beside the writing, not at commit.
         with immediate_constraints():
-            insert_rows(
-                ReleaseEntry,
-                (
-                    {"release_id": release.pk, "perturbation_id": c.perturbation_id,
-                     "set_id": c.set_id, "split": c.split, "label": c.label,
-                     "answers": c.answers}
-                    for c in chosen
-                ),
-                returning_ids=False,
-            )  # fmt: skip
+            writer.write_data()
         release.counts = writer.counts_summary()
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))

@@ -1,13 +1,16 @@
 """Bulk inserts (COPY on PostgreSQL) across batch boundaries: every row stored, each key the
-row's own, in order, from a generator as from a list. Reads ahead: each query's own rows, in
-the caller's transaction, and its errors raised to the caller."""
+row's own, in order, from a generator as from a list. Work beside the caller: each query's own
+rows, in the caller's transaction and in the order given, and the first error raised to the
+caller."""
+
+import gc
 
 import pytest
 from django.db import DataError, IntegrityError, transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
-from annotation.bulk import BATCH, insert_rows, plain_rows, plain_rows_ahead
+from annotation.bulk import BATCH, Beside, collector_paused, insert_rows, plain_rows
 from annotation.models import Example
 from tests.factories import ProjectFactory
 
@@ -47,7 +50,9 @@ def test_rows_read_ahead_are_each_querys_own_in_the_same_transaction():
     examples = Example.objects.filter(project=project).order_by("external_id")
     queries = [examples[start : start + 100].values_list("external_id", "fields")
                for start in range(0, 250, 100)]  # fmt: skip
-    read = list(plain_rows_ahead(iter(queries), json_columns=[1]))
+    with Beside() as db:
+        pending = [db.read(query, json_columns=[1]) for query in queries]
+        read = [db.result(rows) for rows in pending]
     assert read == [plain_rows(query, json_columns=[1]) for query in queries]
     assert [len(rows) for rows in read] == [100, 100, 50]
     assert read[2][-1] == ["e249", {"text": "t249"}]
@@ -58,10 +63,10 @@ def test_an_error_in_a_query_read_ahead_reaches_the_caller():
     Example.objects.create(project=project, external_id="not-a-number", label="x", fields={})
     good = Example.objects.filter(project=project).values_list("external_id")
     bad = Example.objects.annotate(n=Cast("external_id", IntegerField())).values_list("n")
-    rows = plain_rows_ahead(iter([good, bad]))
-    with pytest.raises(DataError), transaction.atomic():
-        assert next(rows) == [("not-a-number",)]
-        next(rows)
+    with pytest.raises(DataError), transaction.atomic(), Beside() as db:
+        reads = [db.read(good), db.read(bad)]
+        assert db.result(reads[0]) == [("not-a-number",)]
+        db.result(reads[1])
 
 
 def test_an_error_in_a_later_batch_reaches_the_caller_and_stores_nothing():
@@ -72,3 +77,33 @@ def test_an_error_in_a_later_batch_reaches_the_caller_and_stores_nothing():
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_rows(Example, rows)
     assert not Example.objects.filter(project=project).exists()
+
+
+def test_rows_stored_beside_are_seen_by_the_reads_after_them():
+    project = ProjectFactory()
+    rows = [{"project_id": project.pk, "external_id": f"e{i}", "label": "x", "fields": {"n": i}}
+            for i in range(30)]  # fmt: skip
+    examples = Example.objects.filter(project=project).values_list("external_id", "fields")
+    with Beside() as db:
+        stores = [db.store(Example, rows[:10]), db.store(Example, rows[10:])]
+        read = db.read(examples.order_by("fields__n"), json_columns=[1])
+        assert [db.result(s) for s in stores] == [None, None]
+        assert db.result(read) == [[f"e{i}", {"n": i}] for i in range(30)]
+
+
+def test_an_error_in_rows_stored_beside_reaches_the_caller_before_the_reads_after_them():
+    project = ProjectFactory()
+    Example.objects.create(project=project, external_id="e1", label="x", fields={})
+    repeat = [{"project_id": project.pk, "external_id": "e1", "label": "x", "fields": {}}]
+    with pytest.raises(IntegrityError), transaction.atomic(), Beside() as db:
+        storing = db.store(Example, repeat)
+        db.read(Example.objects.values_list("external_id"))  # fails too, on PostgreSQL
+        db.result(storing)
+    assert Example.objects.filter(project=project).count() == 1
+
+
+def test_the_collector_runs_again_after_bulk_work_even_when_it_fails():
+    with pytest.raises(ValueError), collector_paused():
+        assert not gc.isenabled()
+        raise ValueError
+    assert gc.isenabled()

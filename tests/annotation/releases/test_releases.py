@@ -223,6 +223,11 @@ def test_sets_read_a_few_pivots_at_a_time_are_the_sets_read_at_once(project, peo
     ]
     assert bundle(pieces).read("sets.jsonl") == bundle(whole).read("sets.jsonl")
     assert bundle(pieces).read("examples.jsonl") == bundle(whole).read("examples.jsonl")
+    # The entries, stored a chunk at a time beside the reading, are every released one.
+    columns = ("perturbation_id", "set_id", "split", "label")
+    stored = sorted(pieces.entries.values_list(*columns))
+    assert stored == sorted(whole.entries.values_list(*columns)) and len(stored) == 12
+    assert pieces.statistics == whole.statistics
 
 
 def test_dataset_card_holds_the_counts_and_kappa(project, people, validated):
