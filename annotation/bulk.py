@@ -30,6 +30,19 @@ def plain_rows(query: Any, json_columns: Iterable[int] = ()) -> list[Any]:
         return _decoded(cursor.fetchall(), json_columns)
 
 
+def streamed_rows(
+    query: Any, json_columns: Iterable[int] = (), chunk: int = 10_000
+) -> Iterator[Any]:
+    """The rows of a values_list `query`, as plain_rows reads them, streamed: a server-side
+    cursor on PostgreSQL, so that memory stays flat whatever the number of rows."""
+    json_columns = list(json_columns)
+    sql, params = query.query.sql_with_params()
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(chunk):
+            yield from _decoded(rows, json_columns)
+
+
 class Beside:
     """Database work on a thread beside this one: on PostgreSQL, the thread uses this thread's
     connection (the driver's, so the same transaction) for one task at a time, in the order

@@ -13,9 +13,9 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
 from annotation.audit import audit
-from annotation.bulk import collector_paused, immediate_constraints
+from annotation.bulk import collector_paused, immediate_constraints, streamed_rows
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Project, Pseudonym, Release, Vote
+from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
@@ -88,20 +88,23 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
         }
         accepted = accepted.annotate(**per_label)
         extra = tuple(per_label)
-    # Streamed (a server-side cursor on PostgreSQL): a million rows would not stay in memory.
-    rows = accepted.order_by("pivot_id", "id").values_list(*columns, *extra)
+    # Streamed: a million rows would not stay in memory.
+    json_columns = range(len(columns), len(columns) + 2) if project.is_free_text else ()
+    rows = streamed_rows(
+        accepted.order_by("pivot_id", "id").values_list(*columns, *extra), json_columns
+    )
     split_of = _split_sets(accepted, options)
+    free_text, labels = project.is_free_text, project.all_labels
     chosen = []
-    for row in rows.iterator(chunk_size=10_000):
-        pid, pivot_id, set_id, pivot_split, label, majority, author_id, *more = row
+    for pid, pivot_id, set_id, pivot_split, label, majority, author_id, *more in rows:
         split = split_of.get(pivot_id, pivot_split)
-        if project.is_free_text:
+        if free_text:
             authored, agreed = more
             release_label, answers_released = "", agreed or authored
             counted = answer_votes.get(pid, {})
         else:
             release_label, answers_released = majority or label, []
-            counted = {name: n for name, n in zip(project.all_labels, more, strict=True) if n}
+            counted = {name: n for name, n in zip(labels, more, strict=True) if n}
         # Sets imported as accepted have no votes; they pass on the admin's word.
         agreeing = counted.get(release_label or bundle.AGREE, 0)
         if counted and agreeing < options["min_agreement"][split]:
@@ -215,9 +218,11 @@ def release_statistics(
             project.labels,
             project.setting("votes_per_item"),
         )
-    # Who voted, and how long each vote took, from one small histogram query.
+    # Who voted, and how long each vote took, from one small histogram query over the votes on
+    # the items of the release's perturbations.
+    released = ReleaseEntry.objects.filter(release=release).values("perturbation_id")
     histogram = (
-        Vote.objects.filter(item__perturbation__release_entries__release=release)
+        Vote.objects.filter(item__perturbation_id__in=released)
         .values_list("validator_id", "seconds_spent")
         .annotate(n=Count("id"))
         .order_by()
