@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import zipfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +20,8 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import connection
-from django.db.models.expressions import RawSQL
 
-from annotation.bulk import CHUNK, Beside
-from annotation.models import Perturbation, Project, Release, ReleaseEntry
+from annotation.models import Project, Release
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
 
@@ -48,18 +45,18 @@ class Chosen:
     answers: list[str] = field(default_factory=list)  # free-text projects, instead of label
 
 
-class BundleWriter:
-    """Writes a release's bundle in a temporary folder, and stores its entries (the
-    perturbations it holds) as it reads them: `write_data`, then `finish` with the card. Used
-    as a context manager, which removes the folder."""
+# A released perturbation with its pivot's row and its own (tags included), as dicts.
+Row = tuple[Chosen, dict[str, Any], dict[str, Any]]
 
-    def __init__(
-        self, project: Project, release: Release, chosen: list[Chosen], authors: dict[int, str]
-    ):
+
+class BundleWriter:
+    """Writes a release's bundle in a temporary folder: `write_data`, then `finish` with the
+    card. Used as a context manager, which removes the folder."""
+
+    def __init__(self, project: Project, release: Release, authors: dict[int, str]):
         self.project = project
         self.authors_named = authors
         self.release = release
-        self.chosen = chosen
         self.free_text = project.is_free_text
         self.paired = project.task_type == "classification" and len(project.fields) == 1
         self.counts: dict[str, Any] = {
@@ -94,8 +91,8 @@ class BundleWriter:
             self.zip.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def write_data(self) -> None:
-        """Write the data files and store the release's entries, counting what they hold
+    def write_data(self, rows: Iterable[Row]) -> None:
+        """Write the data files from the release's rows in pivot order, counting what they hold
         (`counts_summary`, `seconds`). sets.jsonl goes straight into the zip, compressed as it
         is written; then a thread adds the other files to the zip while the caller goes on
         (`finish` waits for it)."""
@@ -105,7 +102,7 @@ class BundleWriter:
         self.files.append(sets_file)
         examples_file = self._file(EXAMPLES_FILE)
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
-        for record in self._sets():
+        for record in self._sets(rows):
             sets_file.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
             for example in _flatten(record):
                 examples_file.write(orjson.dumps(example, option=orjson.OPT_APPEND_NEWLINE))
@@ -185,12 +182,12 @@ class BundleWriter:
                 line = {"id": member["id"], **member["fields"], "answers": member["answers"]}
                 target.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
 
-    def _sets(self) -> Iterator[dict[str, Any]]:
+    def _sets(self, rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
         """One record per set, in the release's (pivot) order."""
         pivot: dict[str, Any] | None = None
         members: list[Chosen] = []
         perturbations: dict[int, dict[str, Any]] = {}
-        for chosen, pivot_row, perturbation in self._rows():
+        for chosen, pivot_row, perturbation in rows:
             if pivot is not None and pivot_row["id"] != pivot["id"]:
                 yield self._set_record(pivot, members, perturbations, self.authors_named)
                 members, perturbations = [], {}
@@ -199,53 +196,6 @@ class BundleWriter:
             members.append(chosen)
         if pivot is not None:
             yield self._set_record(pivot, members, perturbations, self.authors_named)
-
-    def _rows(self) -> Iterator[tuple[Chosen, dict[str, Any], dict[str, Any]]]:
-        """Each chosen perturbation with its pivot's row and its own (tags included), read
-        CHUNK at a time by the range of their pivots: index range scans, where one query in
-        pivot order sorted every set's text on disk. On PostgreSQL the database reads the next
-        chunk and stores this one's release entries while this chunk is written, so memory
-        holds two chunks."""
-        pivot_columns = ("id", "external_id", "fields", "label", "answers")
-        columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
-                   "guideline_version", "tag_names")  # fmt: skip
-        width = len(pivot_columns)
-        named = (*pivot_columns, *columns)
-        json_columns = [i for i, c in enumerate(named) if c in ("fields", "answers", "tag_names")]
-        chunks = [self.chosen[i : i + CHUNK] for i in range(0, len(self.chosen), CHUNK)]
-
-        def read(db: Beside, chunk: list[Chosen]) -> Future[list[Any]]:
-            query = (
-                Perturbation.objects.filter(
-                    project=self.project,
-                    pivot__id__range=(chunk[0].pivot_id, chunk[-1].pivot_id),
-                )
-                .annotate(tag_names=_tag_names())
-                .order_by()
-                .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
-            )
-            return db.read(query, json_columns)
-
-        with Beside() as db:
-            reading, storing = read(db, chunks[0]), None
-            for n, chunk in enumerate(chunks):
-                if storing is not None:  # its error first: the queries after it fail too
-                    db.result(storing)
-                by_id = {row[width]: row for row in db.result(reading)}
-                if n + 1 < len(chunks):
-                    reading = read(db, chunks[n + 1])
-                storing = db.store(ReleaseEntry, [self._entry(c) for c in chunk])
-                for c in chunk:
-                    row = by_id[c.perturbation_id]
-                    perturbation = dict(zip(columns, row[width:], strict=True))
-                    yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
-            if storing is not None:
-                db.result(storing)
-
-    def _entry(self, c: Chosen) -> dict[str, Any]:
-        return {"release_id": self.release.pk, "perturbation_id": c.perturbation_id,
-                "set_id": c.set_id, "split": c.split, "label": c.label,
-                "answers": c.answers}  # fmt: skip
 
     def _set_record(
         self,
@@ -314,17 +264,6 @@ class BundleWriter:
             "guideline_versions": {str(k): v for k, v in sorted(self.guidelines.items())},
             "experts": len(self.authors),
         }
-
-
-def _tag_names() -> RawSQL:
-    """A perturbation's tag names as a JSON array, in the query that reads the perturbation."""
-    aggregate = "JSON_AGG" if connection.vendor == "postgresql" else "JSON_GROUP_ARRAY"
-    return RawSQL(
-        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) "
-        "FROM annotation_perturbation_tags pt JOIN annotation_tag t ON t.id = pt.tag_id "
-        "WHERE pt.perturbation_id = annotation_perturbation.id",
-        [],
-    )
 
 
 def _flatten(record: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -200,7 +200,7 @@ def test_random_split_never_cuts_a_set(project, people, seed):
 def test_sets_read_a_few_pivots_at_a_time_are_the_sets_read_at_once(project, people, monkeypatch):
     """The bundle reads perturbations a range of pivots at a time; a range never cuts a set, and
     skips what the release leaves out (a rejected perturbation between released ones)."""
-    from annotation.releases import bundle as bundle_module
+    from annotation.releases import services
 
     for n in range(7):
         pivot = ExampleFactory(project=project, fields={"text": f"good film {n}"})
@@ -211,7 +211,7 @@ def test_sets_read_a_few_pivots_at_a_time_are_the_sets_read_at_once(project, peo
             status = "rejected" if (n, k) == (4, 1) else "accepted"
             Perturbation.objects.filter(pk=p.pk).update(status=status)
     whole = release_create(project=project, user=people["admin"], version="whole")
-    monkeypatch.setattr(bundle_module, "CHUNK", 2)
+    monkeypatch.setattr(services, "CHUNK", 2)
     pieces = release_create(project=project, user=people["admin"], version="pieces")
     sets = [json.loads(line) for line in bundle(pieces).read("sets.jsonl").splitlines()]
     assert [len(s["perturbations"]) for s in sets] == [1, 2, 3, 1, 1, 3, 1]
