@@ -5,8 +5,9 @@ import math
 import random
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Future
+from contextlib import closing
 from typing import Any
 
 from django.db import connection, transaction
@@ -192,8 +193,9 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
     with bundle.BundleWriter(project, release, authors) as writer:
         # Foreign keys checked as the entries are stored, beside the writing, not at commit.
-        with immediate_constraints():
-            writer.write_data(_released_rows(project, release, chosen))
+        # Closed before anything else on an error: its thread must let go of the connection.
+        with immediate_constraints(), closing(_released_rows(project, release, chosen)) as rows:
+            writer.write_data(rows)
         release.counts = writer.counts_summary()
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))
@@ -205,7 +207,7 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
 
 def _released_rows(
     project: Project, release: Release, chosen: list[bundle.Chosen]
-) -> Iterator[bundle.Row]:
+) -> Generator[bundle.Row, None, None]:
     """Each chosen perturbation with its pivot's row and its own (tags included), read
     CHUNK at a time by the range of their pivots: index range scans, where one query in pivot
     order sorted every set's text on disk. On PostgreSQL the database reads the next chunk and
