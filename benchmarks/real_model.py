@@ -25,8 +25,9 @@ def main() -> None:
     from annotation.models import Project
     from annotation.projects import services
     from annotation.releases.services import release_create
-    from evaluation.runs import evaluation_execute
-    from evaluation.services import evaluation_enqueue, model_register
+    from evaluation.runs.execute import run_evaluation
+    from evaluation.runs.services import evaluation_enqueue
+    from evaluation.specs.services import model_register
 
     settings.MEDIA_ROOT = OUT / "media"
     Project.objects.filter(slug="imdb-real").delete()
@@ -66,7 +67,7 @@ def main() -> None:
         device="cpu",
     )
     run = evaluation_enqueue(release=release, model=spec, split="test", user=None, send=False)
-    finished = evaluation_execute(run.pk)
+    finished = run_evaluation(run.pk)
     assert finished is not None and finished.status == "succeeded", finished and finished.error
     m = finished.metrics
     iv = m["intervals"]

@@ -3,9 +3,9 @@
 from celery import shared_task
 from django.conf import settings
 
-from evaluation.analysis_runs import analysis_execute
+from evaluation.analyses.execute import run_analysis
 from evaluation.jobs import RunBusy
-from evaluation.runs import evaluation_execute
+from evaluation.runs.execute import run_evaluation
 
 
 @shared_task(acks_late=True)
@@ -19,7 +19,7 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
     """Score one evaluation run. A worker killed mid-run leaves the message unacknowledged, so
     the run is redelivered; a delivery that finds the run alive on another worker waits."""
     try:
-        evaluation_execute(run_id)
+        run_evaluation(run_id)
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
 
@@ -28,6 +28,6 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
 def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untyped-def]
     """Run one analysis; redelivered like an evaluation run if its worker dies."""
     try:
-        analysis_execute(analysis_id)
+        run_analysis(analysis_id)
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None

@@ -1,52 +1,58 @@
 from django.urls import path
 
-from evaluation import api, views
+from evaluation.analyses import api as analyses_api
+from evaluation.analyses import views as analyses_views
+from evaluation.runs import api as runs_api
+from evaluation.runs import views as runs_views
+from evaluation.specs import api as specs_api
+from evaluation.specs import views as specs_views
 
 api_urls = [
-    path("models/", api.ModelListView.as_view(), name="api-models"),
-    path("evaluations/", api.RunListView.as_view(), name="api-evaluations"),
-    path("evaluations/<id:pk>/", api.RunDetailView.as_view(), name="api-evaluation"),
-    path(
-        "evaluations/<id:pk>/cancel/",
-        api.RunActionView.as_view(action="cancel"),
-        name="api-evaluation-cancel",
-    ),
-    path(
-        "evaluations/<id:pk>/retry/",
-        api.RunActionView.as_view(action="retry"),
-        name="api-evaluation-retry",
-    ),
-    path("analyses/", api.AnalysisListView.as_view(), name="api-analyses"),
-    path("analyses/<id:pk>/", api.AnalysisDetailView.as_view(), name="api-analysis"),
-    path(
-        "analyses/<id:pk>/cancel/",
-        api.AnalysisActionView.as_view(action="cancel"),
-        name="api-analysis-cancel",
-    ),
-    path(
-        "analyses/<id:pk>/retry/",
-        api.AnalysisActionView.as_view(action="retry"),
-        name="api-analysis-retry",
-    ),
+    path("models/", specs_api.ModelListView.as_view(), name="api-models"),
+    path("evaluations/", runs_api.RunListView.as_view(), name="api-evaluations"),
+    path("evaluations/<id:pk>/", runs_api.RunDetailView.as_view(), name="api-evaluation"),
+    path("analyses/", analyses_api.AnalysisListView.as_view(), name="api-analyses"),
+    path("analyses/<id:pk>/", analyses_api.AnalysisDetailView.as_view(), name="api-analysis"),
 ]
+for action in ("cancel", "retry"):
+    api_urls += [
+        path(
+            f"evaluations/<id:pk>/{action}/",
+            runs_api.JobActionView.as_view(action=action),
+            name=f"api-evaluation-{action}",
+        ),
+        path(
+            f"analyses/<id:pk>/{action}/",
+            analyses_api.AnalysisActionView.as_view(action=action),
+            name=f"api-analysis-{action}",
+        ),
+    ]
 
 page_urls = [
-    path("p/<slug:slug>/models/", views.models_page, name="models"),
-    path("p/<slug:slug>/evaluations/", views.runs_page, name="runs"),
-    path("p/<slug:slug>/evaluations/compare/", views.compare_page, name="runs-compare"),
-    path("p/<slug:slug>/evaluations/<id:pk>/", views.run_page, name="run"),
-    path("p/<slug:slug>/evaluations/<id:pk>/progress/", views.run_progress, name="run-progress"),
-    path("p/<slug:slug>/evaluations/<id:pk>/<str:action>/", views.run_action, name="run-action"),
-    path("p/<slug:slug>/analyses/", views.analyses_page, name="analyses"),
-    path("p/<slug:slug>/analyses/<id:pk>/", views.analysis_page, name="analysis"),
+    path("p/<slug:slug>/models/", specs_views.models_page, name="models"),
+    path("p/<slug:slug>/evaluations/", runs_views.runs_page, name="runs"),
+    path("p/<slug:slug>/evaluations/compare/", runs_views.compare_page, name="runs-compare"),
+    path("p/<slug:slug>/evaluations/<id:pk>/", runs_views.run_page, name="run"),
+    path(
+        "p/<slug:slug>/evaluations/<id:pk>/progress/",
+        runs_views.run_progress,
+        name="run-progress",
+    ),
+    path(
+        "p/<slug:slug>/evaluations/<id:pk>/<str:action>/",
+        runs_views.run_action,
+        name="run-action",
+    ),
+    path("p/<slug:slug>/analyses/", analyses_views.analyses_page, name="analyses"),
+    path("p/<slug:slug>/analyses/<id:pk>/", analyses_views.analysis_page, name="analysis"),
     path(
         "p/<slug:slug>/analyses/<id:pk>/progress/",
-        views.analysis_progress,
+        analyses_views.analysis_progress,
         name="analysis-progress",
     ),
     path(
         "p/<slug:slug>/analyses/<id:pk>/<str:action>/",
-        views.analysis_action,
+        analyses_views.analysis_action,
         name="analysis-action",
     ),
 ]

@@ -160,8 +160,7 @@ def my_work(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "p": p,
             "diff": word_diff(
-                " ".join(p.pivot.fields[n] for n in project.editable_field_names),
-                " ".join(p.fields[n] for n in project.editable_field_names),
+                project.editable_text(p.pivot.fields), project.editable_text(p.fields)
             ),
             "votes": vote_counts(p) if p.is_resolved else None,
         }

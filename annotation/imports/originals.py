@@ -27,7 +27,7 @@ from annotation.imports.readers import (
     resolve_label,
     text_problem,
 )
-from annotation.models import Example, ImportBatch, Project
+from annotation.models import Example, ImportBatch, Project, user_or_none
 from annotation.projects.config import SPLITS
 from annotation.validation.answers import clean_answers
 
@@ -296,7 +296,7 @@ def import_examples(
         with transaction.atomic():
             batch = ImportBatch.objects.create(
                 project=project,
-                created_by=user if getattr(user, "is_authenticated", False) else None,
+                created_by=user_or_none(user),
                 source_name=source_name,
                 format=fmt,
                 mapping=mapping,

@@ -26,7 +26,7 @@ from annotation.imports.readers import (
     resolve_label,
     text_problem,
 )
-from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
+from annotation.models import Example, ImportBatch, Perturbation, Project, Tag, user_or_none
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
 from annotation.validation.answers import clean_answers, normalize_answer
@@ -210,7 +210,7 @@ def import_sets(
         pseudo = inactive_user(f"pseudo-{author}")
         batch = ImportBatch.objects.create(
             project=project,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=user_or_none(user),
             kind="sets",
             source_name=source_name,
             format="sets",

@@ -2,7 +2,7 @@
 
 from annotation.models.examples import Example, ImportBatch
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision
-from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag
+from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
 from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote
 
@@ -24,4 +24,5 @@ __all__ = [
     "ValidationItem",
     "ValidatorStatus",
     "Vote",
+    "user_or_none",
 ]

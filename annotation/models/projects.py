@@ -62,6 +62,11 @@ class Project(models.Model):
     def editable_field_names(self) -> list[str]:
         return [f["name"] for f in self.fields if f["editable"]]
 
+    def editable_text(self, fields: dict[str, str]) -> str:
+        """The editable fields of an example or a perturbation as one text: what an edit
+        changes, for diffs and for the analyses of edits."""
+        return " ".join(fields[name] for name in self.editable_field_names)
+
     @property
     def is_free_text(self) -> bool:
         return self.task_type == self.TaskType.FREE_TEXT
@@ -76,6 +81,11 @@ class Project(models.Model):
     def current_guideline_version(self) -> int:
         latest = self.current_guidelines()
         return latest.version if latest else 0
+
+
+def user_or_none(user: Any) -> Any:
+    """The user to record as an author or creator; None for anonymous callers (the CLI)."""
+    return user if getattr(user, "is_authenticated", False) else None
 
 
 class Tag(models.Model):

@@ -19,7 +19,15 @@ from django.db.models.functions import Cast, Coalesce
 from annotation.audit import audit
 from annotation.bulk import CHUNK, Beside, collector_paused, immediate_constraints, streamed_rows
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Project, Pseudonym, Release, ReleaseEntry, Vote
+from annotation.models import (
+    Perturbation,
+    Project,
+    Pseudonym,
+    Release,
+    ReleaseEntry,
+    Vote,
+    user_or_none,
+)
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
@@ -187,7 +195,7 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
     release = Release.objects.create(
         project=project,
         version=version,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
+        created_by=user_or_none(user),
         options=cleaned,
     )
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})

@@ -115,7 +115,6 @@ def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResp
 @login_required
 def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
-    editable = project.editable_field_names
 
     def rows(status: str) -> list[dict[str, Any]]:
         perturbations = project.perturbations.filter(status=status).select_related(
@@ -125,8 +124,7 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
             {
                 "p": p,
                 "diff": word_diff(
-                    " ".join(p.pivot.fields[n] for n in editable),
-                    " ".join(p.fields[n] for n in editable),
+                    project.editable_text(p.pivot.fields), project.editable_text(p.fields)
                 ),
                 "votes": votes.vote_counts(p),
             }

@@ -1,2 +1,3 @@
-"""Analyses of scores on contrast sets (SPEC §4, §10.3), one module per analysis: pure numpy and
-scikit-learn over plain data, no Django. evaluation.analysis_runs runs them on the worker."""
+"""Analyses of a project's releases and runs (docs/analyses.md): checking and queueing them
+(services), running them on a worker (execute), the pure analyses themselves (artifacts,
+inoculation, instability: numpy and scikit-learn over plain data, no Django), API and pages."""

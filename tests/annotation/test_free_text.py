@@ -15,8 +15,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Perturbation, Project, ValidationItem
 from evaluation.models import ModelSpec
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_enqueue
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_enqueue
 from tests.factories import member, project_creator
 
 pytestmark = pytest.mark.django_db
@@ -225,7 +225,7 @@ def test_a_quoref_style_set_is_imported_validated_released_and_scored(qa, client
     run = evaluation_enqueue(
         release=project.releases.get(), model=spec, split="test", user=staff, send=False
     )
-    run = evaluation_execute(run.pk)
+    run = run_evaluation(run.pk)
     assert run is not None and run.status == "succeeded", run and run.error
     metrics = run.metrics
     predictions = {p.example: p for p in run.predictions.all()}
@@ -297,7 +297,7 @@ def test_the_results_page_shows_em_f1_and_the_failed_sets(qa, client_for, staff)
         project=project, name="rules", kind="python",
         source="tests.evaluation.rule_models:years_and_names",
     )  # fmt: skip
-    run = evaluation_execute(
+    run = run_evaluation(
         evaluation_enqueue(release=release, model=spec, split="test", user=staff, send=False).pk
     )
     assert run is not None and run.status == "succeeded"

@@ -1,8 +1,8 @@
 import pytest
 
 from evaluation.models import ModelSpec
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_enqueue
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_enqueue
 from tests.browser.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -14,7 +14,7 @@ def test_results_page_renders_charts_and_failed_sets(page, login, project, relea
         source="tests.evaluation.rule_models:keyword",
     )  # fmt: skip
     run = evaluation_enqueue(release=released, model=spec, split="test", user=None, send=False)
-    evaluation_execute(run.pk)
+    run_evaluation(run.pk)
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     page.locator("#results").wait_for()
@@ -48,7 +48,7 @@ def test_progress_updates_live_while_a_run_is_queued(page, login, project, relea
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     assert page.inner_text("#run-status") == "queued"
-    evaluation_execute(run.pk)  # as the worker would
+    run_evaluation(run.pk)  # as the worker would
     page.locator("#results").wait_for(timeout=10_000)  # htmx polling refreshes the page
     assert page.inner_text("#run-status") == "succeeded"
 
@@ -81,7 +81,7 @@ def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
     spec = ModelSpec.objects.create(project=project, name="gpt2", kind="hf-causal-lm",
                                     source=str(model), max_new_tokens=4)  # fmt: skip
     run = evaluation_enqueue(release=release, model=spec, split="test", user=None, send=False)
-    assert evaluation_execute(run.pk).status == "succeeded"
+    assert run_evaluation(run.pk).status == "succeeded"
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     results = page.locator("#results")
@@ -110,7 +110,7 @@ def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, proj
     import numpy as np
 
     from annotation.releases.bundle import read_examples
-    from evaluation.analysis_runs import analysis_execute
+    from evaluation.analyses.execute import run_analysis
     from evaluation.models import Analysis, EvaluationRun, Prediction
 
     spec = ModelSpec.objects.create(project=project, name="m", kind="python", source="a.b:c")
@@ -131,7 +131,7 @@ def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, proj
     page.wait_for_url("**/analyses/*/")
     analysis = Analysis.objects.get()
     assert analysis.kind == "instability" and analysis.status == "queued"
-    analysis_execute(analysis.pk)  # as the worker would; htmx refreshes the page
+    run_analysis(analysis.pk)  # as the worker would; htmx refreshes the page
     page.locator("#results").wait_for(timeout=10_000)
     page.wait_for_function("document.querySelectorAll('#results canvas').length === 2")
     drawn = page.evaluate(

@@ -8,7 +8,7 @@ import redis
 from django.db import connection
 
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
-from evaluation.services import evaluation_enqueue
+from evaluation.runs.services import evaluation_enqueue
 from tests.workers import start_worker, stop, wait_for, worker_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.errors import DomainError
 from annotation.models import Release
 from config.edge import parse_id
-from evaluation.analysis_runs import analysis_execute
-from evaluation.analysis_services import analysis_create
+from evaluation.analyses.execute import run_analysis
+from evaluation.analyses.services import analysis_create
 from evaluation.models import EvaluationRun, ModelSpec
 
 
@@ -66,7 +66,7 @@ class Command(BaseCommand):
         if not options["sync"]:
             self.stdout.write(json.dumps({"analysis": analysis.pk, "status": analysis.status}))
             return
-        finished = analysis_execute(analysis.pk)
+        finished = run_analysis(analysis.pk)
         if finished is None or finished.status != "succeeded":
             status = finished.status if finished else "cancelled"
             raise CommandError(f"analysis {analysis.pk} {status}: {finished and finished.error}")

@@ -8,8 +8,8 @@ from annotation.management.commands.import_examples import progress_bar
 from annotation.models import Release
 from config.edge import parse_id
 from evaluation.models import ModelSpec
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_enqueue
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_enqueue
 
 
 class Command(BaseCommand):
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         if not options["sync"]:
             self.stdout.write(json.dumps({"run": run.pk, "status": run.status}))
             return
-        finished = evaluation_execute(
+        finished = run_evaluation(
             run.pk, progress=lambda done, total: progress_bar("scoring", done, total)
         )
         if finished is None:

@@ -5,8 +5,9 @@ from django.core.management.base import BaseCommand
 from annotation.demo import DEMO_USERS, load_demo
 from annotation.models import Project
 from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_enqueue, model_register
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_enqueue
+from evaluation.specs.services import model_register
 
 
 class Command(BaseCommand):
@@ -50,6 +51,6 @@ def load_demo_run(project: Project, admin: Any) -> EvaluationRun | None:
         if not done.exists():
             run = evaluation_enqueue(release=release, model=spec, split="test", user=admin,
                                      send=False)  # fmt: skip
-            evaluation_execute(run.pk)
+            run_evaluation(run.pk)
         runs.append(done.first())
     return runs[0]

@@ -1,19 +1,16 @@
-"""Evaluation workflows of the web process: registering models, enqueueing, retrying and
-cancelling runs. Workers run them with evaluation.runs."""
+"""Registering a model spec: what kind scores which project, and who may make a worker load
+what (docs/security.md)."""
 
 import re
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Project, Release
-from evaluation import jobs
-from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.tasks import run_evaluation_task
+from annotation.models import Project, user_or_none
+from evaluation.models import ModelSpec
 
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
@@ -22,20 +19,11 @@ KINDS_FOR: dict[str, tuple[str, ...]] = {
     Project.TaskType.FREE_TEXT: (Kind.HF_QUESTION_ANSWERING, Kind.PYTHON),
 }
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
-Status = EvaluationRun.Status
 
 
 def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
-    mapping = values.get("label_mapping") or {}
-    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
-        raise DomainError("label_mapping must map model labels to project labels.")
-    unknown = sorted(set(mapping.values()) - set(project.labels))
-    if unknown:
-        raise DomainError(
-            f"label_mapping maps to {', '.join(unknown)}, which are not labels of this project "
-            f"({', '.join(project.labels)})."
-        )
-    check_source(user, values["kind"], values["source"])
+    clean_label_mapping(project, values.get("label_mapping"))
+    clean_source(user, values["kind"], values["source"])
     kinds = KINDS_FOR[project.task_type]
     if values["kind"] not in kinds:
         raise DomainError(
@@ -45,17 +33,29 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
         )
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
-    spec = ModelSpec.objects.create(project=project, created_by=_user(user), **values)
+    spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
     audit(actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name)
     return spec
+
+
+def clean_label_mapping(project: Project, mapping: Any) -> None:
+    mapping = mapping or {}
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+        raise DomainError("label_mapping must map model labels to project labels.")
+    unknown = sorted(set(mapping.values()) - set(project.labels))
+    if unknown:
+        raise DomainError(
+            f"label_mapping maps to {', '.join(unknown)}, which are not labels of this project "
+            f"({', '.join(project.labels)})."
+        )
 
 
 def is_local_path(source: str) -> bool:
     return source.startswith(("/", ".", "~")) or "\\" in source or ".." in source.split("/")
 
 
-def check_source(user: Any, kind: str, source: str) -> None:
-    """Who may make a worker run what (README, "Security model"): python callables and local
+def clean_source(user: Any, kind: str, source: str) -> None:
+    """Who may make a worker run what (docs/security.md): python callables and local
     model folders are code on the workers' disks, so only staff may name them, and local folders
     only under MODELS_DIR. Anyone else names a model on the hub by its id."""
     staff = getattr(user, "is_staff", False)
@@ -83,39 +83,3 @@ def check_source(user: Any, kind: str, source: str) -> None:
             "source must be a hub id such as org/name (or, for staff, a path under MODELS_DIR).",
             field="source",
         )
-
-
-def _user(user: Any) -> Any:
-    return user if getattr(user, "is_authenticated", False) else None
-
-
-def evaluation_enqueue(
-    *, release: Release, model: ModelSpec, split: str, user: Any, send: bool = True
-) -> EvaluationRun:
-    """Create a queued run and, once the transaction commits, send it to the worker queue
-    (unless `send` is false: `manage.py evaluate --sync` runs it in its own process)."""
-    if model.project_id != release.project_id:
-        raise DomainError("The model and the release belong to different projects.")
-    if split not in release.counts.get("sets", {}):
-        raise DomainError(f"Release {release.version} has no {split} split.")
-    run = EvaluationRun.objects.create(
-        release=release, model=model, split=split, created_by=_user(user)
-    )
-    if send:
-        _send(run)
-    return run
-
-
-def _send(run: EvaluationRun) -> None:
-    transaction.on_commit(lambda: run_evaluation_task.delay(run.pk))
-
-
-def evaluation_retry(*, run: EvaluationRun) -> EvaluationRun:
-    """Run again from scratch; the new predictions replace the old ones."""
-    jobs.requeue(run, metrics={}, examples_per_second=None)
-    _send(run)
-    return run
-
-
-def evaluation_cancel(*, run: EvaluationRun) -> EvaluationRun:
-    return jobs.cancel(run)

@@ -12,11 +12,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evaluation.analyses import inoculation
-from evaluation.analysis_runs import analysis_execute
+from evaluation.analyses.execute import run_analysis
 from evaluation.models import ModelSpec
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_enqueue
-from tests.evaluation.test_analyses import brute_force
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_enqueue
+from tests.evaluation.analyses.test_analyses import brute_force
 
 pytestmark = pytest.mark.django_db
 MAPPING = {"negative": "Negative", "positive": "Positive"}
@@ -55,12 +55,12 @@ def test_instability_over_six_runs_equals_an_independent_decomposition(project, 
         )  # fmt: skip
         run = evaluation_enqueue(release=spec.project.releases.get(pk=release), model=spec,
                                  split="test", user=None, send=False)  # fmt: skip
-        assert evaluation_execute(run.pk).status == "succeeded"
+        assert run_evaluation(run.pk).status == "succeeded"
         runs.append(run)
     created = admin.post("/api/analyses/", {"kind": "instability", "runs": [r.pk for r in runs]},
                          format="json")  # fmt: skip
     assert created.status_code == 202, created.json()
-    analysis_execute(created.json()["id"])
+    run_analysis(created.json()["id"])
     result = admin.get(f"/api/analyses/{created.json()['id']}/").json()["result"]
     for role in ("original", "perturbed"):
         correct = np.array([
@@ -78,7 +78,7 @@ def test_artifacts_list_tokens_whose_z_is_recomputed_by_hand(shared_data, imdb):
     release, admin = imdb
     created = admin.post("/api/analyses/", {"kind": "artifacts", "release": release}, format="json")
     assert created.status_code == 202, created.json()
-    result = analysis_execute(created.json()["id"]).result
+    result = run_analysis(created.json()["id"]).result
     contrast = (shared_data / "imdb-contrast" / "test_contrast.tsv").read_text().splitlines()[1:]
     rows = [line.split("\t", 1) for line in contrast]
     texts = [{t for t in re.findall(r"[^\W\d_]+", text.lower())} for _, text in rows]
@@ -107,7 +107,7 @@ def test_inoculation_of_a_small_model_on_imdb(project, imdb, tiny_model):
         "sizes": [0, 20], "learning_rates": [1e-3, 3e-3], "max_epochs": 2,
     }, format="json")  # fmt: skip
     assert created.status_code == 202, created.json()
-    analysis = analysis_execute(created.json()["id"])
+    analysis = run_analysis(created.json()["id"])
     assert analysis.status == "succeeded", analysis.error
     r = analysis.result
     assert len(r["points"]) == 4 and r["pool_sets"] == 100

@@ -4,8 +4,8 @@ from django.test import Client
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runners.classifier import SequenceClassifier
-from evaluation.runs import evaluation_execute
-from evaluation.services import evaluation_cancel, evaluation_enqueue, evaluation_retry
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_cancel, evaluation_enqueue, evaluation_retry
 from tests.evaluation.conftest import rule_predictions
 from tests.factories import TEXTS, member
 
@@ -19,7 +19,7 @@ def spec(project, **values):  # type: ignore[no-untyped-def]
 
 def run_now(released, model, split="test"):  # type: ignore[no-untyped-def]
     run = evaluation_enqueue(release=released, model=model, split=split, user=None, send=False)
-    return evaluation_execute(run.pk)
+    return run_evaluation(run.pk)
 
 
 def test_sorted_batches_give_the_same_predictions_as_one_by_one(tiny_model):
@@ -131,7 +131,7 @@ def test_rerun_replaces_predictions_and_cancel_stops(project, released):
     run = run_now(released, spec(project))
     ids = set(run.predictions.values_list("id", flat=True))
     evaluation_retry(run=run)
-    again = evaluation_execute(run.pk)
+    again = run_evaluation(run.pk)
     assert again.status == "succeeded" and again.attempts == 2
     assert Prediction.objects.filter(run=run).count() == 13
     assert ids.isdisjoint(run.predictions.values_list("id", flat=True))
@@ -139,7 +139,7 @@ def test_rerun_replaces_predictions_and_cancel_stops(project, released):
         release=released, model=run.model, split="test", user=None, send=False
     )
     evaluation_cancel(run=queued)
-    assert evaluation_execute(queued.pk) is None
+    assert run_evaluation(queued.pk) is None
     queued.refresh_from_db()
     assert queued.status == "cancelled" and not queued.predictions.exists()
 
@@ -179,7 +179,7 @@ def test_api_registers_models_and_launches_runs(
         )
     assert response.status_code == 202 and response.json()["status"] == "queued"
     assert len(callbacks) == 1  # the task is sent only once the run is committed
-    evaluation_execute(response.json()["id"])
+    run_evaluation(response.json()["id"])
     body = admin.get(f"/api/evaluations/{response.json()['id']}/").json()
     assert body["status"] == "succeeded" and body["progress"] == {
         "done": 13,

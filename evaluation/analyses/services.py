@@ -1,14 +1,16 @@
-"""Analyses from the web process (SPEC §10.3): checking what is asked, then queueing it for a
-worker (evaluation.analysis_runs runs it). Cancel and retry work as for evaluation runs."""
+"""Analyses from the web process (docs/analyses.md): checking what is asked (`clean_*`), then
+queueing it for a worker (evaluation.analyses.execute runs it). Cancel and retry work as for
+evaluation runs."""
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
 from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Project, Release
+from annotation.models import Project, Release, user_or_none
 from evaluation import jobs
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from evaluation.tasks import run_analysis_task
@@ -22,14 +24,14 @@ def analysis_create(
 ) -> Analysis:
     """Check `params` for `kind`, then queue the analysis (unless `send` is false: `manage.py
     analyse --sync` runs it in its own process)."""
-    check = {Kind.INSTABILITY.value: _instability, Kind.ARTIFACTS.value: _artifacts,
-             Kind.INOCULATION.value: _inoculation}.get(kind)  # fmt: skip
-    if check is None:
+    clean = {Kind.INSTABILITY.value: clean_instability, Kind.ARTIFACTS.value: clean_artifacts,
+             Kind.INOCULATION.value: clean_inoculation}.get(kind)  # fmt: skip
+    if clean is None:
         raise DomainError(f"Unknown analysis {kind!r}; use {', '.join(Kind.values)}.", field="kind")
-    cleaned = check(project, params)
+    cleaned = clean(project, params)
     analysis = Analysis.objects.create(
         project=project, kind=kind, params=cleaned,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
+        created_by=user_or_none(user),
     )  # fmt: skip
     audit(actor=user, action="analysis_created", project=project, analysis=analysis.pk, kind=kind)
     if send:
@@ -51,7 +53,13 @@ def _send(analysis: Analysis) -> None:
     transaction.on_commit(lambda: run_analysis_task.delay(analysis.pk))
 
 
-def _instability(project: Project, params: dict[str, Any]) -> dict[str, Any]:
+ACTIONS: dict[str, Callable[[Analysis], Analysis]] = {
+    "cancel": lambda analysis: analysis_cancel(analysis=analysis),
+    "retry": lambda analysis: analysis_retry(analysis=analysis),
+}
+
+
+def clean_instability(project: Project, params: dict[str, Any]) -> dict[str, Any]:
     ids = params.get("runs")
     if not isinstance(ids, list) or len(ids) < 2 or not all(_whole(i) for i in ids):
         raise DomainError("runs must list at least two run ids.", field="runs")
@@ -67,13 +75,13 @@ def _instability(project: Project, params: dict[str, Any]) -> dict[str, Any]:
     return {"runs": sorted(set(ids))}
 
 
-def _artifacts(project: Project, params: dict[str, Any]) -> dict[str, Any]:
+def clean_artifacts(project: Project, params: dict[str, Any]) -> dict[str, Any]:
     release = _release(project, params)
     split = _split(release, params.get("split", "test"), "split")
     return {"release": release.pk, "split": split}
 
 
-def _inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any]:
+def clean_inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any]:
     release = _release(project, params)
     pk: Any = params.get("model")
     model = ModelSpec.objects.filter(project=project, pk=pk).first() if _whole(pk) else None

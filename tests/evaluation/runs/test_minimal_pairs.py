@@ -8,7 +8,7 @@ from django.test import Client
 from annotation.models import Perturbation
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.runners.lm import LanguageModelScorer
-from evaluation.runs import evaluation_execute
+from evaluation.runs.execute import run_evaluation
 from tests.factories import ExampleFactory, UserFactory, member, submitted_perturbation
 
 TEXTS = ["the film was good .", "the films was good .", "The film was good .", "a plot is bad ."]
@@ -140,7 +140,7 @@ def test_a_minimal_pair_release_is_scored_as_transformers_scores_it(
     run = root.post("/api/evaluations/", {"release": release, "model": model.json()["id"]},
                     format="json")  # fmt: skip
     assert run.status_code == 202, run.json()
-    finished = evaluation_execute(run.json()["id"])
+    finished = run_evaluation(run.json()["id"])
     assert finished.status == "succeeded", finished.error
     metrics = root.get(f"/api/evaluations/{finished.pk}/").json()["metrics"]
 

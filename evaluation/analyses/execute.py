@@ -1,5 +1,5 @@
-"""Running an analysis on a worker (SPEC §10.3): gather plain data from the database or the
-release bundle, call the pure functions of evaluation.analyses, store the result."""
+"""Running an analysis on a worker (docs/analyses.md): gather plain data from the database or
+the release bundle, call the pure functions of evaluation.analyses, store the result."""
 
 from collections import defaultdict
 from typing import Any
@@ -16,13 +16,13 @@ from evaluation.runners.trainer import ClassifierTrainer
 Kind = Analysis.Kind
 
 
-def analysis_execute(analysis_id: int) -> Analysis | None:
+def run_analysis(analysis_id: int) -> Analysis | None:
     return jobs.execute(Analysis, analysis_id, _work)
 
 
 def _work(analysis: Analysis) -> dict[str, Any]:
-    work = {Kind.INSTABILITY.value: _instability, Kind.ARTIFACTS.value: _artifacts,
-            Kind.INOCULATION.value: _inoculation}[analysis.kind]  # fmt: skip
+    work = {Kind.INSTABILITY.value: run_instability, Kind.ARTIFACTS.value: run_artifacts,
+            Kind.INOCULATION.value: run_inoculation}[analysis.kind]  # fmt: skip
     return {"result": work(analysis)}
 
 
@@ -38,7 +38,7 @@ def _progress(analysis: Analysis, total: int) -> Any:
     return advance
 
 
-def _instability(analysis: Analysis) -> dict[str, Any]:
+def run_instability(analysis: Analysis) -> dict[str, Any]:
     ids = analysis.params["runs"]
     advance = _progress(analysis, len(ids))
     per_run: list[dict[str, Any]] = []
@@ -67,32 +67,31 @@ def _instability(analysis: Analysis) -> dict[str, Any]:
     return result
 
 
-def _artifacts(analysis: Analysis) -> dict[str, Any]:
+def run_artifacts(analysis: Analysis) -> dict[str, Any]:
     release = Release.objects.select_related("project").get(pk=analysis.params["release"])
     project = release.project
     advance = _progress(analysis, 1)
-    names = project.editable_field_names
     edits = []
     for record in read_sets(release):
         if record.split != analysis.params["split"]:
             continue
-        original = " ".join(record.original["fields"][n] for n in names)
+        original = project.editable_text(record.original["fields"])
         for p in record.perturbations:
-            text = " ".join(p["fields"][n] for n in names)
+            text = project.editable_text(p["fields"])
             edits.append(artifacts.Edit(original, text, p["label"], p.get("author", "")))
     result = artifacts.artifacts(edits, len(project.labels))
     advance()
     return result
 
 
-def _inoculation(analysis: Analysis) -> dict[str, Any]:
+def run_inoculation(analysis: Analysis) -> dict[str, Any]:
     p = analysis.params
     release = Release.objects.select_related("project").get(pk=p["release"])
     spec = ModelSpec.objects.get(pk=p["model"])
-    names = release.project.editable_field_names
+    project = release.project
 
     def texts(examples: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-        return [" ".join(e["fields"][n] for n in names) for e in examples], [
+        return [project.editable_text(e["fields"]) for e in examples], [
             e["label"] for e in examples
         ]
 

@@ -19,9 +19,9 @@ from annotation.releases.bundle import read_examples
 from annotation.releases.services import release_create
 from evaluation.analyses import inoculation
 from evaluation.analyses.artifacts import Edit, artifacts, token_artifacts
+from evaluation.analyses.execute import run_analysis
 from evaluation.analyses.instability import decompose
-from evaluation.analysis_runs import analysis_execute
-from evaluation.analysis_services import analysis_cancel, analysis_create
+from evaluation.analyses.services import analysis_cancel, analysis_create
 from evaluation.models import Analysis, EvaluationRun, ModelSpec, Prediction
 from tests.factories import ExampleFactory, submitted_perturbation
 from tests.workers import start_worker, stop, wait_for, worker_env
@@ -132,7 +132,7 @@ def test_instability_through_the_api_equals_an_independent_decomposition(
     )
     created = admin.post("/api/analyses/", {"kind": "instability", "runs": ids}, format="json")
     assert created.status_code == 202, created.json()
-    analysis_execute(created.json()["id"])  # as the worker would
+    run_analysis(created.json()["id"])  # as the worker would
     result = admin.get(f"/api/analyses/{created.json()['id']}/").json()["result"]
     originals = [i for i, e in enumerate(examples) if e["role"] == "original"]
     expected = decompose(correct[:, originals].astype(int))
@@ -242,7 +242,7 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
 
     def work() -> None:
         try:
-            analysis_execute(analysis.pk)
+            run_analysis(analysis.pk)
         finally:
             connection.close()
 
@@ -271,7 +271,7 @@ def test_artifacts_through_the_api_list_tokens_recomputable_by_hand(
         "/api/analyses/", {"kind": "artifacts", "release": split_release.pk}, format="json"
     )
     assert created.status_code == 202, created.json()
-    analysis = analysis_execute(created.json()["id"])
+    analysis = run_analysis(created.json()["id"])
     assert analysis.status == "succeeded", analysis.error
     result = analysis.result
     texts = [

@@ -1,4 +1,4 @@
-"""Scoring a minimal-pair release with a language model (SPEC §10.2), on a worker.
+"""Scoring a minimal-pair release with a language model (docs/metrics.md), on a worker.
 
 Every released example is scored once. Pairs are formed within each contrast set: the member
 labelled acceptable against each member labelled unacceptable (a pivot against its edits).
@@ -7,16 +7,18 @@ once per set and scored like a text, for the distributional discrepancy.
 """
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
 
 ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
+M = TypeVar("M")
 
 
-def score_pairs(
+def run_language_model(
     spec: ModelSpec, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions (as Prediction fields: each example's score, and on each set's original
@@ -51,7 +53,7 @@ def score_pairs(
 def _own_outputs(
     scorer: LanguageModelScorer, spec: ModelSpec, examples: list[dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
-    """set id -> {"output", "output_score"}: ŷ for the set's source (§4), once per set."""
+    """set id -> {"output", "output_score"}: ŷ for the set's source, once per set."""
     out: dict[str, dict[str, Any]] = {}
     for e in examples:
         source = e["fields"].get("source")
@@ -65,21 +67,25 @@ def _own_outputs(
     return out
 
 
+def paired(members: list[M], label: Callable[[M], str]) -> Iterator[tuple[M, M]]:
+    """Within one set: each member labelled acceptable against each labelled unacceptable, as
+    (acceptable, unacceptable), unacceptable members in their order."""
+    good = [m for m in members if label(m) == ACCEPTABLE]
+    for bad in members:
+        if label(bad) == UNACCEPTABLE:
+            yield from ((m, bad) for m in good)
+
+
 def pairs_of(
     examples: list[dict[str, Any]], scores: list[float], own: dict[str, dict[str, Any]]
 ) -> list[ScoredPair]:
-    """Within each set, every acceptable member against every unacceptable one; each pair
-    carries the unacceptable member's tags and the set's own-output score."""
+    """Every pair of every set; each pair carries the unacceptable member's tags and the set's
+    own-output score."""
     members: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
     for e, score in zip(examples, scores, strict=True):
         members[e["set_id"]].append((e, score))
-    pairs = []
-    for set_id, rows in members.items():
-        good = [score for e, score in rows if e["label"] == ACCEPTABLE]
-        for e, bad in rows:
-            if e["label"] != UNACCEPTABLE:
-                continue
-            tags = tuple(e["tags"])
-            own_score = own.get(set_id, {}).get("output_score")
-            pairs += [ScoredPair(set_id, score, bad, tags, own_score) for score in good]
-    return pairs
+    return [
+        ScoredPair(set_id, good, bad, tuple(e["tags"]), own.get(set_id, {}).get("output_score"))
+        for set_id, rows in members.items()
+        for (_, good), (e, bad) in paired(rows, lambda row: row[0]["label"])
+    ]

@@ -1,62 +1,18 @@
-"""Running an evaluation on a worker: claim the run, score its split of the released bundle,
-store predictions and metrics. Runs read only the bundle, never the live annotation tables."""
+"""Scoring a classification or free-text split on a worker: the model's predictions, as
+Prediction fields, and the split's metrics (docs/metrics.md)."""
 
-import time
 from typing import Any
 
-from django.db import transaction
-
 from annotation.errors import DomainError
-from annotation.releases.bundle import read_examples
-from evaluation import jobs
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics
-from evaluation.minimal_pairs import score_pairs
-from evaluation.models import EvaluationRun, ModelSpec, Prediction
+from evaluation.models import ModelSpec
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 from evaluation.runners.qa import ExtractiveQA
 
 
-def evaluation_execute(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
-    """Score a run's split of its release, store predictions and metrics (evaluation.jobs
-    handles claiming, failures and cancellation). None if the run already finished."""
-    return jobs.execute(EvaluationRun, run_id, lambda run: _score(run, progress))
-
-
-def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
-    spec, project = run.model, run.release.project
-    examples = read_examples(run.release, run.split)
-    EvaluationRun.objects.filter(pk=run.pk).update(total=len(examples))
-    started = time.monotonic()
-    done = 0
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        rate = done / max(time.monotonic() - started, 1e-9)
-        jobs.heartbeat(run, done=done, examples_per_second=round(rate, 2))
-        if progress:
-            progress(done, len(examples))
-
-    if spec.kind in ModelSpec.LANGUAGE_MODELS:
-        rows, metrics = score_pairs(spec, examples, advance)
-    elif project.is_free_text:
-        rows, metrics = _answer(spec, project, examples, advance)
-    else:
-        rows, metrics = _classify(spec, project, examples, advance)
-    with transaction.atomic():
-        Prediction.objects.filter(run=run).delete()
-        Prediction.objects.bulk_create(
-            (Prediction(run=run, **row) for row in rows), batch_size=2000
-        )
-        elapsed = time.monotonic() - started
-        metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
-        metrics["precision"] = spec.precision
-    return {"metrics": metrics}
-
-
-def _classify(
+def run_classifier(
     spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions (as Prediction fields) and contrast-set metrics of a classifier."""
@@ -98,7 +54,7 @@ def qa_fields(project: Any) -> tuple[str, list[str]]:
     return question, [name for name in names if name != question]
 
 
-def _answer(
+def run_reader(
     spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions and QA metrics of a model that answers: python, or extractive QA."""

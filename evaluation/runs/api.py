@@ -1,0 +1,83 @@
+"""Evaluation runs over the API (docs/api.md). Admins only. Cancel and retry serve analyses
+too (JobActionView)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.pagination import page_of, paginated
+from annotation.permissions import admin_release, raw_field
+from config.edge import parse_id
+from evaluation.access import admin_model, admin_projects, admin_run, require_some_admin
+from evaluation.models import EvaluationRun
+from evaluation.runs import services
+
+
+class RunInputSerializer(serializers.Serializer):
+    release = serializers.IntegerField()
+    model = serializers.IntegerField()
+    split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
+
+
+class RunOutputSerializer(serializers.ModelSerializer):
+    release = serializers.IntegerField(source="release_id")
+    model = serializers.IntegerField(source="model_id")
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id", "release", "model", "split", "status", "progress", "examples_per_second",
+            "error", "metrics", "attempts", "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+
+    def get_progress(self, run: EvaluationRun) -> dict[str, Any]:
+        return {"done": run.done, "total": run.total, "percent": run.percent}
+
+
+class RunListView(APIView):
+    @extend_schema(operation_id="evaluations_list", responses=page_of(RunOutputSerializer))
+    def get(self, request: Request) -> Response:
+        runs = EvaluationRun.objects.filter(release__project__in=admin_projects(request.user))
+        return paginated(request, self, runs, RunOutputSerializer)
+
+    @extend_schema(request=RunInputSerializer, responses={202: RunOutputSerializer})
+    def post(self, request: Request) -> Response:
+        require_some_admin(request.user)
+        for key, check in (("release", admin_release), ("model", admin_model)):
+            if raw_field(request, key) is not None:
+                check(request.user, parse_id(raw_field(request, key)) or 0)
+        data = RunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        release = admin_release(request.user, data.validated_data["release"])
+        model = admin_model(request.user, data.validated_data["model"])
+        run = services.evaluation_enqueue(
+            release=release, model=model, split=data.validated_data["split"], user=request.user
+        )
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunDetailView(APIView):
+    @extend_schema(responses=RunOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(RunOutputSerializer(admin_run(request.user, pk)).data)
+
+
+class JobActionView(APIView):
+    """Cancel or retry a run or an analysis: `find` checks access and loads it, `actions` are
+    its services by name, `output` its serializer."""
+
+    action = ""
+    find: Callable[[Any, int], Any] = staticmethod(admin_run)
+    actions: dict[str, Callable[..., Any]] = services.ACTIONS
+    output: Any = RunOutputSerializer
+
+    @extend_schema(request=None, responses=RunOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        job = type(self).find(request.user, pk)
+        return Response(self.output(self.actions[self.action](job)).data)

@@ -1,0 +1,52 @@
+"""Running an evaluation on a worker: claim the run, score its split of the released bundle with
+the scorer for its model's kind, store predictions and metrics. Runs read only the bundle, never
+the live annotation tables."""
+
+import time
+from typing import Any
+
+from django.db import transaction
+
+from annotation.releases.bundle import read_examples
+from evaluation import jobs
+from evaluation.models import EvaluationRun, ModelSpec, Prediction
+from evaluation.runs.pairs import run_language_model
+from evaluation.runs.scoring import run_classifier, run_reader
+
+
+def run_evaluation(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
+    """Score a run's split of its release, store predictions and metrics (evaluation.jobs
+    handles claiming, failures and cancellation). None if the run already finished."""
+    return jobs.execute(EvaluationRun, run_id, lambda run: _score(run, progress))
+
+
+def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
+    spec, project = run.model, run.release.project
+    examples = read_examples(run.release, run.split)
+    EvaluationRun.objects.filter(pk=run.pk).update(total=len(examples))
+    started = time.monotonic()
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        rate = done / max(time.monotonic() - started, 1e-9)
+        jobs.heartbeat(run, done=done, examples_per_second=round(rate, 2))
+        if progress:
+            progress(done, len(examples))
+
+    if spec.kind in ModelSpec.LANGUAGE_MODELS:
+        rows, metrics = run_language_model(spec, examples, advance)
+    elif project.is_free_text:
+        rows, metrics = run_reader(spec, project, examples, advance)
+    else:
+        rows, metrics = run_classifier(spec, project, examples, advance)
+    with transaction.atomic():
+        Prediction.objects.filter(run=run).delete()
+        Prediction.objects.bulk_create(
+            (Prediction(run=run, **row) for row in rows), batch_size=2000
+        )
+        elapsed = time.monotonic() - started
+        metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
+        metrics["precision"] = spec.precision
+    return {"metrics": metrics}

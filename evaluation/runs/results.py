@@ -1,0 +1,110 @@
+"""A finished run's results as pages show them: the sets or pairs the model failed, the
+confusion matrix, and two runs side by side. Read from its predictions and its release's
+bundle; the rules (what is right, what pairs with what) are those of the scoring."""
+
+from collections import defaultdict
+from typing import Any
+
+from annotation.authoring.edits import word_diff
+from annotation.releases.bundle import read_examples
+from evaluation.metrics.pairs import ScoredPair
+from evaluation.models import EvaluationRun
+from evaluation.runs.pairs import paired
+
+FAILED_SETS_SHOWN = 50
+
+# The figures two runs are compared on, by their names on the page
+COMPARED = {
+    "original_accuracy": "Accuracy on originals",
+    "perturbed_accuracy": "Accuracy on perturbations",
+    "drop": "Drop (originals - perturbations)",
+    "consistency": "Consistency",
+    "macro_f1": "Macro F1",
+    "original_em": "Exact match on originals",
+    "original_f1": "F1 on originals",
+    "perturbed_em": "Exact match on perturbations",
+    "perturbed_f1": "F1 on perturbations",
+    "pair_accuracy": "Pair accuracy",
+    "ties": "Ties",
+    "discrepancy": "Discrepancy",
+}
+
+
+def tag_score(metrics: dict[str, Any], tag: str) -> float | None:
+    """A tag's accuracy (labels), or its F1 (free text)."""
+    row = metrics["per_tag"].get(tag, {})
+    return row.get("accuracy", row.get("f1"))
+
+
+def comparison(pair: list[EvaluationRun]) -> list[tuple[str, list[float | None]]]:
+    """(figure name, each run's value) for the figures either run has, then per tag."""
+    shown = {key: name for key, name in COMPARED.items() if any(key in r.metrics for r in pair)}
+    rows = [(name, [run.metrics.get(key) for run in pair]) for key, name in shown.items()]
+    tags = sorted({tag for run in pair for tag in run.metrics.get("per_tag", {})})
+    return rows + [(f"Tag {tag}", [tag_score(run.metrics, tag) for run in pair]) for tag in tags]
+
+
+def comparison_chart(pair: list[EvaluationRun], rows: list[Any]) -> dict[str, Any]:
+    return {
+        "figures": [name for name, _ in rows],
+        "runs": [{"name": f"#{run.pk} {run.model.name}", "values": [v[i] for _, v in rows]}
+                 for i, run in enumerate(pair)],
+    }  # fmt: skip
+
+
+def confusion_rows(metrics: dict[str, Any]) -> list[tuple[str, list[tuple[int, float]]]]:
+    confusion = metrics.get("confusion") or {}
+    rows = []
+    for label, counts in zip(confusion.get("labels", []), confusion.get("matrix", []), strict=True):
+        total = sum(counts) or 1
+        rows.append((label, [(n, n / total) for n in counts]))
+    return rows
+
+
+def _predictions_by_set(run: EvaluationRun) -> dict[str, list[Any]]:
+    by_set = defaultdict(list)
+    for p in run.predictions.all().order_by("id"):
+        by_set[p.set_id].append(p)
+    return by_set
+
+
+def failed_pairs(run: EvaluationRun) -> list[dict[str, Any]]:
+    """The pairs the model got wrong: both variants as a diff, their scores, and the model's
+    own output for the set's source."""
+    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    out = []
+    for set_id, members in _predictions_by_set(run).items():
+        original = next(p for p in members if p.role == "original")
+        for good, bad in paired(members, lambda p: p.gold):
+            scored = good.score is not None and bad.score is not None
+            if scored and ScoredPair(set_id, good.score, bad.score).right:
+                continue
+            text = examples[good.example]["fields"]["text"]
+            out.append({
+                "set_id": set_id, "tags": examples[bad.example]["tags"],
+                "diff": word_diff(text, examples[bad.example]["fields"]["text"]),
+                "correct": good.score, "contrastive": bad.score,
+                "output": original.output, "output_score": original.output_score,
+            })  # fmt: skip
+            if len(out) >= FAILED_SETS_SHOWN:
+                return out
+    return out
+
+
+def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
+    """The sets the model was not consistent on, with each member's diff and prediction."""
+    predictions = _predictions_by_set(run)
+    failing = [s for s, members in predictions.items() if any(not p.correct for p in members)]
+    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    out = []
+    for set_id in failing[:FAILED_SETS_SHOWN]:
+        members = predictions[set_id]
+        original = next(p for p in members if p.role == "original")
+        base = project.editable_text(examples[original.example]["fields"])
+        rows = []
+        for p in members:
+            text = project.editable_text(examples[p.example]["fields"])
+            diff = [("equal", text)] if p.role == "original" else word_diff(base, text)
+            rows.append({"p": p, "diff": diff, "tags": examples[p.example]["tags"]})
+        out.append({"set_id": set_id, "rows": rows})
+    return out

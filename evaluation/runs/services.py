@@ -1,0 +1,52 @@
+"""Evaluation runs from the web process: enqueue, retry and cancel. A worker scores them with
+evaluation.runs.execute."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+
+from annotation.errors import DomainError
+from annotation.models import Release, user_or_none
+from evaluation import jobs
+from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.tasks import run_evaluation_task
+
+
+def evaluation_enqueue(
+    *, release: Release, model: ModelSpec, split: str, user: Any, send: bool = True
+) -> EvaluationRun:
+    """Create a queued run and, once the transaction commits, send it to the worker queue
+    (unless `send` is false: `manage.py evaluate --sync` runs it in its own process)."""
+    if model.project_id != release.project_id:
+        raise DomainError("The model and the release belong to different projects.")
+    if split not in release.counts.get("sets", {}):
+        raise DomainError(f"Release {release.version} has no {split} split.")
+    run = EvaluationRun.objects.create(
+        release=release, model=model, split=split, created_by=user_or_none(user)
+    )
+    if send:
+        _send(run)
+    return run
+
+
+def _send(run: EvaluationRun) -> None:
+    transaction.on_commit(lambda: run_evaluation_task.delay(run.pk))
+
+
+def evaluation_retry(*, run: EvaluationRun) -> EvaluationRun:
+    """Run again from scratch; the new predictions replace the old ones."""
+    jobs.requeue(run, metrics={}, examples_per_second=None)
+    _send(run)
+    return run
+
+
+def evaluation_cancel(*, run: EvaluationRun) -> EvaluationRun:
+    return jobs.cancel(run)
+
+
+# What a page or the API may do to a run, by name (evaluation.runs.views.job_action).
+ACTIONS: dict[str, Callable[[EvaluationRun], EvaluationRun]] = {
+    "cancel": lambda run: evaluation_cancel(run=run),
+    "retry": lambda run: evaluation_retry(run=run),
+}

@@ -1,0 +1,120 @@
+"""Pages of evaluation runs: start one, follow it, read its results, compare two. Admins only;
+everyone else gets 404. Cancel, retry and progress serve analyses too (job_action,
+job_progress)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.errors import DomainError, flash_refusal
+from config.edge import parse_id
+from evaluation.access import admin_project
+from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs import results, services
+
+
+@login_required
+def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = admin_project(request.user, slug)
+    releases = project.releases.all()
+    specs = ModelSpec.objects.filter(project=project)
+    if request.method == "POST":
+        release = releases.filter(pk=parse_id(request.POST.get("release")) or 0).first()
+        model = specs.filter(pk=parse_id(request.POST.get("model")) or 0).first()
+        try:
+            if release is None or model is None:
+                raise DomainError("Choose a release and a model of this project.")
+            run = services.evaluation_enqueue(
+                release=release, model=model, split=request.POST.get("split", "test"),
+                user=request.user,
+            )  # fmt: skip
+        except DomainError as error:
+            flash_refusal(request, error)
+        else:
+            return redirect("run", slug=slug, pk=run.pk)
+    runs = EvaluationRun.objects.filter(release__project=project).select_related("release", "model")
+    context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100]}
+    return render(request, "evaluation/runs.html", context)
+
+
+def _run(request: HttpRequest, slug: str, pk: int) -> tuple[Any, EvaluationRun]:
+    project = admin_project(request.user, slug)
+    run = get_object_or_404(
+        EvaluationRun.objects.select_related("release", "model"), pk=pk, release__project=project
+    )
+    return project, run
+
+
+@login_required
+def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, run = _run(request, slug, pk)
+    pairs = run.model.kind in ModelSpec.LANGUAGE_MODELS
+    progress_url = reverse("run-progress", args=[slug, pk])
+    context = {"project": project, "run": run, "failed_sets": [], "pairs": pairs,
+               "progress_url": progress_url}  # fmt: skip
+    if run.status == EvaluationRun.Status.SUCCEEDED and pairs:
+        context["failed_pairs"] = results.failed_pairs(run)
+    elif run.status == EvaluationRun.Status.SUCCEEDED:
+        context["failed_sets"] = results.failed_sets(run, project)
+        context["confusion"] = results.confusion_rows(run.metrics)
+    return render(request, "evaluation/run.html", context)
+
+
+@login_required
+def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, run = _run(request, slug, pk)
+    return job_progress(request, project, run, "examples")
+
+
+@login_required
+@require_POST
+def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
+    _, run = _run(request, slug, pk)
+    return job_action(request, services.ACTIONS.get(action), run, "run")
+
+
+def job_progress(request: HttpRequest, project: Any, job: Any, unit: str) -> HttpResponse:
+    """The progress bar of a run or an analysis; the page reloads once the job has finished."""
+    context = {"project": project, "run": job, "unit": unit, "progress_url": request.path}
+    response = render(request, "evaluation/_progress.html", context)
+    if job.finished:
+        response["HX-Refresh"] = "true"  # show the results
+    return response
+
+
+def job_action(
+    request: HttpRequest, act: Callable[[Any], Any] | None, job: Any, page: str
+) -> HttpResponse:
+    """Cancel or retry a run or an analysis (`act`, None for an unknown action), then show its
+    page again."""
+    if act is None:
+        return HttpResponse(status=404)
+    try:
+        act(job)
+    except DomainError as error:
+        flash_refusal(request, error)
+    kwargs = request.resolver_match.kwargs  # type: ignore[union-attr]
+    return redirect(page, slug=kwargs["slug"], pk=kwargs["pk"])
+
+
+@login_required
+def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = admin_project(request.user, slug)
+    runs = EvaluationRun.objects.filter(
+        release__project=project, status=EvaluationRun.Status.SUCCEEDED
+    ).select_related("release", "model")
+    if "a" in request.GET or "b" in request.GET:
+        chosen = [runs.filter(pk=parse_id(request.GET.get(k)) or 0).first() for k in ("a", "b")]
+    else:  # two different runs by default: the newest two
+        chosen = [*runs[:2], None, None][:2]
+    pair = [run for run in chosen if run is not None]
+    rows = results.comparison(pair) if len(pair) == 2 else []
+    picks = [(key, run.pk if run else None) for key, run in zip("ab", chosen, strict=True)]
+    context = {"project": project, "runs": runs, "chosen": pair, "rows": rows, "picks": picks,
+               "chart": results.comparison_chart(pair, rows)}  # fmt: skip
+    return render(request, "evaluation/compare.html", context)

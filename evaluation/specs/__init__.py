@@ -1,0 +1,1 @@
+"""Registering the models that score a project's releases: checks, API and page."""

@@ -1,0 +1,62 @@
+"""Model specs over the API (docs/api.md). Admins only."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.pagination import page_of, paginated
+from annotation.permissions import raw_field
+from evaluation.access import admin_project, admin_projects, require_some_admin
+from evaluation.models import ModelSpec
+from evaluation.specs import services
+
+
+class ModelInputSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    name = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=ModelSpec.Kind.choices)
+    source = serializers.CharField(max_length=500)  # type: ignore[assignment]  # popped by DRF
+    label_mapping = serializers.DictField(child=serializers.CharField(), default=dict)
+    max_length = serializers.IntegerField(min_value=1, max_value=8192, default=256)
+    batch_size = serializers.IntegerField(min_value=1, max_value=4096, default=32)
+    device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
+    precision = serializers.ChoiceField(choices=ModelSpec.Precision.choices, default="fp32")
+    prompt = serializers.CharField(
+        max_length=500, default="{source}\n", trim_whitespace=False, allow_blank=True
+    )
+    num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
+    max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
+    stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
+    max_answer_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=30)
+
+
+class ModelOutputSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug")
+
+    class Meta:
+        model = ModelSpec
+        fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
+                  "batch_size", "device", "precision", "prompt", "num_beams", "max_new_tokens",
+                  "stride", "max_answer_tokens", "created_at"]  # fmt: skip
+
+
+class ModelListView(APIView):
+    @extend_schema(operation_id="models_list", responses=page_of(ModelOutputSerializer))
+    def get(self, request: Request) -> Response:
+        specs = ModelSpec.objects.filter(project__in=admin_projects(request.user))
+        return paginated(request, self, specs.select_related("project"), ModelOutputSerializer)
+
+    @extend_schema(request=ModelInputSerializer, responses={201: ModelOutputSerializer})
+    def post(self, request: Request) -> Response:
+        # Who asks comes before what they send: non-admins learn nothing from validation.
+        require_some_admin(request.user)
+        if raw_field(request, "project") is not None:
+            admin_project(request.user, str(raw_field(request, "project")))
+        data = ModelInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        project = admin_project(request.user, values.pop("project"))
+        spec = services.model_register(project=project, user=request.user, **values)
+        return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
