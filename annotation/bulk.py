@@ -15,9 +15,25 @@ from typing import Any
 
 import orjson
 from django.db import connection, models
+from django.db.models.expressions import RawSQL
 
 BATCH = 5000
 CHUNK = 1000  # rows read at a time where a query reads many in pieces
+
+
+def related_names_json(model: type[models.Model], field_name: str) -> RawSQL:
+    """The `name`s of a row's many-to-many `field_name` as a JSON array (text), for a query
+    over `model`: one subquery, where a prefetch would read every related row into objects."""
+    field: Any = model._meta.get_field(field_name)
+    through = field.remote_field.through._meta.db_table
+    target = field.related_model._meta.db_table
+    aggregate = "JSON_AGG" if connection.vendor == "postgresql" else "JSON_GROUP_ARRAY"
+    return RawSQL(
+        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) FROM {through} r"
+        f" JOIN {target} t ON t.id = r.{field.m2m_reverse_name()}"
+        f" WHERE r.{field.m2m_column_name()} = {model._meta.db_table}.id",
+        [],
+    )
 
 
 def plain_rows(query: Any, json_columns: Iterable[int] = ()) -> list[Any]:

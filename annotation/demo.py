@@ -206,7 +206,9 @@ def _write_and_validate(project: Project, users: dict[str, Any]) -> None:
                    "rationale": "Written for the demo."}  # fmt: skip
         perturbation = perturbation_save(author=users[author], pivot=pivot, submit=True, **content)
         for validator, vote in zip(validators, labels, strict=False):
-            vote_cast(item=perturbation.item, validator=validator, label=vote)
+            vote_cast(
+                project=project, item_id=perturbation.item.pk, validator=validator, label=vote
+            )
 
 
 def _reading_project(users: dict[str, Any]) -> Project:

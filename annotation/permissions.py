@@ -12,18 +12,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from annotation.models import Membership, Project, Release
-from annotation.prepared import Statement, fetch
+from annotation.sql import project_with_roles
 
 Role = Membership.Role
-# The project and the user's roles in it, in one statement: every request starts here.
-_PROJECT = Statement(
-    "project_for",
-    "SELECT p.*, m.role AS held_role FROM annotation_project p"
-    " LEFT JOIN annotation_membership m ON m.project_id = p.id AND m.user_id = %(user)s"
-    " WHERE p.slug = %(slug)s",
-    user="integer",
-    slug="text",
-)
 
 
 def roles_of(user: Any, project: Project) -> set[str]:
@@ -41,13 +32,9 @@ def _with_staff(user: Any, roles: set[str]) -> set[str]:
 def project_for(user: Any, slug: str, *allowed: str) -> Project:
     """The project `slug` if `user` may act in it with one of the `allowed` roles (any if none)."""
     user_id = user.pk if user.is_authenticated else None
-    rows = fetch(Project, *_PROJECT.bind({"user": user_id, "slug": slug}))
-    if not rows:
-        raise Http404("No such project.")
-    project = rows[0]
-    members = {row.held_role for row in rows if row.held_role}  # type: ignore[attr-defined]
+    project, members = project_with_roles(slug, user_id)
     held = _with_staff(user, members)
-    if not held:
+    if project is None or not held:
         raise Http404("No such project.")
     if allowed and not held.intersection(allowed):
         raise PermissionDenied(f"This needs the {' or '.join(allowed)} role in this project.")

@@ -111,7 +111,7 @@ def vote_all(item, validators, labels):  # type: ignore[no-untyped-def]
     from annotation.validation.votes import vote_cast
 
     for validator, label in zip(validators, labels, strict=False):
-        vote_cast(item=item, validator=validator, label=label)
+        vote_cast(project=item.project, item_id=item.pk, validator=validator, label=label)
     item.refresh_from_db()
     return item
 

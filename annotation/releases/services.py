@@ -10,14 +10,20 @@ from concurrent.futures import Future
 from contextlib import closing
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, IntegerField, Max, QuerySet
-from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
 from annotation.audit import audit
-from annotation.bulk import CHUNK, Beside, collector_paused, immediate_constraints, streamed_rows
+from annotation.bulk import (
+    CHUNK,
+    Beside,
+    collector_paused,
+    immediate_constraints,
+    related_names_json,
+    streamed_rows,
+)
 from annotation.errors import DomainError
 from annotation.models import (
     Perturbation,
@@ -230,7 +236,7 @@ def _released_rows(
     chunks = [chosen[i : i + CHUNK] for i in range(0, len(chosen), CHUNK)]
     rows = (
         Perturbation.objects.filter(project=project)
-        .annotate(tag_names=_tag_names())
+        .annotate(tag_names=related_names_json(Perturbation, "tags"))
         .order_by()
         .values_list(*(f"pivot__{c}" for c in pivot_columns), *columns)
     )
@@ -257,17 +263,6 @@ def _released_rows(
                 yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
         if storing is not None:
             db.result(storing)
-
-
-def _tag_names() -> RawSQL:
-    """A perturbation's tag names as a JSON array, in the query that reads the perturbation."""
-    aggregate = "JSON_AGG" if connection.vendor == "postgresql" else "JSON_GROUP_ARRAY"
-    return RawSQL(
-        f"SELECT CAST(COALESCE({aggregate}(t.name), '[]') AS TEXT) "
-        "FROM annotation_perturbation_tags pt JOIN annotation_tag t ON t.id = pt.tag_id "
-        "WHERE pt.perturbation_id = annotation_perturbation.id",
-        [],
-    )
 
 
 def release_statistics(

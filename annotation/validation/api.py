@@ -52,7 +52,7 @@ class VoteView(APIView):
         project = project_for(request.user, slug, Role.VALIDATOR)
         data = VoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        vote, created = votes.vote_cast_by_id(
+        vote, created = votes.vote_cast(
             project=project, item_id=item, validator=request.user, **data.validated_data
         )
         following = queue.next_item(project=project, validator=request.user)

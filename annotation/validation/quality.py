@@ -1,4 +1,4 @@
-"""Validator quality (SPEC §3D): running agreement counts, automatic unqualifying, and the
+"""Validator quality (docs/validation.md): running agreement counts, automatic unqualifying, and the
 recount of items when a validator's votes stop or start counting.
 
 A validator's agreement has one source: the `resolved_votes` and `agreed_votes` counters of
@@ -15,14 +15,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
-from annotation.prepared import Statement
+from annotation.validation import sql
 from annotation.validation.resolution import item_resolve, vote_agrees
 
 # validator id -> [resolved votes, agreed votes] to add
@@ -31,27 +31,6 @@ Deltas = dict[int, list[int]]
 # (validator id, qualified, the admin who set it or None, resolved votes, agreed votes).
 Counters = Iterable[tuple[int, bool, int | None, int, int]]
 
-# Every vote on an item, counting or not (hand-written: it runs on each resolution).
-_VOTERS = Statement(
-    "item_voters",
-    "SELECT validator_id, label, answer FROM annotation_vote WHERE item_id = %(item)s",
-    item="bigint",
-)
-# Creates the missing counters of the validators in `rows` (project, validator, changed_at) and
-# locks them all: the rows come in validator order, and one statement locks them in that order.
-# (The counts themselves are added by UPDATEs: an INSERT checks its row, counts below zero
-# included, before it finds the conflict.)
-_LOCK = """
-    INSERT INTO annotation_validatorstatus
-        (project_id, validator_id, changed_at, qualified, resolved_votes, agreed_votes)
-    VALUES {rows}
-    ON CONFLICT (project_id, validator_id)
-        DO UPDATE SET resolved_votes = annotation_validatorstatus.resolved_votes"""
-_ADD = """
-    UPDATE annotation_validatorstatus
-    SET resolved_votes = resolved_votes + %s, agreed_votes = agreed_votes + %s
-    WHERE project_id = %s AND validator_id IN ({ids})
-    RETURNING validator_id, qualified, changed_by_id, resolved_votes, agreed_votes"""
 _BATCH = 1000
 
 
@@ -89,36 +68,33 @@ def agreement_of(status: ValidatorStatus) -> float | None:
 
 
 def _add_resolution(deltas: Deltas, item: ValidationItem, sign: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(*_VOTERS.bind({"item": item.pk}))
-        for validator_id, label, answer in cursor.fetchall():
-            deltas[validator_id][0] += sign
-            deltas[validator_id][1] += sign if vote_agrees(label, answer, item) else 0
+    for validator_id, label, answer in sql.voters_of(item.pk):
+        deltas[validator_id][0] += sign
+        deltas[validator_id][1] += sign if vote_agrees(label, answer, item) else 0
 
 
 def _apply(project: Project, deltas: Deltas) -> Counters:
     """Add `deltas` to the counters, locking them in validator order in one pass; returns the
     counters that changed."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    now = timezone.now()
     voters = sorted(deltas)
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for validator_id, (resolved, agreed) in deltas.items():
         if resolved or agreed:
             groups[resolved, agreed].append(validator_id)
     counters: list[Any] = []
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic():
         for start in range(0, len(voters), _BATCH):
             batch = voters[start : start + _BATCH]
-            rows = ", ".join(["(%s, %s, %s, TRUE, 0, 0)"] * len(batch))
-            cursor.execute(
-                _LOCK.format(rows=rows), [x for v in batch for x in (project.pk, v, now)]
-            )
+            sql.lock_counters(project_id=project.pk, validator_ids=batch, now=now)
         for (resolved, agreed), ids in groups.items():
             for start in range(0, len(ids), _BATCH):
-                batch = ids[start : start + _BATCH]
-                sql = _ADD.format(ids=", ".join(["%s"] * len(batch)))
-                cursor.execute(sql, [resolved, agreed, project.pk, *batch])
-                counters += cursor.fetchall()
+                counters += sql.add_to_counters(
+                    project_id=project.pk,
+                    validator_ids=ids[start : start + _BATCH],
+                    resolved=resolved,
+                    agreed=agreed,
+                )
     return counters
 
 

@@ -1,41 +1,13 @@
-"""Resolution of an item once its counted votes reach votes_per_item (SPEC §3D)."""
+"""Resolution of an item once its counted votes reach votes_per_item (docs/validation.md)."""
 
 import json
 from collections import Counter
 from collections.abc import Mapping
 
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Perturbation, ValidationItem
-from annotation.prepared import Statement
-from annotation.validation import answers
-
-# Hand-written and prepared: one vote in five resolves its item, inside the vote's transaction.
-_RESOLVE = Statement(
-    "item_resolve",
-    "UPDATE annotation_validationitem SET status = %(status)s, majority_label = %(label)s,"
-    " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(item)s",
-    status="text",
-    label="text",
-    answers="jsonb",
-    at="timestamptz",
-    item="bigint",
-)
-_UNLEASE = Statement(
-    "item_unlease", "DELETE FROM annotation_lease WHERE item_id = %(item)s", item="bigint"
-)
-# One UPDATE, which locks the perturbation's row (after the item's).
-_OUTCOME = Statement(
-    "perturbation_outcome",
-    "UPDATE annotation_perturbation SET status = %(status)s, majority_label = %(label)s,"
-    " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(perturbation)s",
-    status="text",
-    label="text",
-    answers="jsonb",
-    at="timestamptz",
-    perturbation="bigint",
-)
+from annotation.validation import answers, sql
 
 
 def majority_of(labels: list[str], majority: int) -> str:
@@ -53,7 +25,7 @@ def majority_in(counts: Mapping[str, int], majority: int) -> str:
 
 def item_resolve(*, item: ValidationItem) -> None:
     """Resolve an item, locked by the caller, whose counted votes reached votes_needed and are
-    in its label_votes (SPEC §3D)."""
+    in its label_votes."""
     project = item.project
     if project.is_free_text:
         counted = item.votes.filter(counts=True).values_list("answer", "label")
@@ -70,17 +42,7 @@ def item_resolve(*, item: ValidationItem) -> None:
         status = resolution_status(item.majority_label, item.gold_label, project.labels)
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()
-    written = {
-        "label": item.majority_label,
-        "answers": json.dumps(item.majority_answers),
-        "at": connection.ops.adapt_datetimefield_value(item.resolved_at),
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(*_RESOLVE.bind({**written, "status": item.status, "item": item.pk}))
-        cursor.execute(*_UNLEASE.bind({"item": item.pk}))
-        if item.perturbation_id is not None:
-            perturbation = {"status": status, "perturbation": item.perturbation_id}
-            cursor.execute(*_OUTCOME.bind({**written, **perturbation}))
+    sql.store_resolution(item, json.dumps(item.majority_answers), status)
 
 
 def vote_agrees(label: str, answer: str, item: ValidationItem) -> bool:

@@ -46,10 +46,10 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.VALIDATOR)
-    target = get_object_or_404(ValidationItem, project=project, pk=item)
     try:
         votes.vote_cast(
-            item=target,
+            project=project,
+            item_id=item,
             validator=request.user,
             label=request.POST.get("label", ""),
             answer=request.POST.get("answer", "") if project.is_free_text else "",

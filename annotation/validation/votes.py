@@ -1,19 +1,19 @@
-"""Casting a vote (SPEC §3D). The vote, and the resolution it may complete, commit under the
-item's row lock; the voters' quality counts are a separate step after that commit."""
+"""Casting a vote (docs/validation.md): `check_*` functions decide whether it may be cast,
+annotation.validation.sql writes it. The vote, and the resolution it may complete, commit under
+the item's row lock; the voters' quality counts are a separate step after that commit."""
 
 import json
 from collections import Counter
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
-from annotation.prepared import Statement, fetch
 from annotation.projects.config import MAX_SECONDS_SPENT
-from annotation.validation import quality
+from annotation.validation import quality, sql
 from annotation.validation.answers import normalize_answer
 from annotation.validation.resolution import item_resolve
 
@@ -22,186 +22,113 @@ MAX_ANSWER_CHARS = 2000
 
 
 def vote_cast(
-    *,
-    item: ValidationItem,
-    validator: Any,
-    label: str = "",
-    answer: str = "",
-    flags: Any = (),
-    seconds_spent: Any = 0,
+    *, project: Project, item_id: int, validator: Any, **response: Any
 ) -> tuple[Vote, bool]:
-    """Record a vote; returns (vote, created). A repeat of the same vote is not an error.
+    """Record a vote on an item of `project` (404 if it is not one); `response` is the label,
+    answer, flags and seconds_spent, as check_vote takes them. Returns (vote, created): a repeat
+    of the same vote is not an error, so clients may retry (docs/api.md).
 
     The vote and any resolution commit first, under the item's row lock; the voters' quality
     counts are then a step of their own, so that the item's lock is never held while waiting
     for other validators' counters."""
-    return vote_cast_by_id(
-        project=item.project,
-        item_id=item.pk,
-        validator=validator,
-        label=label,
-        answer=answer,
-        flags=flags,
-        seconds_spent=seconds_spent,
+    vote, created, resolved = _do_vote(
+        project=project, item_id=item_id, validator=validator, response=response
     )
-
-
-def vote_cast_by_id(*, project: Project, item_id: int, **vote: Any) -> tuple[Vote, bool]:
-    """vote_cast for an item known by its id, which must belong to `project` (404 if not)."""
-    cast, created, resolved = _vote_and_resolve(project=project, item_id=item_id, **vote)
     if resolved is not None:
         quality.resolution_recorded(item=resolved)
-    return cast, created
-
-
-# The item, locked, with the project's guideline version. Hand-written and prepared, as are the
-# statements below: a vote runs them all, and building them through the ORM cost more CPU than
-# running them (and planning them more than running them).
-_LOCK = Statement(
-    "vote_lock",
-    """SELECT i.*, (SELECT max(g.version) FROM annotation_guidelines g
-                    WHERE g.project_id = i.project_id) AS guideline_version
-       FROM annotation_validationitem i WHERE i.id = %(item)s AND i.project_id = %(project)s""",
-    lock="FOR UPDATE",
-    item="bigint",
-    project="bigint",
-)
-# What this validator already has on the item, and the other validators' live leases: read in a
-# fresh statement once the lock is held, so that it sees what committed before.
-_STATE = Statement(
-    "vote_state",
-    """SELECT (SELECT v.id FROM annotation_vote v
-               WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
-              (SELECT count(*) FROM annotation_lease l WHERE l.item_id = %(item)s
-               AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
-              NOT EXISTS (SELECT 1 FROM annotation_validatorstatus s
-                          WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
-                          AND NOT s.qualified)""",
-    item="bigint",
-    validator="integer",
-    now="timestamptz",
-    project="bigint",
-)
-# The lease goes with the vote; whether a live one was there decides the room check.
-_UNLEASE = Statement(
-    "vote_unlease",
-    "DELETE FROM annotation_lease WHERE item_id = %(item)s AND validator_id = %(validator)s"
-    " RETURNING expires_at > %(now)s",
-    item="bigint",
-    validator="integer",
-    now="timestamptz",
-)
-_INSERT = Statement(
-    "vote_insert",
-    """INSERT INTO annotation_vote (item_id, validator_id, label, answer, flags, seconds_spent,
-                                    guideline_version, counts, created_at)
-       VALUES (%(item)s, %(validator)s, %(label)s, %(answer)s, %(flags)s, %(seconds)s,
-               %(guideline)s, %(counts)s, %(now)s)
-       RETURNING id""",
-    item="bigint",
-    validator="integer",
-    label="text",
-    answer="text",
-    flags="jsonb",
-    seconds="integer",
-    guideline="integer",
-    counts="boolean",
-    now="timestamptz",
-)
-_COUNT = Statement(
-    "vote_count",
-    "UPDATE annotation_validationitem SET counted_votes = %(n)s, label_votes = %(labels)s"
-    " WHERE id = %(item)s",
-    n="integer",
-    labels="jsonb",
-    item="bigint",
-)
+    return vote, created
 
 
 @transaction.atomic
-def _vote_and_resolve(
-    *,
+def _do_vote(
+    *, project: Project, item_id: int, validator: Any, response: dict[str, Any]
+) -> tuple[Vote, bool, ValidationItem | None]:
+    """Check and store the vote, and resolve its item if it completes it: (vote, created, the
+    item it resolved or None)."""
+    now = timezone.now()
+    item = sql.lock_item(project_id=project.pk, item_id=item_id)
+    vote = check_vote(project, item, validator, now=now, **response)
+    item = vote.item
+    existing, others, vote.counts = sql.vote_state(
+        project_id=project.pk, item_id=item_id, validator_id=validator.pk, now=now
+    )
+    if existing is not None:
+        return check_repeat(existing, vote), False, None
+    leased = sql.drop_lease(item_id=item_id, validator_id=validator.pk, now=now)
+    check_room(project, item, leased=leased, others=others)
+    vote.pk = sql.insert_vote(vote, json.dumps(vote.flags))
+    if not vote.counts:
+        return vote, True, None
+    item.counted_votes += 1
+    item.label_votes[vote.label] = item.label_votes.get(vote.label, 0) + 1
+    sql.store_counts(
+        item_id=item_id,
+        counted_votes=item.counted_votes,
+        label_votes_json=json.dumps(item.label_votes),
+    )
+    if item.counted_votes >= item.votes_needed(project):
+        item_resolve(item=item)
+        return vote, True, item
+    return vote, True, None
+
+
+def check_vote(
     project: Project,
-    item_id: int,
+    item: ValidationItem | None,
     validator: Any,
+    *,
+    now: Any,
     label: str = "",
-    answer: str = "",
+    answer: Any = "",
     flags: Any = (),
     seconds_spent: Any = 0,
-) -> tuple[Vote, bool, ValidationItem | None]:
-    now = timezone.now()
-    params: dict[str, Any] = {
-        "item": item_id,
-        "project": project.pk,
-        "validator": validator.pk,
-        "now": connection.ops.adapt_datetimefield_value(now),
-    }
-    item = next(iter(fetch(ValidationItem, *_LOCK.bind(params))), None)
+) -> Vote:
+    """The vote as it would be stored, if this validator may cast it on this (locked) item:
+    the item comes first (404, 403), then the response."""
     if item is None:
         raise DomainError("No such item in this project.", code="not_found")
     item.project = project
     if item.author_id == validator.pk:
         raise DomainError("You cannot validate your own perturbation.", code="forbidden")
-    flags = sorted(set(flags or []))
     answer = _check_response(project, label, answer)
-    with connection.cursor() as cursor:
-        cursor.execute(*_STATE.bind(params))
-        existing_id, others, counts = cursor.fetchone()
-        if existing_id is not None:
-            existing = Vote.objects.get(pk=existing_id)
-            same = (existing.label, existing.answer) == (label, answer)
-            if same and sorted(existing.flags) == flags:
-                return existing, False, None
-            raise DomainError(
-                "You already voted on this item with a different answer; votes cannot change.",
-                code="conflict",
-            )
-        unknown = [f for f in flags if f not in FLAGS]
-        if unknown:
-            raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
-        seconds = _seconds(seconds_spent)
-        if item.status != ValidationItem.Status.OPEN:
-            raise DomainError("This item is no longer open for votes.", code="conflict")
-        # The lease goes with the vote; whether a live one was there decides the room check.
-        cursor.execute(*_UNLEASE.bind(params))
-        leased = cursor.fetchone()
-        if not (leased and leased[0]) and item.counted_votes + others >= item.votes_needed(project):
-            raise DomainError(
-                "This item has all the votes it needs; fetch the next item instead.",
-                code="conflict",
-            )
-        vote = Vote(
-            item=item,
-            validator=validator,
-            label=label,
-            answer=answer,
-            flags=flags,
-            seconds_spent=seconds,
-            guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
-            counts=bool(counts),
-            created_at=now,
+    flags = sorted(set(flags or []))
+    unknown = [f for f in flags if f not in FLAGS]
+    if unknown:
+        raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
+    return Vote(
+        item=item,
+        validator=validator,
+        label=label,
+        answer=answer,
+        flags=flags,
+        seconds_spent=_seconds(seconds_spent),
+        guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
+        created_at=now,
+    )
+
+
+def check_repeat(existing_id: int, vote: Vote) -> Vote:
+    """The stored vote, if `vote` repeats it; votes cannot change."""
+    existing = Vote.objects.get(pk=existing_id)
+    same = (existing.label, existing.answer) == (vote.label, vote.answer)
+    if same and sorted(existing.flags) == vote.flags:
+        return existing
+    raise DomainError(
+        "You already voted on this item with a different answer; votes cannot change.",
+        code="conflict",
+    )
+
+
+def check_room(project: Project, item: ValidationItem, *, leased: bool, others: int) -> None:
+    """The item is open and, unless the voter held a live lease on it, has room beside the
+    other validators' live leases."""
+    if item.status != ValidationItem.Status.OPEN:
+        raise DomainError("This item is no longer open for votes.", code="conflict")
+    if not leased and item.counted_votes + others >= item.votes_needed(project):
+        raise DomainError(
+            "This item has all the votes it needs; fetch the next item instead.",
+            code="conflict",
         )
-        inserted = {
-            **params,
-            "label": label,
-            "answer": answer,
-            "flags": json.dumps(flags),
-            "seconds": seconds,
-            "guideline": vote.guideline_version,
-            "counts": vote.counts,
-        }
-        cursor.execute(*_INSERT.bind(inserted))
-        vote.pk = cursor.fetchone()[0]
-        if not vote.counts:
-            return vote, True, None
-        item.counted_votes += 1
-        item.label_votes[label] = item.label_votes.get(label, 0) + 1
-        counted = {"n": item.counted_votes, "labels": json.dumps(item.label_votes), "item": item_id}
-        cursor.execute(*_COUNT.bind(counted))
-    if item.counted_votes >= item.votes_needed(project):
-        item_resolve(item=item)
-        return vote, True, item
-    return vote, True, None
 
 
 def _seconds(seconds_spent: Any) -> int:

@@ -82,7 +82,7 @@ def test_qa_sets_are_written_and_validated_by_keyboard(page, login, qa_project, 
 
     item = vote.item
     for validator, answer in zip(crowd[1:], ["1911", "1911.", "The 1911", "1903"], strict=True):
-        vote_cast(item=item, validator=validator, answer=answer)
+        vote_cast(project=item.project, item_id=item.pk, validator=validator, answer=answer)
     assert Perturbation.objects.get(pk=submitted.pk).status == "accepted"
 
     page.context.clear_cookies()

@@ -57,7 +57,10 @@ def test_admin_dashboard_shows_agreement_charts(page, login, project, people):
         item = submitted_perturbation(project, people["expert"]).item
         for i, validator in enumerate(crowd):
             vote_cast(
-                item=item, validator=validator, label="negative" if i < 3 + n % 2 else "positive"
+                project=item.project,
+                item_id=item.pk,
+                validator=validator,
+                label="negative" if i < 3 + n % 2 else "positive",
             )
     login("alice")
     page.goto(f"/p/{project.slug}/")

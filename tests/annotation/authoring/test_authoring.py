@@ -261,7 +261,9 @@ def test_withdraw_only_before_validation_starts(project, pivot, people, client_f
 
     second = post(expert, project, submission(fields={"text": EDIT.replace("great", "fine")}))
     item = ValidationItem.objects.get(perturbation_id=second.json()["id"])
-    vote_cast(item=item, validator=people["validator"], label="negative")
+    vote_cast(
+        project=item.project, item_id=item.pk, validator=people["validator"], label="negative"
+    )
     url = f"/api/projects/{project.slug}/perturbations/{second.json()['id']}/"
     response = expert.patch(url, {"status": "withdrawn"}, format="json")
     assert response.status_code == 409

@@ -111,7 +111,10 @@ def validated(project, people):  # type: ignore[no-untyped-def]
         p = submitted_perturbation(project, people["expert"])
         for i, validator in enumerate(crowd[:5]):
             vote_cast(
-                item=p.item, validator=validator, label="negative" if i < n_agree else "positive"
+                project=p.item.project,
+                item_id=p.item.pk,
+                validator=validator,
+                label="negative" if i < n_agree else "positive",
             )
         outcomes.append(Perturbation.objects.get(pk=p.pk))
     return outcomes, crowd
@@ -157,7 +160,9 @@ def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     entries = list(release.entries.values_list("perturbation_id", "label", "split"))
     perturbation_adjudicate(perturbation=outcomes[3], admin=people["admin"], decision="accept")
     extra = submitted_perturbation(project, people["expert"])
-    vote_cast(item=extra.item, validator=crowd[5], label="negative")
+    vote_cast(
+        project=extra.item.project, item_id=extra.item.pk, validator=crowd[5], label="negative"
+    )
     from annotation.validation.quality import validator_set_qualified
 
     validator_set_qualified(project=project, validator_id=crowd[0].pk, qualified=False, actor=None)

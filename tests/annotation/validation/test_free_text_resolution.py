@@ -84,9 +84,19 @@ def test_concurrent_free_text_validators_fill_every_item_exactly() -> None:
         try:
             while (item := next_item(project=project, validator=validator)) is not None:
                 if rng.random() < 0.1:
-                    vote_cast(item=item, validator=validator, label="unanswerable")
+                    vote_cast(
+                        project=item.project,
+                        item_id=item.pk,
+                        validator=validator,
+                        label="unanswerable",
+                    )
                 else:
-                    vote_cast(item=item, validator=validator, answer=rng.choice(ANSWERS))
+                    vote_cast(
+                        project=item.project,
+                        item_id=item.pk,
+                        validator=validator,
+                        answer=rng.choice(ANSWERS),
+                    )
         except BaseException as error:
             errors.append(error)
         finally:

@@ -40,7 +40,12 @@ def test_label_votes_follow_every_service_that_moves_a_vote(no_controls, people,
         move = rng.choice(["vote"] * 6 + ["undo", "unqualify", "qualify", "qualify", "reopen"])
         try:
             if move == "vote":
-                vote_cast(item=item, validator=validator, label=rng.choice(LABELS))
+                vote_cast(
+                    project=item.project,
+                    item_id=item.pk,
+                    validator=validator,
+                    label=rng.choice(LABELS),
+                )
             elif move == "undo":
                 vote_undo(item=item, validator=validator)
             elif move == "reopen":  # a resolved item, where there is one

@@ -31,7 +31,7 @@ def test_unqualify_reopens_items_and_they_resolve_again(no_controls, people, cro
         assert (p.item.status, p.item.counted_votes, p.status) == ("open", 4, "submitted")
     for p in perturbations:
         assert next_item(project=no_controls, validator=honest[4]) == p.item
-        vote_cast(item=p.item, validator=honest[4], label="negative")
+        vote_cast(project=p.item.project, item_id=p.item.pk, validator=honest[4], label="negative")
         p.item.refresh_from_db()
         p.refresh_from_db()
         assert (p.item.status, p.item.counted_votes, p.status) == ("resolved", 5, "accepted")
@@ -55,7 +55,7 @@ def test_admin_can_requalify(no_controls, people, crowd, client_for):
         project=no_controls, validator_id=crowd[0].pk, qualified=False, actor=people["admin"]
     )
     item = submitted_perturbation(no_controls, people["expert"]).item
-    vote_cast(item=item, validator=crowd[0], label="negative")
+    vote_cast(project=item.project, item_id=item.pk, validator=crowd[0], label="negative")
     item.refresh_from_db()
     assert item.counted_votes == 0
     url = f"/api/projects/{no_controls.slug}/validators/{crowd[0].username}/"
@@ -93,7 +93,13 @@ def test_median_seconds_per_vote_equal_pythons_median(no_controls, people, crowd
     items = [submitted_perturbation(no_controls, people["expert"]).item for _ in range(4)]
     for validator in crowd[:3]:
         for item, seconds in zip(items, spent[validator.pk], strict=False):
-            vote_cast(item=item, validator=validator, label="negative", seconds_spent=seconds)
+            vote_cast(
+                project=item.project,
+                item_id=item.pk,
+                validator=validator,
+                label="negative",
+                seconds_spent=seconds,
+            )
     stats = client_for(people["admin"]).get(f"/api/projects/{no_controls.slug}/stats/").json()
     shown = {v["id"]: v["median_seconds"] for v in stats["validators"]}
     assert shown == {v: statistics.median(s) for v, s in spent.items()}

@@ -19,7 +19,7 @@ def test_queue_never_gives_own_item_or_the_same_item_twice(no_controls, people, 
     item = next_item(project=no_controls, validator=author)
     assert item == other.item
     assert next_item(project=no_controls, validator=author) == item  # the lease holds it
-    vote_cast(item=item, validator=author, label="negative")
+    vote_cast(project=item.project, item_id=item.pk, validator=author, label="negative")
     assert next_item(project=no_controls, validator=author) is None
     assert own.item.votes.count() == 0
 
@@ -82,7 +82,9 @@ def test_concurrent_validators_give_every_item_exactly_its_votes():
     def work(validator):  # type: ignore[no-untyped-def]
         try:
             while (item := next_item(project=project, validator=validator)) is not None:
-                vote_cast(item=item, validator=validator, label="negative")
+                vote_cast(
+                    project=item.project, item_id=item.pk, validator=validator, label="negative"
+                )
                 submitted.append((item.pk, validator.pk))
         except BaseException as error:
             errors.append(error)
@@ -133,12 +135,12 @@ def test_items_left_counts_what_the_validator_could_still_be_given(no_controls, 
     for validator in crowd[1:4]:  # three leases fill the first item for everyone else
         next_item(project=no_controls, validator=validator)
     check()
-    vote_cast(item=items[1], validator=crowd[4], label="negative")
-    vote_cast(item=items[1], validator=crowd[5], label="negative")
+    vote_cast(project=items[1].project, item_id=items[1].pk, validator=crowd[4], label="negative")
+    vote_cast(project=items[1].project, item_id=items[1].pk, validator=crowd[5], label="negative")
     next_item(project=no_controls, validator=crowd[6])  # a lease on the nearly full item
     check()
     next_item(project=no_controls, validator=me)  # my own lease never counts against me
     check()
-    vote_cast(item=items[2], validator=me, label="positive")
+    vote_cast(project=items[2].project, item_id=items[2].pk, validator=me, label="positive")
     check()
     assert items_left(project=no_controls, validator=me) == 2

@@ -58,7 +58,7 @@ def test_vote_without_lease_needs_free_capacity(no_controls, people, crowd):
         assert next_item(project=no_controls, validator=validator) == item
 
     with pytest.raises(DomainError, match="all the votes it needs") as refused:
-        vote_cast(item=item, validator=crowd[5], label="negative")
+        vote_cast(project=item.project, item_id=item.pk, validator=crowd[5], label="negative")
     assert refused.value.status == 409
     vote_all(item, crowd[:5], ["negative"] * 5)
     assert item.status == "resolved" and not Lease.objects.exists()

@@ -1,13 +1,13 @@
-"""Prepared statements (annotation.prepared): each connection prepares a statement once, a new
+"""Prepared statements (annotation.sql): each connection prepares a statement once, a new
 connection prepares it again, and a rolled-back transaction does not lose it. Their rows read
 into model instances as the ORM reads them."""
 
 import pytest
+from annotation.sql import Statement, fetch
 from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import ValidationItem
-from annotation.prepared import Statement, fetch
 
 SUM = Statement(
     "test_sum", "SELECT %(a)s + %(b)s, %(label)s", a="integer", b="integer", label="text"

@@ -1,9 +1,11 @@
-"""Hand-written statements of the hot path: prepared once per PostgreSQL connection (PREPARE,
-then EXECUTE), and their rows read into model instances.
+"""Hand-written statements: the tools (`Statement`, `fetch`) and the two statements that run on
+every request (a project with the user's roles in it, and the user of an API token). The
+validation hot path's statements are in annotation.validation.sql; bulk work is in
+annotation.bulk. Table names come from the models' `_meta`.
 
-The validation hot path runs the same few statements on every vote, and PostgreSQL spent more
-time planning them than running them: the queue's choosing query took 1.8 ms to plan and 0.9 ms
-to run. Prepared, a connection plans each statement a few times and then reuses a generic plan.
+A `Statement` is prepared once per PostgreSQL connection (PREPARE, then EXECUTE): the hot
+path runs the same few statements on every vote, and PostgreSQL spent more time planning them
+than running them (the queue's choosing query took 1.8 ms to plan and 0.9 ms to run).
 Elsewhere (SQLite, the demo) a statement runs as written.
 
 `fetch` reads a statement's rows into model instances, as `Model.objects.raw()` does, but maps
@@ -16,6 +18,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Model
 
@@ -105,3 +109,43 @@ def _builder(model: type[M], columns: tuple[str, ...], vendor: str) -> Callable[
         return instance
 
     return build
+
+
+# The statements below run on every request; they are built once the models are loaded (this
+# module is imported while DRF reads its settings, before annotation.models may be).
+@functools.cache
+def _project() -> Statement:
+    projects = apps.get_model("annotation", "Project")._meta.db_table
+    members = apps.get_model("annotation", "Membership")._meta.db_table
+    return Statement(
+        "project_for",
+        f"SELECT p.*, m.role AS held_role FROM {projects} p"
+        f" LEFT JOIN {members} m ON m.project_id = p.id AND m.user_id = %(user)s"
+        " WHERE p.slug = %(slug)s",
+        user="integer",
+        slug="text",
+    )
+
+
+def project_with_roles(slug: str, user_id: int | None) -> tuple[Any, set[str]]:
+    """The project `slug` (None if there is none) and the roles the user holds in it."""
+    rows = fetch(
+        apps.get_model("annotation", "Project"), *_project().bind({"user": user_id, "slug": slug})
+    )
+    if not rows:
+        return None, set()
+    return rows[0], {row.held_role for row in rows if row.held_role}  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _token_user() -> Statement:
+    users = get_user_model()._meta.db_table
+    tokens = apps.get_model("authtoken", "Token")._meta.db_table
+    sql = f"SELECT u.* FROM {users} u JOIN {tokens} t ON t.user_id = u.id"
+    return Statement("token_user", sql + " WHERE t.key = %(key)s", key="text")
+
+
+def token_user(key: str) -> Any:
+    """The user whose API token is `key`, or None."""
+    users = fetch(get_user_model(), *_token_user().bind({"key": key}))
+    return users[0] if users else None
