@@ -113,7 +113,7 @@ EDITS = [
 
 QA_GUIDELINES = """# Demo guidelines: reading comprehension
 
-Edit the **question** so that its answer in the passage changes (SPEC §10.1), and write the
+Edit the **question** so that its answer in the passage changes (docs/task-types.md), and write the
 new answer exactly as it appears in the passage. Change as little as you can, and tag the
 reasoning the edit targets.
 """

@@ -1,4 +1,4 @@
-"""Role rules (SPEC §1): checked on the server for every endpoint and page.
+"""Role rules (docs/security.md): checked on the server for every endpoint and page.
 
 A user without any role in a project sees nothing of it: 404, never 403. A member who lacks the
 role an action needs gets 403. Django staff act as admins of every project.

@@ -1,4 +1,5 @@
-"""GPU scoring (issue 15, SPEC §10.4): the torch runners against their baselines, in one run.
+"""GPU scoring (issue 15, docs/performance.md): the torch runners against their baselines, in one
+run.
 
 Needs a CUDA device; runs without Django (the runners import none). Texts: the 976 IMDb
 contrast-set texts 20 times over (19,520), max_length 256, batch 32.

@@ -1,4 +1,4 @@
-"""Import of originals (SPEC §3A) at 20k and 200k JSONL rows (40-word texts), in-process on
+"""Import of originals (docs/workflows.md) at 20k and 200k JSONL rows (40-word texts), in-process on
 PostgreSQL: parse, check every row, insert in one transaction.
 
 Beside it: Label Studio CE's figure measured on this kind of machine (20k texts in 3.9 s,

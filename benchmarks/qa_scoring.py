@@ -1,4 +1,4 @@
-"""Extractive-QA scoring throughput (SPEC §10.1) on the 976 IMDb contrast-set reviews as
+"""Extractive-QA scoring throughput (docs/task-types.md) on the 976 IMDb contrast-set reviews as
 contexts, each with a question, max_length 256 and stride 64 (long reviews span windows).
 
 Two ways, in one run, on the same model (MiniLM-L6 with a seeded QA head) and threads:

@@ -1,4 +1,4 @@
-"""Release export of 100k contrast sets (SPEC §9: under 15 s, peak RSS under 300 MB).
+"""Release export of 100k contrast sets (docs/performance.md: under 15 s, peak RSS under 300 MB).
 
 Each measurement runs in its own process so that peak RSS is its own: first Django alone
 (the floor), then ContrastLab's streamed release, then a naive export that builds every set in

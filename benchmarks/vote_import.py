@@ -1,5 +1,5 @@
 """Vote import through the API on gunicorn with its default settings (one sync worker, 30 s
-timeout): 100k items with 500k votes from 40 external validators (SPEC §5.3), a file of
+timeout): 100k items with 500k votes from 40 external validators (docs/formats.md), a file of
 about 30 MB, as a user would send it.
 
 Baseline in the same run: the previous importer's way, one INSERT per item and one per item's

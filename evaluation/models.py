@@ -158,14 +158,15 @@ class Prediction(models.Model):
 
     @property
     def correct(self) -> bool:
-        """Right label; for a free-text answer, F1 above the consistency bar (SPEC §4)."""
+        """Right label; for a free-text answer, F1 above the consistency bar (docs/metrics.md)."""
         if self.f1 is not None:
             return self.f1 > 0.8
         return self.label == self.gold
 
 
 class Analysis(Job):
-    """An analysis of a project's released sets or runs (SPEC §10.3), run on the worker like an
+    """An analysis of a project's released sets or runs (docs/analyses.md), run on the worker like
+    an
     evaluation run. `params` are what was asked; `result` is set once it succeeds."""
 
     class Kind(models.TextChoices):

@@ -126,7 +126,7 @@ def project_creator(username: str = "creator"):  # type: ignore[no-untyped-def]
 
 
 def import_votes(client, project, lines: list[Any]):  # type: ignore[no-untyped-def]
-    """POST a vote import (SPEC §4) of these JSONL lines, each an object."""
+    """POST a vote import (docs/metrics.md) of these JSONL lines, each an object."""
     content = "\n".join(json.dumps(line) for line in lines).encode()
     return client.post(
         f"/api/projects/{project.slug}/import/votes/",

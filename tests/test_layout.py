@@ -1,6 +1,7 @@
 """The layout promises of README's architecture section, checked on the source itself."""
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,9 +92,46 @@ def test_modules_stay_small_and_apps_stay_shallow():
         if (n := len(path.read_text().splitlines())) > 400
     }
     assert long == {}
-    for app in ("annotation", "evaluation"):
+    for app, cap in (("annotation", 15), ("evaluation", 8)):
         flat = sorted(p.name for p in (ROOT / app).glob("*.py"))
-        assert len(flat) <= 15, flat
+        assert len(flat) <= cap, flat
+
+
+SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT INTO|UPDATE\s+\S+\s+SET|DELETE FROM|FROM STDIN)\b", re.S
+)
+TABLE = re.compile(r"\b(annotation|evaluation|auth|authtoken)_[a-z_]+\b")
+
+
+def test_hand_written_sql_lives_in_few_modules_and_names_no_table():
+    """Services call named statements (README, "Layout"); tables are named by the models."""
+    holders = set()
+    for name, path in product_modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr):  # an f-string: its text, "{}" for each value
+                text = "".join(
+                    v.value if isinstance(v, ast.Constant) else "{}" for v in node.values
+                )
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            else:
+                continue
+            if SQL.search(text):
+                holders.add(name)
+                assert not TABLE.search(text), (name, text)
+    assert holders == {"annotation.sql", "annotation.validation.sql", "annotation.bulk"}
+
+
+def test_no_file_cites_a_document_the_repository_lacks():
+    cited = re.compile(r"docs/[\w./-]+\.md")
+    missing = set()
+    for path in [*ROOT.glob("*.md"), *ROOT.glob("[!.]*/**/*")]:
+        if path.suffix not in {".py", ".md", ".html", ".js", ".css"} or ".venv" in path.parts:
+            continue
+        text = path.read_text()
+        assert not re.search(r"\bSPEC\b", text), path
+        missing |= {c for c in cited.findall(text) if not (ROOT / c).exists()}
+    assert missing == set()
 
 
 def test_one_module_owns_the_release_bundle_format():

@@ -1,4 +1,4 @@
-"""Authoring API: pivots, claims, sampling and perturbations (SPEC §3B, §3C, §6)."""
+"""Authoring API: pivots, claims, sampling and perturbations (docs/workflows.md, docs/api.md)."""
 
 from typing import Any
 

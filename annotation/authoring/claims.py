@@ -1,4 +1,4 @@
-"""Pivot claims (SPEC §3B): an expert reserves a pivot for claim_ttl before editing it."""
+"""Pivot claims (docs/workflows.md): an expert reserves a pivot for claim_ttl before editing it."""
 
 import random
 from datetime import timedelta

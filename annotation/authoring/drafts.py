@@ -1,4 +1,4 @@
-"""Drafts and submission of perturbations (SPEC §3C).
+"""Drafts and submission of perturbations (docs/workflows.md).
 
 Every rule is enforced here, so that the API and the pages reject the same things with the
 same messages.

@@ -1,4 +1,4 @@
-"""Imports over the API (SPEC §3A, §3E, §5.3): originals, existing sets and votes."""
+"""Imports over the API (docs/workflows.md, docs/formats.md): originals, existing sets and votes."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status

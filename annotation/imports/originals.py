@@ -1,4 +1,4 @@
-"""Import of originals (SPEC §3A): readers, then row parsing, then one atomic insert.
+"""Import of originals (docs/workflows.md): readers, then row parsing, then one atomic insert.
 
 Every problem is reported with the line it is on, and any problem rejects the whole file.
 """

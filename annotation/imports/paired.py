@@ -1,4 +1,5 @@
-"""Paired TSV files of contrast sets (SPEC §3E): row i of the originals file pairs with row i
+"""Paired TSV files of contrast sets (docs/workflows.md): row i of the originals file pairs with
+row i
 of the contrasts file, as in Gardner et al.'s IMDb release."""
 
 from dataclasses import dataclass, field

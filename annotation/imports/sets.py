@@ -1,4 +1,4 @@
-"""Import of existing contrast sets (SPEC §3E): a release's set lines, or paired TSV files
+"""Import of existing contrast sets (docs/workflows.md): a release's set lines, or paired TSV files
 where row i of the originals pairs with row i of the contrasts.
 
 Imported perturbations are credited to a named pseudo-author (an inactive account) and are
@@ -79,7 +79,8 @@ def _check_perturbation(
 def rule_warnings(
     project: Project, line: int, original: ParsedRow, p: dict[str, Any]
 ) -> list[LineError]:
-    """The authoring rules (SPEC §3C) a published edit may break: an import keeps the edit and
+    """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
+    and
     warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
     warnings = []
     same = all(

@@ -1,4 +1,4 @@
-"""Import of validation responses collected elsewhere (SPEC §5.3).
+"""Import of validation responses collected elsewhere (docs/formats.md).
 
 Each line becomes a resolved item whose votes come from pseudonymous external validators, so
 that the data gets the same majority labels and statistics as data validated here.

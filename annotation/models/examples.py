@@ -36,7 +36,8 @@ class Example(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="examples")
     external_id = models.CharField(max_length=255)
     fields = models.JSONField()
-    # A classification example has a label; a free-text one (SPEC §10.1) its answers instead.
+    # A classification example has a label; a free-text one (docs/task-types.md) its answers
+    # instead.
     label = models.CharField(max_length=100, blank=True)
     answers = models.JSONField(default=list, blank=True)
     split = models.CharField(max_length=8, default="test")

@@ -45,7 +45,7 @@ class ValidationItem(models.Model):
     # Empty for imported items, whose only truth is their votes.
     gold_label = models.CharField(max_length=100, blank=True)
     # Free-text projects: the answers the item is meant to have, and those the validators
-    # agreed on once resolved (SPEC §10.1).
+    # agreed on once resolved (docs/task-types.md).
     gold_answers = models.JSONField(default=list, blank=True)
     majority_answers = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)

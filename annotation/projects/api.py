@@ -1,4 +1,4 @@
-"""Projects and members over the API (SPEC §6)."""
+"""Projects and members over the API (docs/api.md)."""
 
 from typing import Any
 

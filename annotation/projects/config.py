@@ -82,7 +82,7 @@ MINIMAL_PAIR_LABELS = ["acceptable", "unacceptable"]
 
 
 def check_minimal_pair(fields: list[dict[str, Any]], labels: list[str]) -> None:
-    """SPEC §10.2: labels acceptable/unacceptable; an editable `text` and an optional
+    """docs/task-types.md: labels acceptable/unacceptable; an editable `text` and an optional
     read-only `source` (e.g. the sentence being translated)."""
     if labels != MINIMAL_PAIR_LABELS:
         raise DomainError("a minimal_pair project's labels are acceptable, unacceptable.")
@@ -98,7 +98,8 @@ def check_minimal_pair(fields: list[dict[str, Any]], labels: list[str]) -> None:
 def clean_labels(
     labels: Any, extra_labels: Any, free_text: bool = False
 ) -> tuple[list[str], list[str]]:
-    """Free-text projects (SPEC §10.1) have no task labels, only extra ones (unanswerable)."""
+    """Free-text projects (docs/task-types.md) have no task labels, only extra ones
+    (unanswerable)."""
     for name, value in (("labels", labels), ("extra_labels", extra_labels)):
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise DomainError(f"{name} must be a list of non-empty strings.")

@@ -1,4 +1,4 @@
-"""Releases over the API (SPEC §3E, §6)."""
+"""Releases over the API (docs/workflows.md, docs/api.md)."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The release bundle format (SPEC §5): the one module that writes it and reads it back.
+"""The release bundle format (docs/formats.md): the one module that writes it and reads it back.
 
 A bundle is a zip of sets.jsonl (one contrast set per line), examples.jsonl (one example per
 line), paired TSVs for single-text classification, the dataset card and a SHA-256 manifest.
@@ -167,7 +167,7 @@ class BundleWriter:
             contrast.write(tsv_line([perturbation["label"], perturbation["fields"][name]]))
 
     def _write_qa_pairs(self, paired: dict, record: dict[str, Any]) -> None:
-        """QA sets (SPEC §10.1): line i of {split}_original.jsonl pairs with line i of
+        """QA sets (docs/task-types.md): line i of {split}_original.jsonl pairs with line i of
         {split}_contrast.jsonl, as the TSVs do for single-text classification."""
         split = record["split"]
         if split not in paired:

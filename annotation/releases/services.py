@@ -1,4 +1,4 @@
-"""Releases (SPEC §3E): choosing the accepted perturbations, recording them, and publishing
+"""Releases (docs/workflows.md): choosing the accepted perturbations, recording them, and publishing
 the bundle once. A release never changes after that."""
 
 import math

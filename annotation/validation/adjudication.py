@@ -1,5 +1,5 @@
 """Adjudication by an admin of what the validators left open: disputed and no-majority
-perturbations (SPEC §3D)."""
+perturbations (docs/validation.md)."""
 
 from typing import Any
 
@@ -22,7 +22,8 @@ DECISIONS: dict[str, tuple[str, ...]] = {
 def perturbation_adjudicate(
     *, perturbation: Perturbation, admin: Any, decision: str
 ) -> Perturbation:
-    """Decide a perturbation the validators left open (SPEC §3D): accept a disputed one under
+    """Decide a perturbation the validators left open (docs/validation.md): accept a disputed one
+    under
     its majority label, reopen a no-majority one for EXTRA_VOTES more votes, or reject
     either."""
     # Item before perturbation, the order in which votes and qualification changes lock them

@@ -1,4 +1,4 @@
-"""Agreement statistics for validation (SPEC §4): pure functions over plain data.
+"""Agreement statistics for validation (docs/metrics.md): pure functions over plain data.
 
 No Django, no torch. Each function states its definition and source.
 """
@@ -83,7 +83,7 @@ def human_f1(
 def human_f1_table(
     counts: np.ndarray, majorities: np.ndarray, labels: list[str], seed: int = 1
 ) -> dict[str, object]:
-    """Estimated human F1, as in DynaSent (Potts et al., 2021), SPEC §4, over a table of
+    """Estimated human F1, as in DynaSent (Potts et al., 2021), docs/metrics.md, over a table of
     counts[i, c] = responses of category c on item i (the task labels first, in `labels`
     order, then any extra labels) and majorities[i] = the majority's category (-1: none).
 

@@ -1,4 +1,4 @@
-"""Agreement statistics of free-text projects (SPEC §10.1): the share of items with a
+"""Agreement statistics of free-text projects (docs/task-types.md): the share of items with a
 majority, and the mean pairwise F1 between validators' responses. They take the place of
 kappa, alpha and human F1, which need a fixed set of labels."""
 

@@ -1,4 +1,5 @@
-"""Free-text answers (SPEC §4, §10.1): SQuAD normalisation, token F1, and how responses match.
+"""Free-text answers (docs/metrics.md, docs/task-types.md): SQuAD normalisation, token F1, and how
+responses match.
 
 A response is an answer string or an extra label (e.g. "unanswerable"). Two answers match when
 their normalised token F1 reaches the project's `answer_match_f1`; an extra label matches only
@@ -75,7 +76,7 @@ class Response:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How five responses resolve: accepted, disputed or no majority (SPEC §10.1). `answers`
+    """How five responses resolve: accepted, disputed or no majority (docs/task-types.md). `answers`
     and `label` are what the validators agreed on; agreement is measured against them."""
 
     status: str  # "accepted", "disputed" or "no_majority"

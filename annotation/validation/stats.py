@@ -1,4 +1,4 @@
-"""Project statistics (SPEC §3D): gathers votes from the database, then calls the pure
+"""Project statistics (docs/validation.md): gathers votes from the database, then calls the pure
 functions of annotation.validation.agreement. Aggregation happens in SQL so that 500k votes
 stay fast."""
 

@@ -129,7 +129,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Import limits (SPEC §3A). Each one produces its own clear error.
+# Import limits (docs/workflows.md). Each one produces its own clear error.
 IMPORT_MAX_BYTES = envint("IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_FIELD_CHARS = envint("IMPORT_MAX_FIELD_CHARS", 20_000)
 IMPORT_MAX_ROWS = envint("IMPORT_MAX_ROWS", 200_000)

@@ -1,4 +1,4 @@
-"""Annotation artifacts in perturbed texts (Gardner et al., 2021; DynaSent; SPEC §10.3).
+"""Annotation artifacts in perturbed texts (Gardner et al., 2021; DynaSent; docs/analyses.md).
 
 - `tokens`: single tokens whose label distribution departs from uniform. A token's count n is
   the number of perturbed texts that contain it (not its occurrences); p_hat is the share of those

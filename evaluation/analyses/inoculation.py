@@ -1,4 +1,5 @@
-"""Inoculation by fine-tuning (Liu et al., 2019; SPEC §4, §10.3): the pool, and the outcome.
+"""Inoculation by fine-tuning (Liu et al., 2019; docs/metrics.md, docs/analyses.md): the pool, and
+the outcome.
 
 Fine-tune on a few challenge examples, then compare. With accuracies as shares in [0, 1]:
 gap = original - contrast accuracy before; closed = (contrast after - contrast before) / gap

@@ -1,4 +1,5 @@
-"""Seed instability (Zhou et al., 2020; SPEC §4, §10.3): how much of the variance of an accuracy
+"""Seed instability (Zhou et al., 2020; docs/metrics.md, docs/analyses.md): how much of the
+variance of an accuracy
 across K runs comes from examples varying together rather than independently.
 
 With C[k, i] in {0, 1} the correctness of run k on unit i (an example, or a whole contrast set

@@ -1,4 +1,5 @@
-"""Free-text (QA) contrast-set metrics (SPEC §4, §10.1): EM and token F1 on originals and on
+"""Free-text (QA) contrast-set metrics (docs/metrics.md, docs/task-types.md): EM and token F1 on
+originals and on
 perturbations, consistency, per tag, and bootstrap intervals over whole sets. Pure functions
 over plain data; normalisation is annotation.validation.answers', the validators' own."""
 
@@ -82,7 +83,7 @@ def qa_metrics(
     seed: int = BOOTSTRAP_SEED,
     level: float = 0.95,
 ) -> dict[str, Any]:
-    """Every figure of SPEC §10.1 for free text, with counts beside them."""
+    """Every figure of docs/task-types.md for free text, with counts beside them."""
     tags = sorted({tag for e in examples for tag in e.tags})
     t = _table(examples, tags)
     n_sets = len(t["consistent"])

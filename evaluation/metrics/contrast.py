@@ -1,4 +1,4 @@
-"""Contrast-set metrics (SPEC §4): pure functions over plain data. No Django, no torch.
+"""Contrast-set metrics (docs/metrics.md): pure functions over plain data. No Django, no torch.
 
 A contrast set S is an original and its released perturbations. A model is consistent on S iff
 it is right on every member, the original included (Gardner et al., 2020). Uncertainty comes
@@ -155,7 +155,7 @@ def contrast_metrics(
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, Any]:
-    """Every figure of SPEC §4 for classification, with counts beside each."""
+    """Every figure of docs/metrics.md for classification, with counts beside each."""
     originals = [e.correct for e in examples if e.role == "original"]
     perturbed = [e.correct for e in examples if e.role == "perturbed"]
     by_set: dict[str, bool] = defaultdict(lambda: True)

@@ -1,4 +1,4 @@
-"""Minimal-pair metrics (SPEC §4 "Minimal pairs", §10.2): pure functions over plain scores.
+"""Minimal-pair metrics (docs/metrics.md, docs/task-types.md): pure functions over plain scores.
 
 A pair is an acceptable (correct) variant and an unacceptable (contrastive) one of the same
 contrast set. The model is right on a pair iff score(correct) > score(contrastive), strictly: a

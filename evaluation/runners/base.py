@@ -28,7 +28,8 @@ def resolve_device(requested: str) -> str:
 
 
 def resolve_dtype(precision: str, device: str) -> Any:
-    """The torch dtype of a precision (SPEC §10.4): fp32 everywhere; bf16 and fp16 on CUDA."""
+    """The torch dtype of a precision (docs/performance.md): fp32 everywhere; bf16 and fp16 on
+    CUDA."""
     import torch
 
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

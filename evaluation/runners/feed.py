@@ -1,4 +1,4 @@
-"""Keeping a GPU busy from the CPU (SPEC §10.4, issue 15).
+"""Keeping a GPU busy from the CPU (docs/performance.md, issue 15).
 
 - The next chunks are prepared (tokenised, sorted and padded with numpy) while the device runs
   the current one, and a thread copies them into pinned memory. On CUDA they are tokenised in

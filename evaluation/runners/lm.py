@@ -1,4 +1,5 @@
-"""Language-model scoring for minimal pairs (SPEC §4, §10.2): log-probabilities of texts, and
+"""Language-model scoring for minimal pairs (docs/metrics.md, docs/task-types.md):
+log-probabilities of texts, and
 the model's own output for a source.
 
 Tokenisation decides the scores, so it is exactly as §10.2 says:

@@ -1,4 +1,5 @@
-"""Extractive question answering with transformers (SPEC §10.1): the best span of the context
+"""Extractive question answering with transformers (docs/task-types.md): the best span of the
+context
 from the start and end logits, over overlapping windows when the context is long."""
 
 from collections.abc import Sequence

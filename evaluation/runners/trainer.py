@@ -1,4 +1,5 @@
-"""Fine-tuning a sequence classifier for inoculation (SPEC §4, §10.3), on the worker.
+"""Fine-tuning a sequence classifier for inoculation (docs/metrics.md, docs/analyses.md), on the
+worker.
 
 Each fine-tuning starts from the base model's weights, trains with AdamW on shuffled batches,
 and keeps the epoch with the best accuracy on the early-stopping examples (patience 5). The best

@@ -1,4 +1,4 @@
-"""Free-text (QA) contrast sets end to end through the API (SPEC §10.1): a Quoref-style
+"""Free-text (QA) contrast sets end to end through the API (docs/task-types.md): a Quoref-style
 project is created, its originals imported with answers, perturbed, validated blind, released
 and scored, and every figure is checked against an independent SQuAD computation."""
 

@@ -3,11 +3,11 @@ connection prepares it again, and a rolled-back transaction does not lose it. Th
 into model instances as the ORM reads them."""
 
 import pytest
-from annotation.sql import Statement, fetch
 from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import ValidationItem
+from annotation.sql import Statement, fetch
 
 SUM = Statement(
     "test_sum", "SELECT %(a)s + %(b)s, %(label)s", a="integer", b="integer", label="text"

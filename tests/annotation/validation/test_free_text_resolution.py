@@ -1,4 +1,5 @@
-"""Free-text resolution (SPEC §10.1) under concurrent validators, and its rule checked against
+"""Free-text resolution (docs/task-types.md) under concurrent validators, and its rule checked
+against
 a plain restatement of the spec on random responses."""
 
 import random
@@ -23,7 +24,7 @@ ANSWERS = ["1911", "the 1911", "Marie Curie", "Marie", "Pierre", "Pierre Curie"]
 
 
 def spec_outcome(responses: list[tuple[str, str]], gold: list[str]) -> str:
-    """SPEC §10.1 restated: >= 3 responses matching the author: accepted; else >= 3 answers
+    """docs/task-types.md restated: >= 3 responses matching the author: accepted; else >= 3 answers
     matching one of them: disputed; else no majority."""
 
     def match(response: tuple[str, str], answers: list[str], label: str = "") -> bool:

@@ -1,4 +1,5 @@
-"""Analyses (SPEC §4, §10.3): seed instability, artifacts and inoculation, from the pure
+"""Analyses (docs/metrics.md, docs/analyses.md): seed instability, artifacts and inoculation, from
+the pure
 functions to the API, a real worker and cancellation."""
 
 import math

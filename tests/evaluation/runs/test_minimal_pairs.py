@@ -1,4 +1,4 @@
-"""Minimal pairs (SPEC §10.2): LM scores, pair accuracy, ties, consistency and discrepancy,
+"""Minimal pairs (docs/task-types.md): LM scores, pair accuracy, ties, consistency and discrepancy,
 each checked against a direct transformers computation on tiny models built here."""
 
 import numpy as np
