@@ -1,7 +1,6 @@
 """Agreement statistics on 500k votes (docs/performance.md target: under 2 s), against a naive
-per-item
-Python implementation in the same run. Reuses the validation benchmark's database when it is
-there, otherwise seeds 100k items with 5 votes each.
+per-item Python implementation in the same run. Reuses the validation benchmark's database when
+it is there, otherwise seeds 100k items with 5 votes each.
 
     .venv/bin/python benchmarks/stats_bench.py
 """

@@ -1,6 +1,5 @@
 """Validation hot path under load (docs/performance.md): 32 concurrent validators loop vote -> vote
-(each
-vote's response carries the next item; "next" below is the GET that starts a loop)
+(each vote's response carries the next item; "next" below is the GET that starts a loop)
 against gunicorn on PostgreSQL, over a project seeded with 100k resolved perturbations and
 500k votes plus open items. Reports p50/p99 per endpoint, votes/s and over-assigned items,
 next to a one-client baseline measured in the same run.

@@ -166,8 +166,7 @@ class Prediction(models.Model):
 
 class Analysis(Job):
     """An analysis of a project's released sets or runs (docs/analyses.md), run on the worker like
-    an
-    evaluation run. `params` are what was asked; `result` is set once it succeeds."""
+    an evaluation run. `params` are what was asked; `result` is set once it succeeds."""
 
     class Kind(models.TextChoices):
         INSTABILITY = "instability"

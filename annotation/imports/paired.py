@@ -1,6 +1,5 @@
 """Paired TSV files of contrast sets (docs/workflows.md): row i of the originals file pairs with
-row i
-of the contrasts file, as in Gardner et al.'s IMDb release."""
+row i of the contrasts file, as in Gardner et al.'s IMDb release."""
 
 from dataclasses import dataclass, field
 from pathlib import PurePath

@@ -1,6 +1,5 @@
 """Readers shared by every import (docs/workflows.md): bytes to text within the limits, then JSONL,
-CSV
-or TSV records, each with its line number. Any problem is a LineError."""
+CSV or TSV records, each with its line number. Any problem is a LineError."""
 
 import csv
 import io

@@ -80,8 +80,7 @@ def rule_warnings(
     project: Project, line: int, original: ParsedRow, p: dict[str, Any]
 ) -> list[LineError]:
     """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
-    and
-    warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
+    and warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
     warnings = []
     same = all(
         normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])

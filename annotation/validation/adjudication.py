@@ -23,8 +23,7 @@ def perturbation_adjudicate(
     *, perturbation: Perturbation, admin: Any, decision: str
 ) -> Perturbation:
     """Decide a perturbation the validators left open (docs/validation.md): accept a disputed one
-    under
-    its majority label, reopen a no-majority one for EXTRA_VOTES more votes, or reject
+    under its majority label, reopen a no-majority one for EXTRA_VOTES more votes, or reject
     either."""
     # Item before perturbation, the order in which votes and qualification changes lock them
     items = ValidationItem.objects.select_for_update().filter(perturbation_id=perturbation.pk)

@@ -1,6 +1,6 @@
 """Seed instability (Zhou et al., 2020; docs/metrics.md, docs/analyses.md): how much of the
-variance of an accuracy
-across K runs comes from examples varying together rather than independently.
+variance of an accuracy across K runs comes from examples varying together rather than
+independently.
 
 With C[k, i] in {0, 1} the correctness of run k on unit i (an example, or a whole contrast set
 for consistency) and Acc_k = mean_i C[k, i]:

@@ -1,6 +1,5 @@
 """Free-text resolution (docs/task-types.md) under concurrent validators, and its rule checked
-against
-a plain restatement of the spec on random responses."""
+against a plain restatement of the spec on random responses."""
 
 import random
 import threading

@@ -1,6 +1,5 @@
 """Analyses (docs/metrics.md, docs/analyses.md): seed instability, artifacts and inoculation, from
-the pure
-functions to the API, a real worker and cancellation."""
+the pure functions to the API, a real worker and cancellation."""
 
 import math
 import tempfile

@@ -1,6 +1,5 @@
 """The extractive-QA runner (docs/task-types.md) on tiny models built here and loaded through the
-real
-transformers code: it agrees with a brute-force reading of each example, and finds answers
+real transformers code: it agrees with a brute-force reading of each example, and finds answers
 beyond the first window of a long context. (transformers 5 removed the question-answering
 pipeline, so there is no pipeline to compare with.)"""
 
