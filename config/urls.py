@@ -19,7 +19,8 @@ urlpatterns = [
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/", include(api_urls)), path("api/", include(evaluation_urls.api_urls)),
+    path("api/", include(api_urls)),
+    path("api/", include(evaluation_urls.api_urls)),
     path("", include(page_urls)),
     path("", include(evaluation_urls.page_urls)),
 ]

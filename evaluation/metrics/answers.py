@@ -1,7 +1,7 @@
 """Free-text (QA) contrast-set metrics (docs/metrics.md, docs/task-types.md): EM and token F1 on
-originals and on perturbations, consistency, per tag, and bootstrap intervals over whole sets. Pure
-functions
-over plain data; normalisation is annotation.validation.answers', the validators' own."""
+originals and on perturbations, consistency, per tag, and bootstrap intervals over whole sets.
+Pure functions over plain data; normalisation is annotation.validation.answers', the validators'
+own."""
 
 from collections import defaultdict
 from collections.abc import Sequence
