@@ -35,24 +35,28 @@ page_urls = [
     path("p/<slug:slug>/evaluations/<id:pk>/", runs_views.run_page, name="run"),
     path(
         "p/<slug:slug>/evaluations/<id:pk>/progress/",
-        runs_views.run_progress,
+        runs_views.job_progress,
+        {"pages": runs_views.RUN_PAGES},
         name="run-progress",
     ),
     path(
         "p/<slug:slug>/evaluations/<id:pk>/<str:action>/",
-        runs_views.run_action,
+        runs_views.job_action,
+        {"pages": runs_views.RUN_PAGES},
         name="run-action",
     ),
     path("p/<slug:slug>/analyses/", analyses_views.analyses_page, name="analyses"),
     path("p/<slug:slug>/analyses/<id:pk>/", analyses_views.analysis_page, name="analysis"),
     path(
         "p/<slug:slug>/analyses/<id:pk>/progress/",
-        analyses_views.analysis_progress,
+        runs_views.job_progress,
+        {"pages": analyses_views.ANALYSIS_PAGES},
         name="analysis-progress",
     ),
     path(
         "p/<slug:slug>/analyses/<id:pk>/<str:action>/",
-        analyses_views.analysis_action,
+        runs_views.job_action,
+        {"pages": analyses_views.ANALYSIS_PAGES},
         name="analysis-action",
     ),
 ]

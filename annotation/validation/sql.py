@@ -152,14 +152,13 @@ def store_counts(*, item_id: int, counted_votes: int, label_votes_json: str) -> 
 
 # Resolving an item -------------------------------------------------------------------------
 
+# An outcome, written to the item and to its perturbation alike.
+_OUTCOME_TYPES = {"status": "text", "label": "text", "answers": "jsonb", "at": "timestamptz"}
 _RESOLVE = Statement(
     "item_resolve",
     f"UPDATE {ITEM} SET status = %(status)s, majority_label = %(label)s,"
     " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(item)s",
-    status="text",
-    label="text",
-    answers="jsonb",
-    at="timestamptz",
+    **_OUTCOME_TYPES,
     item="bigint",
 )
 _DROP_LEASES = Statement(
@@ -170,10 +169,7 @@ _OUTCOME = Statement(
     "perturbation_outcome",
     f"UPDATE {PERTURBATION} SET status = %(status)s, majority_label = %(label)s,"
     " majority_answers = %(answers)s, resolved_at = %(at)s WHERE id = %(perturbation)s",
-    status="text",
-    label="text",
-    answers="jsonb",
-    at="timestamptz",
+    **_OUTCOME_TYPES,
     perturbation="bigint",
 )
 

@@ -8,14 +8,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError
 from annotation.models import Release
 from evaluation.access import admin_project
 from evaluation.analyses import services
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
-from evaluation.runs.views import job_action, job_progress
+from evaluation.runs.views import JobPages
 
 
 class AnalysisForm(forms.Form):
@@ -81,6 +80,9 @@ def analyses_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "evaluation/analyses.html", context)
 
 
+ANALYSIS_PAGES = JobPages(Analysis, "project", "analysis", "steps", services.ACTIONS)
+
+
 def _analysis(request: HttpRequest, slug: str, pk: int) -> tuple[Any, Analysis]:
     project = admin_project(request.user, slug)
     return project, get_object_or_404(Analysis, project=project, pk=pk)
@@ -94,16 +96,3 @@ def analysis_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "progress_url": reverse("analysis-progress", args=[slug, pk]),
     }  # fmt: skip
     return render(request, "evaluation/analysis.html", context)
-
-
-@login_required
-def analysis_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project, analysis = _analysis(request, slug, pk)
-    return job_progress(request, project, analysis, "steps")
-
-
-@login_required
-@require_POST
-def analysis_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
-    _, analysis = _analysis(request, slug, pk)
-    return job_action(request, services.ACTIONS.get(action), analysis, "analysis")
