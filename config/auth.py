@@ -5,13 +5,32 @@ that hands out tokens."""
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from rest_framework import authentication, exceptions, serializers
+from rest_framework import authentication, exceptions, serializers, throttling
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from annotation.sql import token_user
 
 
+class BadTokenThrottle(throttling.SimpleRateThrottle):
+    """Failed token checks per client address: a guesser is slowed down (429) before the
+    request is even authenticated, which the other throttles, counting after it, cannot do."""
+
+    scope = "bad_token"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
 class TokenAuthentication(authentication.TokenAuthentication):
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            throttle = BadTokenThrottle()
+            if not throttle.allow_request(request, None):
+                raise exceptions.Throttled(throttle.wait()) from None
+            raise
+
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         user = token_user(key)
         if user is None:

@@ -6,12 +6,14 @@ turn them into a clear 4xx (JSON for the API) before a view looks at the payload
 """
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.views import defaults
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -38,14 +40,32 @@ def parse_id(value: Any) -> int | None:
 
 
 def strict_json_loads(text: str | bytes) -> Any:
-    """json.loads without NaN or Infinity (not JSON, and refused by PostgreSQL's jsonb), and
-    with a ValueError instead of a RecursionError on absurd nesting."""
+    """json.loads without NaN or Infinity (not JSON, and refused by PostgreSQL's jsonb), numbers
+    too large for a float (1e400 would become infinity), or a key repeated in one object (JSON
+    leaves it undefined; Python would keep the last silently), and with a ValueError instead of
+    a RecursionError on absurd nesting."""
 
     def refuse(constant: str) -> None:
         raise ValueError(f"{constant} is not a JSON number")
 
+    def finite(number: str) -> float:
+        value = float(number)
+        if not math.isfinite(value):
+            raise ValueError(f"the number {number[:40]} is too large")
+        return value
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = dict(pairs)
+        if len(value) < len(pairs):
+            keys = [key for key, _ in pairs]
+            repeated = next(key for n, key in enumerate(keys) if key in keys[:n])
+            raise ValueError(f"the key {repeated[:60]!r} appears twice in one object")
+        return value
+
     try:
-        value = json.loads(text, parse_constant=refuse)
+        value = json.loads(
+            text, parse_constant=refuse, parse_float=finite, object_pairs_hook=unique_keys
+        )
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None
     if _depth(value) > MAX_JSON_DEPTH:
@@ -139,3 +159,62 @@ def _body_limit() -> int:
 
 def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
+
+
+# Django's own answers for errors no view handled (handler400 and the rest, in config.urls):
+# JSON under /api/, whatever the status, so that API clients never have to parse a page.
+def _api_error(request: HttpRequest, status: int, detail: str) -> HttpResponse | None:
+    return (
+        JsonResponse({"detail": detail}, status=status)
+        if request.path.startswith("/api/")
+        else None
+    )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _api_error(request, 400, "Bad request.") or defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _api_error(request, 403, "You do not have permission to do this.") or (
+        defaults.permission_denied(request, exception)
+    )
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _api_error(request, 404, "Not found.") or defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    detail = (
+        "The server failed to complete the request (for example, the database was restarting). "
+        "Retry it: a vote that was stored is answered as already stored (docs/api.md)."
+    )
+    return _api_error(request, 500, detail) or defaults.server_error(request)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sends CONTENT_SECURITY_POLICY with every response: a script that escaped the escaping
+    would still not run, since pages load scripts only from our static files."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        return response
+
+
+def with_inline_styles(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The policy with inline <style> elements allowed, for a vendored page that injects them
+    (Swagger UI); its scripts stay restricted to our own files."""
+
+    def allowing(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY.replace(
+            "style-src 'self'", "style-src 'self' 'unsafe-inline'", 1
+        )
+        return response
+
+    return allowing

@@ -1,12 +1,19 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.throttling import AnonRateThrottle
 
 from annotation.urls import api_urls, page_urls
 from config.auth import TokenRequestSerializer
+from config.edge import with_inline_styles
 from evaluation import urls as evaluation_urls
+
+handler400 = "config.edge.bad_request"
+handler403 = "config.edge.permission_denied"
+handler404 = "config.edge.page_not_found"
+handler500 = "config.edge.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,11 +21,17 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "api/auth/token/",
-        ObtainAuthToken.as_view(serializer_class=TokenRequestSerializer),
+        ObtainAuthToken.as_view(
+            serializer_class=TokenRequestSerializer, throttle_classes=[AnonRateThrottle]
+        ),
         name="api-token",
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        with_inline_styles(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
     path("api/", include(api_urls)),
     path("api/", include(evaluation_urls.api_urls)),
     path("", include(page_urls)),

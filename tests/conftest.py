@@ -36,6 +36,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit(f"{' and '.join(missing)} must run on 127.0.0.1 for the tests (see README).", 1)
 
 
+@pytest.fixture(autouse=True)
+def models_dir(settings, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The tiny models the tests build live in pytest's temporary folders: that is MODELS_DIR,
+    the only place a worker loads local models from."""
+    settings.MODELS_DIR = tmp_path_factory.getbasetemp()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

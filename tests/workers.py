@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from django.conf import settings
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -15,7 +17,9 @@ def worker_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     for name in ("SECRET_KEY", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
         env.pop(name, None)
-    return {**env, "PYTHONPATH": str(ROOT), **extra}
+    # The worker loads local models from MODELS_DIR only: the tests' models are in pytest's
+    # temporary folders, which the tests' own settings name (tests/conftest.py).
+    return {**env, "PYTHONPATH": str(ROOT), "MODELS_DIR": str(settings.MODELS_DIR), **extra}
 
 
 def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:

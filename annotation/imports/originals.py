@@ -5,7 +5,6 @@ Every problem is reported with the line it is on, and any problem rejects the wh
 
 import contextlib
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -30,6 +29,7 @@ from annotation.imports.readers import (
 from annotation.models import Example, ImportBatch, Project, user_or_none
 from annotation.projects.config import SPLITS
 from annotation.validation.answers import clean_answers
+from config.edge import strict_json_loads
 
 INSERT_BATCH = 2000
 
@@ -120,7 +120,7 @@ class RowParser:
         """A JSON list of answers; a CSV cell holds one answer, or a JSON list of them."""
         if isinstance(value, str) and value.lstrip().startswith("["):
             with contextlib.suppress(ValueError):
-                value = json.loads(value)
+                value = strict_json_loads(value)
         answers = clean_answers(value) if value is not None else "missing answers."
         if isinstance(answers, str):
             errors.append(LineError(line, f"{self._named('answers')}: {answers}"))

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from annotation.errors import ImportRejected
+from annotation.releases.files import from_spreadsheet_cell
 from config.edge import strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
@@ -139,7 +140,8 @@ def read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, dict[str, A
                     ),
                 )
                 continue
-            yield line_no, dict(zip(header, row, strict=True))
+            cells = [from_spreadsheet_cell(cell) for cell in row]
+            yield line_no, dict(zip(header, cells, strict=True))
     except csv.Error as error:
         kind = "TSV" if delimiter == "\t" else "CSV"
         yield start, LineError(start, f"malformed {kind}: {error}.")

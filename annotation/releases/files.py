@@ -1,9 +1,7 @@
 """Writing a release bundle's files fast: hashed in blocks by a thread of their own, deflated
 by ISA-L, TSV rows without the csv module's per-row cost."""
 
-import csv
 import hashlib
-import io
 import queue
 import shutil
 import threading
@@ -64,15 +62,37 @@ class HashingFile:
         return self.digest.hexdigest()
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (CSV injection):
+# OWASP's rule is to write such a cell with a leading apostrophe, which spreadsheets hide
+# (docs/formats.md). A cell that starts with an apostrophe gets one more, so that reading back
+# gives the value exactly.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+ESCAPED_START = (*FORMULA_START, "'")
+
+
+def spreadsheet_cell(value: object) -> str:
+    """A value as a CSV/TSV cell that no spreadsheet runs as a formula."""
+    text = str(value)
+    return "'" + text if text.startswith(ESCAPED_START) else text
+
+
+def from_spreadsheet_cell(text: str) -> str:
+    """The value a cell written by spreadsheet_cell holds."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(ESCAPED_START) else text
+
+
+def _quoted(cell: str) -> str:
+    return '"' + cell.replace('"', '""') + '"' if any(c in cell for c in '\t\n\r"') else cell
+
+
 def tsv_line(values: list[str]) -> str:
-    """One TSV row as the csv module writes it (quoting only values that need it), without
-    its per-row cost for the common row that needs no quoting."""
-    line = "\t".join(str(value) for value in values)
-    if line and line.count("\t") == len(values) - 1 and not any(c in line for c in '\n\r"'):
-        return line + "\n"
-    out = io.StringIO()
-    csv.writer(out, delimiter="\t", lineterminator="\n").writerow(values)
-    return out.getvalue()
+    """One TSV row, quoting only the cells that need it, as the csv module does; unlike it
+    with a "\n" line end, a cell holding "\r" is quoted too, so that it reads back whole.
+    Formula-leading cells are escaped."""
+    cells = [_quoted(spreadsheet_cell(value)) for value in values]
+    if cells == [""]:
+        return '""\n'  # a lone empty cell, which an empty line would lose
+    return "\t".join(cells) + "\n"
 
 
 def file_sha256(path: Path) -> str:

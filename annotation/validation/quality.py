@@ -21,7 +21,15 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Project, Release, ValidationItem, ValidatorStatus, Vote
+from annotation.models import (
+    Membership,
+    Perturbation,
+    Project,
+    Release,
+    ValidationItem,
+    ValidatorStatus,
+    Vote,
+)
 from annotation.validation import sql
 from annotation.validation.resolution import item_resolve, vote_agrees
 
@@ -54,7 +62,13 @@ def validator_set_qualified(
     *, project: Project, validator_id: int, qualified: bool, actor: Any
 ) -> None:
     """Make a validator's votes count or not (an admin's decision, which automatic checks then
-    respect), and reopen or resolve the items this changes."""
+    respect), and reopen or resolve the items this changes. The validator must be a member of
+    the project, or have votes in it (imported validators): 404 otherwise, the same for a user
+    who does not exist, so that the answer tells nothing of other projects' users."""
+    member = Membership.objects.filter(project=project, user_id=validator_id).exists()
+    voted = Vote.objects.filter(item__project=project, validator_id=validator_id).exists()
+    if not member and not voted:
+        raise DomainError("No such validator in this project.", code="not_found")
     touched = _set_qualified(
         project=project, validator_id=validator_id, qualified=qualified, actor=actor
     )

@@ -3,9 +3,8 @@
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -103,11 +102,13 @@ def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
-    get_object_or_404(get_user_model(), pk=user_id)
     qualified = request.POST.get("qualified") == "1"
-    quality.validator_set_qualified(
-        project=project, validator_id=user_id, qualified=qualified, actor=request.user
-    )
+    try:
+        quality.validator_set_qualified(
+            project=project, validator_id=user_id, qualified=qualified, actor=request.user
+        )
+    except DomainError as error:
+        raise Http404(error.message) from None
     messages.success(request, "Validator requalified." if qualified else "Validator unqualified.")
     return redirect("validators", slug=slug)
 

@@ -39,6 +39,24 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",
+    "config.edge.ContentSecurityPolicyMiddleware",
+]
+
+# Every page's scripts and styles come from our own static files: no inline script, no eval.
+# Inline style *attributes* stay allowed (bar widths, the confusion matrix's shades), as CSP
+# level 3's style-src-attr lets them without allowing <style> elements (docs/security.md).
+CONTENT_SECURITY_POLICY = envstr(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
+    "img-src 'self' data: https:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 # Login throttling (django-axes): a username is locked out from an address after
@@ -50,6 +68,12 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Behind a proxy, the client's address is in a header the proxy sets (e.g. HTTP_X_FORWARDED_FOR
+# with one trusted proxy); unset, the connection's address is the client's.
+CLIENT_ADDRESS_HEADER = envstr("CLIENT_ADDRESS_HEADER", "")
+if CLIENT_ADDRESS_HEADER:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = (CLIENT_ADDRESS_HEADER, "REMOTE_ADDR")
+    AXES_IPWARE_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 1)
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 
@@ -94,6 +118,17 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
 
+# Throttling counts live here: in each process by default; set CACHE_URL (redis://…) so that
+# every web process shares them.
+CACHE_URL = envstr("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first, so that anonymous API calls get 401 with a WWW-Authenticate header.
@@ -113,6 +148,18 @@ REST_FRAMEWORK = {
     "URL_FORMAT_OVERRIDE": None,
     # Domain errors (annotation.errors) become responses here, and only here.
     "EXCEPTION_HANDLER": "annotation.errors.api_exception_handler",
+    # Requests per client: anonymous ones by address, signed-in ones (token or session) by
+    # user; failed token checks by address, in config.auth (docs/api.md, "Throttling").
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": envstr("API_THROTTLE_ANON", "120/minute"),
+        "user": envstr("API_THROTTLE_USER", "3000/minute"),
+        "bad_token": envstr("API_THROTTLE_BAD_TOKEN", "30/minute"),
+    },
+    "NUM_PROXIES": envint("TRUSTED_PROXY_COUNT", 1) if CLIENT_ADDRESS_HEADER else None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ContrastLab API",

@@ -5,8 +5,11 @@ import os
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 # Tests that commit an evaluation run send it to a real Redis broker (database 14).
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/14")
+# The fuzz and load tests send thousands of requests; the throttling test sets its own rates.
+for scope in ("ANON", "USER", "BAD_TOKEN"):
+    os.environ.setdefault(f"API_THROTTLE_{scope}", "1000000/minute")
 
-from config.settings.local import *  # noqa: F403
+from config.settings.local import *  # noqa: E402, F403
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

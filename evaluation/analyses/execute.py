@@ -12,6 +12,7 @@ from evaluation import jobs
 from evaluation.analyses import artifacts, inoculation, instability
 from evaluation.models import Analysis, ModelSpec, Prediction
 from evaluation.runners.trainer import ClassifierTrainer
+from evaluation.specs.services import source_to_load
 
 Kind = Analysis.Kind
 
@@ -102,7 +103,7 @@ def run_inoculation(analysis: Analysis) -> dict[str, Any]:
     pool = read_examples(release, p["pool_split"])
     subsets = inoculation.nested_pool(sorted({e["set_id"] for e in pool}), p["sizes"], p["seed"])
     trainer = ClassifierTrainer(
-        spec.source, label_mapping=spec.label_mapping or {}, device=spec.device,
+        source_to_load(spec), label_mapping=spec.label_mapping or {}, device=spec.device,
         precision=spec.precision, max_length=spec.max_length, batch_size=min(spec.batch_size, 16),
     )  # fmt: skip
     advance = _progress(analysis, 1 + len(p["sizes"]) * len(p["learning_rates"]))

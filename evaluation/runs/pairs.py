@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
+from evaluation.specs.services import source_to_load
 
 ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
 M = TypeVar("M")
@@ -24,7 +25,7 @@ def run_language_model(
     """Predictions (as Prediction fields: each example's score, and on each set's original
     the model's own output) and the pair metrics."""
     scorer = LanguageModelScorer(
-        spec.source,
+        source_to_load(spec),
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
         device=spec.device,
         precision=spec.precision,

@@ -10,6 +10,7 @@ from evaluation.models import ModelSpec
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 from evaluation.runners.qa import ExtractiveQA
+from evaluation.specs.services import source_to_load
 
 
 def run_classifier(
@@ -19,10 +20,13 @@ def run_classifier(
     fields = [[e["fields"][name] for name in project.field_names] for e in examples]
     if spec.kind == ModelSpec.Kind.PYTHON:
         dicts = [e["fields"] for e in examples]
-        result = predict_python(spec.source, dicts, spec.batch_size, advance)
+        result = predict_python(source_to_load(spec), dicts, spec.batch_size, advance)
     else:
         model = SequenceClassifier(
-            spec.source, device=spec.device, precision=spec.precision, max_length=spec.max_length
+            source_to_load(spec),
+            device=spec.device,
+            precision=spec.precision,
+            max_length=spec.max_length,
         )
         _check_mapping(spec, list(model.id2label.values()), project.labels)
         advance(0)  # loading may take a while: show we are alive
@@ -60,11 +64,11 @@ def run_reader(
     """Predictions and QA metrics of a model that answers: python, or extractive QA."""
     if spec.kind == ModelSpec.Kind.PYTHON:
         dicts = [e["fields"] for e in examples]
-        texts = predict_python(spec.source, dicts, spec.batch_size, advance).labels
+        texts = predict_python(source_to_load(spec), dicts, spec.batch_size, advance).labels
     else:
         question, context = qa_fields(project)
         model = ExtractiveQA(
-            spec.source,
+            source_to_load(spec),
             device=spec.device,
             precision=spec.precision,
             max_length=spec.max_length,

@@ -11,6 +11,7 @@ from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Project, user_or_none
 from evaluation.models import ModelSpec
+from evaluation.runners.base import RunnerError
 
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
@@ -51,13 +52,23 @@ def clean_label_mapping(project: Project, mapping: Any) -> None:
 
 
 def is_local_path(source: str) -> bool:
+    """Whether `source` is written as a path (not whether one exists)."""
     return source.startswith(("/", ".", "~")) or "\\" in source or ".." in source.split("/")
 
 
+def _inside_models_dir(source: str) -> Path | None:
+    """The folder `source` names, symlinks followed, if it lies inside MODELS_DIR."""
+    root = Path(settings.MODELS_DIR).resolve()
+    folder = Path(source).expanduser().resolve()
+    return folder if folder.is_relative_to(root) else None
+
+
 def clean_source(user: Any, kind: str, source: str) -> None:
-    """Who may make a worker run what (docs/security.md): python callables and local
-    model folders are code on the workers' disks, so only staff may name them, and local folders
-    only under MODELS_DIR. Anyone else names a model on the hub by its id."""
+    """Who may make a worker load what (docs/security.md): python callables and local model
+    folders are code on the workers' disks, so only staff may name them, and local folders
+    only under MODELS_DIR. Anyone else names a model on the hub by its id; whether such an id
+    also names a local folder is checked on the worker (source_to_load), so that the answer
+    here tells a non-staff user nothing of the disk."""
     staff = getattr(user, "is_staff", False)
     if kind == ModelSpec.Kind.PYTHON:
         if not staff:
@@ -75,11 +86,34 @@ def clean_source(user: Any, kind: str, source: str) -> None:
                 code="forbidden",
                 field="source",
             )
-        root = Path(settings.MODELS_DIR).resolve()
-        if not Path(source).expanduser().resolve().is_relative_to(root):
+        if _inside_models_dir(source) is None:
+            root = Path(settings.MODELS_DIR).resolve()
             raise DomainError(f"Local models must be under MODELS_DIR ({root}).", field="source")
     elif not HUB_ID.fullmatch(source):
         raise DomainError(
             "source must be a hub id such as org/name (or, for staff, a path under MODELS_DIR).",
             field="source",
         )
+
+
+def source_to_load(spec: ModelSpec) -> str:
+    """What a worker may load for `spec`, checked again on the worker just before loading: a
+    python callable or a local folder only if staff registered the spec (or an operator, from
+    the command line: no user), a folder only inside MODELS_DIR with symlinks followed (it may
+    have been swapped since registration), and a hub id only if it names no local path. The
+    error names no path."""
+    trusted = spec.created_by is None or spec.created_by.is_staff
+    if spec.kind == ModelSpec.Kind.PYTHON:
+        if not trusted:
+            raise RunnerError("Only staff may run python models; ask staff to register it.")
+        return spec.source
+    local = is_local_path(spec.source) or Path(spec.source).expanduser().exists()
+    if not local:
+        return spec.source
+    folder = _inside_models_dir(spec.source) if trusted else None
+    if folder is None:
+        raise RunnerError(
+            f"Model {spec.name!r} cannot be loaded from its source: a hub id must not name a "
+            "local folder, and local models are registered by staff under MODELS_DIR."
+        )
+    return str(folder)

@@ -113,6 +113,37 @@ def test_nan_and_deep_nesting_are_refused(project, admin, page, released):
     assert writes() == before and project.releases.count() == 1
 
 
+def test_overflowing_numbers_and_repeated_keys_are_refused_with_line_and_key(project, admin):
+    """1e400 became infinity (a 500 from PostgreSQL); a repeated key kept its last value only
+    (a vote line repeating "positive" lost a worker's response)."""
+    before = writes()
+    examples = f"/api/projects/{project.slug}/examples/import/"
+    lines = '{"text": "a", "label": "positive"}\n{"text": "b", "label": "negative", "x": 1e400}\n'
+    huge = admin.post(examples, {"file": upload("a.jsonl", lines)})
+    assert huge.status_code == 400
+    assert huge.json()["errors"] == [
+        {"line": 2, "message": "invalid JSON: the number 1e400 is too large."}
+    ]
+    votes = f"/api/projects/{project.slug}/import/votes/"
+    line = (
+        '{"id": "r1", "fields": {"text": "t"}, '
+        '"label_distribution": {"positive": ["w1"], "negative": ["w2"], "positive": ["w3"]}}\n'
+    )
+    repeated = admin.post(votes, {"file": upload("v.jsonl", line)})
+    assert repeated.status_code == 400
+    assert repeated.json()["errors"] == [
+        {"line": 1, "message": "invalid JSON: the key 'positive' appears twice in one object."}
+    ]
+    body = '{"name": "A", "name": "B"}'
+    patch = admin.generic(
+        "PATCH", f"/api/projects/{project.slug}/", body, content_type="application/json"
+    )
+    assert patch.status_code == 400 and "'name' appears twice" in patch.json()["detail"]
+    assert writes() == before
+    project.refresh_from_db()
+    assert project.name != "B"
+
+
 def test_ids_and_worker_names_past_their_columns_are_refused(project, admin):
     before = writes()
     votes = f"/api/projects/{project.slug}/import/votes/"
@@ -214,3 +245,25 @@ def test_opening_the_editor_claims_nothing(project, people):
     rival.force_login(member(project, "rex", "expert"))
     shown = rival.get(f"/p/{project.slug}/pivots/{pivot.pk}/edit/").content.decode()
     assert "Another expert holds this pivot" in shown and "erin" not in shown
+
+
+def test_every_api_error_is_json_a_server_error_included(project, people, monkeypatch):
+    """During a PostgreSQL restart clients got HTML 500 pages from /api/."""
+    from django.db import OperationalError
+    from rest_framework.test import APIClient
+
+    from annotation.validation import queue
+
+    def database_gone(**_):  # type: ignore[no-untyped-def]
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(queue, "next_item", database_gone)
+    client = APIClient(raise_request_exception=False)
+    client.force_authenticate(people["validator"])
+    failed = client.get(f"/api/projects/{project.slug}/validation/next/")
+    assert failed.status_code == 500 and failed["Content-Type"] == "application/json"
+    assert "Retry it" in failed.json()["detail"]
+    missing = client.get("/api/no-such-endpoint/")
+    assert missing.status_code == 404 and missing.json() == {"detail": "Not found."}
+    page = Client(raise_request_exception=False)
+    assert "text/html" in page.get("/no-such-page/")["Content-Type"]

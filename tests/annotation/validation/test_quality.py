@@ -105,3 +105,29 @@ def test_median_seconds_per_vote_equal_pythons_median(no_controls, people, crowd
     assert shown == {v: statistics.median(s) for v, s in spent.items()}
     everything = [s for values in spent.values() for s in values]
     assert stats["median_seconds"]["vote"] == statistics.median(everything)
+
+
+def test_only_a_member_of_the_project_can_be_qualified(project, people, client_for):
+    """A project admin could once 'qualify' anyone (a status row appeared for a user of another
+    project), and an unknown username answered differently from an existing one."""
+    from django.test import Client
+
+    admin = client_for(people["admin"])
+    answers = []
+    for username in ("olga", "nobody-at-all"):  # another project's member; no such user
+        url = f"/api/projects/{project.slug}/validators/{username}/"
+        response = admin.post(url, {"qualified": False}, format="json")
+        answers.append((response.status_code, response.json()))
+    assert answers[0] == answers[1] == (404, {"detail": "No such validator in this project."})
+    page = Client()
+    page.force_login(people["admin"])
+    outsider = people["outsider"].pk
+    form = page.post(f"/p/{project.slug}/validators/{outsider}/qualify/", {"qualified": "0"})
+    assert form.status_code == 404
+    assert not ValidatorStatus.objects.filter(project=project).exists()
+    victor = f"/api/projects/{project.slug}/validators/victor/"
+    assert admin.post(victor, {"qualified": False}, format="json").status_code == 200
+    assert (
+        ValidatorStatus.objects.get(project=project, validator=people["validator"]).qualified
+        is False
+    )
