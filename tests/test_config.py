@@ -55,6 +55,28 @@ def test_check_deploy_is_clean_under_production_settings(tmp_path):
     assert "no issues" in result.stdout
 
 
+def test_check_deploy_is_clean_under_docker_composes_defaults(tmp_path):
+    """Compose's own environment, its ${NAME:-default}s taken as written, passes `check
+    --deploy` with no warning (it warned W008: no HTTPS redirect)."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    environment = compose["services"]["web"]["environment"]
+    defaults = {
+        name: re.sub(r"\$\{\w+:?-([^}]*)\}", r"\1", str(value))
+        for name, value in environment.items()
+        if name
+        not in ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "MEDIA_ROOT")
+    }
+    env = clean_env(
+        **defaults,
+        SECRET_KEY="x" * 20 + uuid.uuid4().hex + "Y" * 20,
+        CONTRASTLAB_VAR_DIR=str(tmp_path),
+        MEDIA_ROOT=str(tmp_path / "media"),
+    )
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
 def test_production_refuses_to_start_without_secret_key(tmp_path):
     env = clean_env(
         DJANGO_SETTINGS_MODULE="config.settings.production", CONTRASTLAB_VAR_DIR=str(tmp_path)
