@@ -53,15 +53,26 @@ def execute(model: Any, pk: int, work: Callable[[Any], dict[str, Any]]) -> Any:
     return job
 
 
-def _claim(model: Any, pk: int) -> Any:
+def is_stale(job: Any) -> bool:
+    """Running, with no heartbeat for EVALUATION_STALE_SECONDS: its worker died."""
     stale_after = timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    alive = job.heartbeat_at is not None and timezone.now() - job.heartbeat_at < stale_after
+    return job.status == Status.RUNNING and not alive
+
+
+def stale_ids(model: Any) -> list[int]:
+    since = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+    running = model.objects.filter(status=Status.RUNNING)
+    return list(running.filter(heartbeat_at__lt=since).values_list("pk", flat=True))
+
+
+def _claim(model: Any, pk: int) -> Any:
     with transaction.atomic():
         job = model.objects.select_for_update().get(pk=pk)
         if job.finished:
             return None
         now = timezone.now()
-        alive = job.heartbeat_at is not None and now - job.heartbeat_at < stale_after
-        if job.status == Status.RUNNING and alive:
+        if job.status == Status.RUNNING and not is_stale(job):
             raise RunBusy(f"{model.__name__} {pk} is running on another worker.")
         job.status, job.started_at, job.heartbeat_at = Status.RUNNING, now, now
         job.attempts += 1
@@ -97,8 +108,9 @@ def cancel(job: Any) -> Any:
 
 
 def requeue(job: Any, **cleared: Any) -> Any:
-    """Queue a finished job again from scratch, clearing `cleared` (its results)."""
-    if not job.finished:
+    """Queue a finished job again from scratch, clearing `cleared` (its results); or one whose
+    worker died (a stale heartbeat), which the new run takes over."""
+    if not job.finished and not is_stale(job):
         raise DomainError("Only a finished job can run again.", code="conflict")
     type(job).objects.filter(pk=job.pk).update(
         status=Status.QUEUED, done=0, error="", started_at=None, finished_at=None,

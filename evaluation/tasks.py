@@ -1,10 +1,15 @@
 """Celery tasks of the evaluation worker. They run on the `evaluation` queue."""
 
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 
+from evaluation import jobs
 from evaluation.analyses.execute import run_analysis
 from evaluation.jobs import RunBusy
+from evaluation.models import Analysis, EvaluationRun
 from evaluation.runs.execute import run_evaluation
 
 
@@ -31,3 +36,20 @@ def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untype
         run_analysis(analysis_id)
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+
+
+@shared_task(acks_late=True)
+def sweep_stale_jobs() -> None:
+    """Send again the runs and analyses whose worker died (a stale heartbeat): their own
+    messages come back only after the broker's visibility timeout, an hour by default."""
+    for run_id in jobs.stale_ids(EvaluationRun):
+        run_evaluation_task.delay(run_id)
+    for analysis_id in jobs.stale_ids(Analysis):
+        run_analysis_task.delay(analysis_id)
+
+
+@worker_ready.connect
+def sweep_once_started(**_: Any) -> None:
+    """A worker that starts (after one was killed, say) looks for orphaned jobs once their
+    heartbeats have had time to go stale."""
+    sweep_stale_jobs.apply_async(countdown=settings.EVALUATION_STALE_SECONDS + 1)

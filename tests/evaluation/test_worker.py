@@ -54,6 +54,10 @@ def test_worker_scores_a_tiny_transformers_model(project, released, tiny_model, 
 
 
 def test_killed_worker_leaves_the_run_to_a_new_worker(project, released, env, tmp_path):
+    """The whole worker is killed (SIGKILL): its message comes back only after the broker's
+    visibility timeout (an hour, as by default here), so the next worker to start sweeps for
+    runs with a stale heartbeat and takes this one over within seconds."""
+    env = {**env, "CELERY_VISIBILITY_TIMEOUT": "3600"}
     spec = ModelSpec.objects.create(
         project=project, name="slow", kind="python", batch_size=1,
         source="tests.evaluation.rule_models:slow_keyword",
@@ -69,7 +73,7 @@ def test_killed_worker_leaves_the_run_to_a_new_worker(project, released, env, tm
     assert run.status == "running" and killed_at < 13
     second = start_worker(env, tmp_path / "second.log")
     try:
-        wait_for(lambda: status(run) in EvaluationRun.FINISHED, 120, "the run to finish")
+        wait_for(lambda: status(run) in EvaluationRun.FINISHED, 60, "the run to finish")
     finally:
         stop(second)
     assert run.status == "succeeded", (tmp_path / "second.log").read_text()[-3000:]

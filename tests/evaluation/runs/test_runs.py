@@ -85,8 +85,12 @@ def test_python_model_is_scored_and_its_metrics_are_right(project, released):
     ("values", "message"),
     [
         (
-            {"kind": "hf-sequence-classification", "source": "/nonexistent/model"},
+            {"kind": "hf-sequence-classification", "source": "{models}/nonexistent"},
             "Cannot load model",
+        ),
+        (
+            {"kind": "hf-sequence-classification", "source": "/nonexistent/model"},
+            "cannot be loaded from its source",
         ),
         ({"kind": "hf-sequence-classification", "device": "cuda"}, "CUDA is not available"),
         (
@@ -101,9 +105,12 @@ def test_python_model_is_scored_and_its_metrics_are_right(project, released):
         ({"source": "tests.evaluation.nowhere:model"}, "Cannot import 'tests.evaluation.nowhere'"),
     ],
 )
-def test_broken_models_fail_with_their_message(project, released, tiny_model, values, message):
+def test_broken_models_fail_with_their_message(
+    project, released, tiny_model, settings, values, message
+):
     if values.get("kind") == "hf-sequence-classification" and "source" not in values:
         values = {**values, "source": str(tiny_model)}
+    values = {**values, "source": values["source"].format(models=settings.MODELS_DIR)}
     run = run_now(released, spec(project, **values))
     assert run.status == "failed"
     assert message in run.error
@@ -142,6 +149,30 @@ def test_rerun_replaces_predictions_and_cancel_stops(project, released):
     assert run_evaluation(queued.pk) is None
     queued.refresh_from_db()
     assert queued.status == "cancelled" and not queued.predictions.exists()
+
+
+def test_a_run_whose_worker_died_can_be_run_again_once_its_heartbeat_is_stale(
+    project, released, people, client_for, settings
+):
+    """After a whole worker was killed, its run stayed "running" and retry answered 409."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.EVALUATION_STALE_SECONDS = 60
+    run = evaluation_enqueue(
+        release=released, model=spec(project), split="test", user=None, send=False
+    )
+    admin = client_for(people["admin"])
+    retry = f"/api/evaluations/{run.pk}/retry/"
+    live = timezone.now() - timedelta(seconds=10)
+    EvaluationRun.objects.filter(pk=run.pk).update(status="running", heartbeat_at=live)
+    assert admin.post(retry).status_code == 409  # its worker may still be at it
+    dead = timezone.now() - timedelta(seconds=61)
+    EvaluationRun.objects.filter(pk=run.pk).update(heartbeat_at=dead)
+    assert admin.post(retry).json()["status"] == "queued"
+    assert run_evaluation(run.pk).status == "succeeded"
+    assert Prediction.objects.filter(run=run).count() == 13
 
 
 def test_api_registers_models_and_launches_runs(
