@@ -106,11 +106,25 @@ def released_contrast_sets(project, people):  # type: ignore[no-untyped-def]
     return release_create(project=project, user=people["admin"], version="1.0")
 
 
+def serve(item, validator):  # type: ignore[no-untyped-def]
+    """Lease `item` to `validator`, as the queue does when it serves it: a test that picks the
+    item itself, rather than asking the queue, may then vote on it whatever came before."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Lease
+
+    expires = timezone.now() + timedelta(minutes=10)
+    Lease.objects.update_or_create(item=item, validator=validator, defaults={"expires_at": expires})
+
+
 def vote_all(item, validators, labels):  # type: ignore[no-untyped-def]
-    """Cast one vote per validator, through the real service."""
+    """Cast one vote per validator on an item served to each, through the real service."""
     from annotation.validation.votes import vote_cast
 
     for validator, label in zip(validators, labels, strict=False):
+        serve(item, validator)
         vote_cast(project=item.project, item_id=item.pk, validator=validator, label=label)
     item.refresh_from_db()
     return item

@@ -1,6 +1,7 @@
 """The validation queue (docs/validation.md): opening items, and leasing the next item to a
 validator."""
 
+import random
 from datetime import timedelta
 from typing import Any
 
@@ -10,10 +11,20 @@ from django.utils import timezone
 from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
 from annotation.validation import sql
 
+_random = random.SystemRandom()
+
+
+def public_item_id() -> int:
+    """A random id for an item that validators see: consecutive ids told them which control was
+    the original of the perturbation just before it (docs/security.md). Drawn above the ids the
+    table's sequence hands out (bulk imports) and below 2^53, which JavaScript holds exactly."""
+    return _random.randrange(2**32, 2**53)
+
 
 def items_open_for(perturbation: Perturbation) -> ValidationItem:
     """Open the validation item of a submitted perturbation, and keep controls at control_rate."""
     item = ValidationItem.objects.create(
+        id=public_item_id(),
         project=perturbation.project,
         perturbation=perturbation,
         author=perturbation.author,
@@ -35,6 +46,7 @@ def _top_up_controls(project: Project, pivot: Example) -> None:
     controls = items.filter(control__isnull=False).count()
     if controls + 1 <= rate * (items.count() + 1) + 1e-9:
         ValidationItem.objects.create(
+            id=public_item_id(),
             project=project,
             control=pivot,
             fields=pivot.fields,

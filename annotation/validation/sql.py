@@ -322,6 +322,22 @@ _FULL = f"""
       AND {_MINE} AND NOT ({_ROOM})"""
 
 
+# Whether the queue's spacing rule would serve this item to this validator now.
+_UNRELATED_NOW = Statement(
+    "vote_unrelated",
+    f"{_RECENT} SELECT EXISTS (SELECT 1 FROM {ITEM} i WHERE i.id = %(item)s AND {_UNRELATED})",
+    project="bigint",
+    validator="integer",
+    item="bigint",
+)
+
+
+def unrelated_to_recent_votes(*, project_id: int, validator_id: int, item_id: int) -> bool:
+    """Whether the item is of no pivot among this validator's last RELATED_GAP votes."""
+    [(unrelated,)] = _run(_UNRELATED_NOW, project=project_id, validator=validator_id, item=item_id)
+    return bool(unrelated)
+
+
 def queue_params(*, project_id: int, validator_id: int, votes_per_item: int, now: datetime) -> Any:
     """The parameters every queue statement reads."""
     return {"project": project_id, "validator": validator_id, "now": _time(now),

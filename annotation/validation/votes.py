@@ -56,6 +56,8 @@ def _do_vote(
         return check_repeat(existing, vote), False, None
     leased = sql.drop_lease(item_id=item_id, validator_id=validator.pk, now=now)
     check_room(project, item, leased=leased, others=others)
+    if not leased:
+        check_servable(project, item, validator)
     vote.pk = sql.insert_vote(vote, json.dumps(vote.flags))
     if not vote.counts:
         return vote, True, None
@@ -117,6 +119,17 @@ def check_repeat(existing_id: int, vote: Vote) -> Vote:
         "You already voted on this item with a different answer; votes cannot change.",
         code="conflict",
     )
+
+
+def check_servable(project: Project, item: ValidationItem, validator: Any) -> None:
+    """A vote without a live lease is taken only on an item the queue would serve this
+    validator now: voting around the queue would skip the spacing of related items."""
+    if not sql.unrelated_to_recent_votes(
+        project_id=project.pk, validator_id=validator.pk, item_id=item.pk
+    ):
+        raise DomainError(
+            "This item was not served to you; fetch the next item instead.", code="conflict"
+        )
 
 
 def check_room(project: Project, item: ValidationItem, *, leased: bool, others: int) -> None:

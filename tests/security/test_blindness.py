@@ -124,3 +124,44 @@ def test_an_original_is_never_served_within_ten_items_of_its_perturbation(projec
         assert other.get(f"/api/projects/{project.slug}/validation/next/").json()["item"] in set(
             left.values_list("pk", flat=True)
         )
+
+
+def test_a_controls_id_does_not_point_to_its_perturbation(project, people):
+    """A control's id was its perturbation's id + 1 (24 of 24): a validator who saw both
+    knew which original an edit came from."""
+    from annotation.models import ValidationItem
+
+    project.settings = {**project.settings, "control_rate": 1.0}
+    project.save()
+    pairs = []
+    for n in range(24):
+        pivot = ExampleFactory(project=project, external_id=f"ctl-{n}")
+        p = submitted_perturbation(project, people["expert"], pivot=pivot)
+        pairs.append((p.item.pk, ValidationItem.objects.get(control=pivot).pk))
+    assert all(abs(item - control) > 1_000 for item, control in pairs)
+    ids = [pk for pair in pairs for pk in pair]
+    assert ids != sorted(ids)  # not in the order they were created
+
+
+def test_a_vote_around_the_queue_is_held_to_the_queues_rules(project, people):
+    """A validator could vote on items never served to them, with no lease, skipping the
+    spacing of related items (an original right after its perturbation)."""
+    from annotation.models import Vote
+
+    no_controls = project
+    no_controls.settings = {**project.settings, "control_rate": 0}
+    no_controls.save()
+    validator = people["validator"]
+    pivot = ExampleFactory(project=no_controls, external_id="spaced", label="positive")
+    first = submitted_perturbation(no_controls, people["expert"], pivot=pivot)
+    sibling_text = pivot.fields["text"].replace("good", "awful")
+    sibling = submitted_perturbation(no_controls, people["expert"], pivot=pivot, text=sibling_text)
+    unrelated = submitted_perturbation(no_controls, people["expert"])
+    api = APIClient()
+    api.force_authenticate(validator)
+    url = f"/api/projects/{no_controls.slug}/validation/{{}}/vote/"
+    assert api.post(url.format(first.item.pk), {"label": "negative"}).status_code == 201
+    refused = api.post(url.format(sibling.item.pk), {"label": "negative"})
+    assert refused.status_code == 409 and "not served to you" in refused.json()["detail"]
+    assert api.post(url.format(unrelated.item.pk), {"label": "negative"}).status_code == 201
+    assert Vote.objects.filter(validator=validator).count() == 2
