@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotation.audit import audit
+from annotation.bulk import analyze
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
     FORMATS,
@@ -22,6 +22,7 @@ from annotation.imports.readers import (
     decode,
     guess_format,
     id_problem,
+    over_row_limit,
     read_rows,
     resolve_label,
     text_problem,
@@ -199,10 +200,8 @@ def parse_file(
                 errors.extend(parsed)
             else:
                 rows.append(parsed)
-        if len(rows) > settings.IMPORT_MAX_ROWS:
-            errors.append(
-                LineError(line, f"more than {settings.IMPORT_MAX_ROWS:,} rows; that is the limit.")
-            )
+        if too_many := over_row_limit(line, len(rows)):
+            errors.append(too_many)
             break
         if len(errors) >= MAX_REPORTED_ERRORS:
             errors.append(LineError(None, f"stopped after {MAX_REPORTED_ERRORS} errors."))
@@ -333,4 +332,5 @@ def import_examples(
         raise ImportRejected(
             [LineError(None, "some ids were imported by someone else meanwhile; try again.")]
         ) from None
+    analyze(Example)
     return batch

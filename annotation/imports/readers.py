@@ -63,6 +63,14 @@ def id_problem(value: str, what: str = "id") -> str | None:
     return None
 
 
+def over_row_limit(line: int, rows: int) -> LineError | None:
+    """The error for a file whose `rows`-th row, on `line`, is past IMPORT_MAX_ROWS."""
+    limit = settings.IMPORT_MAX_ROWS
+    return (
+        LineError(line, f"more than {limit:,} rows; that is the limit.") if rows > limit else None
+    )
+
+
 def guess_format(filename: str) -> str:
     suffix = PurePath(filename).suffix.lower().lstrip(".")
     return {"json": "jsonl", "ndjson": "jsonl", "txt": "tsv"}.get(suffix, suffix)

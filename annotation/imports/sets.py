@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.bulk import analyze
 from annotation.errors import ImportRejected, group_errors
 from annotation.imports import paired
 from annotation.imports.accounts import inactive_user
@@ -22,11 +23,20 @@ from annotation.imports.readers import (
     LineError,
     decode,
     id_problem,
+    over_row_limit,
     read_jsonl,
     resolve_label,
     text_problem,
 )
-from annotation.models import Example, ImportBatch, Perturbation, Project, Tag, user_or_none
+from annotation.models import (
+    Example,
+    ImportBatch,
+    Perturbation,
+    Project,
+    Tag,
+    ValidationItem,
+    user_or_none,
+)
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
 from annotation.validation.answers import clean_answers, normalize_answer
@@ -107,6 +117,9 @@ def parse_sets_jsonl(
     sets: list[ParsedSet] = []
     errors: list[LineError] = []
     for line_no, record in read_jsonl(decode(data)):
+        if too_many := over_row_limit(line_no, len(sets) + len(errors) + 1):
+            errors.append(too_many)
+            break
         if isinstance(record, LineError):
             errors.append(record)
             continue
@@ -237,6 +250,7 @@ def import_sets(
         audit(actor=user, action="sets_imported", project=project, source=source_name,
               sets=len(sets), perturbations=result.created, already_present=result.skipped,
               accepted=accept, author=author)  # fmt: skip
+    analyze(Example, Perturbation, Perturbation.tags.through, ValidationItem)
     return result
 
 

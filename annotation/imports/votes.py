@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit
-from annotation.bulk import immediate_constraints, insert_rows
+from annotation.bulk import analyze, immediate_constraints, insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
@@ -19,10 +19,11 @@ from annotation.imports.readers import (
     LineError,
     decode,
     id_problem,
+    over_row_limit,
     read_jsonl,
     text_problem,
 )
-from annotation.models import Project, ValidationItem, Vote
+from annotation.models import Project, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.config import SPLITS
 from annotation.validation.quality import Deltas, votes_imported
 from annotation.validation.resolution import majority_of
@@ -94,6 +95,9 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
     errors: list[LineError] = []
     seen: dict[str, int] = {}
     for line_no, record in read_jsonl(text):
+        if too_many := over_row_limit(line_no, len(rows) + len(errors) + 1):
+            errors.append(too_many)
+            break
         parsed = (
             record if isinstance(record, LineError) else _parse_line(project, line_no, record, seen)
         )
@@ -124,6 +128,7 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
             source=source_name,
             items=len(rows),
         )
+    analyze(ValidationItem, Vote, ValidatorStatus)
     return len(rows)
 
 

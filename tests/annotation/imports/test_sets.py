@@ -295,3 +295,23 @@ def test_gardner_tsvs_import_verbatim_through_the_page_into_lowercase_labels(
     assert [p.pivot.fields["text"] for p in stored] == [r["Text"] for r in rows["original"]]
     assert [p.label for p in stored] == [r["Sentiment"].lower() for r in rows["contrast"]]
     assert {p.status for p in stored} == {"accepted"} and {p.pivot.split for p in stored} == {split}
+
+
+def test_a_sets_file_past_the_row_limit_is_refused_with_its_line(
+    project, people, client_for, settings
+):
+    """200,000 sets had no limit and answered 500 at gunicorn's timeout."""
+    settings.IMPORT_MAX_ROWS = 2
+    content = "\n".join(
+        json.dumps(
+            {**GOOD_SET, "set_id": f"s{n}", "original": {**GOOD_SET["original"], "id": f"o{n}"}}
+        )
+        for n in range(3)
+    ).encode()
+    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
+                           file=SimpleUploadedFile("s.jsonl", content), tags="negation")  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"line": 3, "message": "more than 2 rows; that is the limit."}
+    ]
+    assert not Perturbation.objects.exists() and not project.examples.exists()
