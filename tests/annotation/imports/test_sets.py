@@ -308,8 +308,10 @@ def test_a_sets_file_past_the_row_limit_is_refused_with_its_line(
         )
         for n in range(3)
     ).encode()
-    response = import_sets(client_for(people["admin"]), project, format="sets_jsonl",
-                           file=SimpleUploadedFile("s.jsonl", content), tags="negation")  # fmt: skip
+    upload = SimpleUploadedFile("s.jsonl", content)
+    response = import_sets(
+        client_for(people["admin"]), project, format="sets_jsonl", file=upload, tags="negation"
+    )
     assert response.status_code == 400
     assert response.json()["errors"] == [
         {"line": 3, "message": "more than 2 rows; that is the limit."}
