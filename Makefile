@@ -22,12 +22,12 @@ demo: $(VENV)/.run-deps
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_demo
 	@echo "Starting the evaluation worker and the web server at http://127.0.0.1:8000"
-	$(PY) -m celery -A config worker -Q evaluation,celery --concurrency 1 --loglevel warning & \
+	$(PY) -m celery -A config worker -Q evaluation,imports,celery --concurrency 1 --loglevel warning & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(MANAGE) runserver 127.0.0.1:8000
 
 worker: $(VENV)/.run-deps
-	$(PY) -m celery -A config worker -Q evaluation --concurrency 1 --loglevel info
+	$(PY) -m celery -A config worker -Q evaluation,imports --concurrency 1 --loglevel info
 
 lint: $(VENV)/.dev-deps
 	$(VENV)/bin/ruff check .

@@ -80,6 +80,11 @@ api_urls = [
         name="api-import-sets",
     ),
     path(
+        "projects/<slug:slug>/imports/<id:pk>/",
+        import_api.ImportJobView.as_view(),
+        name="api-import-job",
+    ),
+    path(
         "projects/<slug:slug>/releases/",
         release_api.ReleaseListView.as_view(),
         name="api-releases",
@@ -127,5 +132,6 @@ page_urls = [
     path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
     path("p/<slug:slug>/releases/<id:pk>/", release_views.release_detail, name="release-detail"),
     path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),
+    path("p/<slug:slug>/imports/<id:pk>/", import_views.import_job_page, name="import-job"),
     path("p/<slug:slug>/disputes/<id:pk>/", validation_views.adjudicate, name="adjudicate"),
 ]

@@ -102,7 +102,8 @@ def test_docker_compose_wires_the_full_stack():
     assert services["web"]["command"][0] == "gunicorn"
     worker = services["worker"]["command"]
     assert (
-        worker[:3] == ["celery", "-A", "config"] and worker[worker.index("-Q") + 1] == "evaluation"
+        worker[:3] == ["celery", "-A", "config"]
+        and worker[worker.index("-Q") + 1] == "evaluation,imports"
     )
     for name in ("web", "worker"):
         depends = services[name]["depends_on"]

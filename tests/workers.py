@@ -25,7 +25,7 @@ def worker_env(**extra: str) -> dict[str, str]:
 def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
     output = log.open("a") if log else subprocess.PIPE
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "evaluation",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "evaluation,imports",
          "--concurrency", "1", "--pool", "solo", "--loglevel", "info", "--without-heartbeat",
          "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True,

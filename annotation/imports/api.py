@@ -1,5 +1,8 @@
 """Imports over the API (docs/workflows.md, docs/formats.md): originals, existing sets and votes."""
 
+from typing import Any
+
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -7,21 +10,37 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.imports.originals import import_examples
+from annotation.imports.background import import_later, job_answer, runs_in_background
+from annotation.imports.dispatch import import_now
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportResultSerializer,
     SetImportSerializer,
     VoteImportInputSerializer,
 )
-from annotation.imports.sets import run_set_import
-from annotation.imports.votes import import_votes
+from annotation.models import ImportJob
 from annotation.permissions import Role, project_for
 
+QUEUED = OpenApiResponse(
+    description="A large upload (over IMPORT_BACKGROUND_BYTES), queued: the import job, whose "
+    "status GET /api/projects/{slug}/imports/{job}/ follows."
+)
+FILE_FIELDS = ("file", "original", "contrast")
 REFUSED = OpenApiResponse(
     description='A rejected file: {"errors": [{"line": n, "message": "..."}]}, every problem '
     "with its line (null for the whole file); or field errors for a bad form."
 )
+
+
+def _import(
+    request: Request, project: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
+) -> Response:
+    """Import in the request, or queue it when the upload is large (201, or 202 with the job)."""
+    values = {"project": project, "user": request.user, "kind": kind, "files": files,
+              "options": options}  # fmt: skip
+    if runs_in_background(files):
+        return Response(job_answer(import_later(**values)), status=status.HTTP_202_ACCEPTED)
+    return Response(import_now(**values), status=status.HTTP_201_CREATED)
 
 
 class ExampleImportView(APIView):
@@ -29,26 +48,17 @@ class ExampleImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ImportInputSerializer},
-        responses={201: ImportResultSerializer, 400: REFUSED},
+        responses={201: ImportResultSerializer, 202: QUEUED, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         data = ImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        mapping = data.validated_data["mapping"]
-        batch = import_examples(
-            project=project,
-            user=request.user,
-            data=upload.read(),
-            source_name=upload.name,
-            fmt=data.validated_data.get("format"),
-            mapping=mapping,
-            default_split=data.validated_data["split"],
-            labels=data.validated_data["labels"],
-        )
-        return Response(
-            {"batch": batch.pk, "imported": batch.row_count}, status=status.HTTP_201_CREATED
+        values = data.validated_data
+        options = {"fmt": values.get("format"), "mapping": values["mapping"],
+                   "default_split": values["split"], "labels": values["labels"]}  # fmt: skip
+        return _import(
+            request, project, ImportJob.Kind.ORIGINALS, {"file": values["file"]}, options
         )
 
 
@@ -57,21 +67,15 @@ class SetImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": SetImportSerializer},
-        responses={201: dict, 400: REFUSED},
+        responses={201: dict, 202: QUEUED, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         data = SetImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = run_set_import(project, request.user, data.validated_data)
-        return Response(
-            {
-                "perturbations": result.created,
-                "already_present": result.skipped,
-                "warnings": [w.as_dict() for w in result.warnings],
-            },
-            status=status.HTTP_201_CREATED,
-        )
+        files = {k: v for k, v in data.validated_data.items() if k in FILE_FIELDS and v}
+        options = {k: v for k, v in data.validated_data.items() if k not in FILE_FIELDS}
+        return _import(request, project, ImportJob.Kind.SETS, files, options)
 
 
 class VoteImportView(APIView):
@@ -79,14 +83,18 @@ class VoteImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": VoteImportInputSerializer},
-        responses={201: dict, 400: REFUSED},
+        responses={201: dict, 202: QUEUED, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         data = VoteImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        n = import_votes(
-            project=project, user=request.user, data=upload.read(), source_name=upload.name
-        )
-        return Response({"imported": n}, status=status.HTTP_201_CREATED)
+        files = {"file": data.validated_data["file"]}
+        return _import(request, project, ImportJob.Kind.VOTES, files, {})
+
+
+class ImportJobView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        return Response(job_answer(get_object_or_404(ImportJob, project=project, pk=pk)))

@@ -1,4 +1,4 @@
-"""Import pages: originals, and existing contrast sets."""
+"""Import pages: originals, existing contrast sets, and the status of a large import."""
 
 import json
 from typing import Any
@@ -6,13 +6,15 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.errors import ImportRejected
+from annotation.imports.api import FILE_FIELDS
+from annotation.imports.background import import_later, runs_in_background
+from annotation.imports.dispatch import import_now
 from annotation.imports.forms import ImportForm, SetImportForm
-from annotation.imports.originals import import_examples
 from annotation.imports.serializers import SetImportSerializer
-from annotation.imports.sets import run_set_import
+from annotation.models import ImportJob
 from annotation.permissions import Role, project_for
 
 
@@ -23,21 +25,22 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        files = {"file": upload}
+        options = {"fmt": form.cleaned_data["format"] or None,
+                   "mapping": form.cleaned_data["mapping"],
+                   "default_split": form.cleaned_data["split"],
+                   "labels": form.cleaned_data["labels"]}  # fmt: skip
+        values = {"project": project, "user": request.user, "kind": ImportJob.Kind.ORIGINALS,
+                  "files": files, "options": options}  # fmt: skip
+        if runs_in_background(files):
+            return redirect("import-job", slug=slug, pk=import_later(**values).pk)
         try:
-            batch = import_examples(
-                project=project,
-                user=request.user,
-                data=upload.read(),
-                source_name=upload.name,
-                fmt=form.cleaned_data["format"] or None,
-                mapping=form.cleaned_data["mapping"],
-                default_split=form.cleaned_data["split"],
-                labels=form.cleaned_data["labels"],
-            )
+            result = import_now(**values)
         except ImportRejected as rejected:
             errors = rejected.errors
         else:
-            messages.success(request, f"Imported {batch.row_count} examples from {upload.name}.")
+            n = result["imported"]
+            messages.success(request, f"Imported {n} examples from {upload.name}.")
             return redirect("project-import", slug=project.slug)
     batches = project.import_batches.select_related("created_by")[:20]
     context = {"project": project, "form": form, "errors": errors, "batches": batches}
@@ -56,15 +59,34 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         if not data.is_valid():
             form.add_error(None, json.dumps(data.errors))
         else:
+            files = {k: v for k, v in data.validated_data.items() if k in FILE_FIELDS and v}
+            options = {k: v for k, v in data.validated_data.items() if k not in FILE_FIELDS}
+            values = {"project": project, "user": request.user, "kind": ImportJob.Kind.SETS,
+                      "files": files, "options": options}  # fmt: skip
+            if runs_in_background(files):
+                return redirect("import-job", slug=slug, pk=import_later(**values).pk)
             try:
-                result = run_set_import(project, request.user, data.validated_data)
+                result = import_now(**values)
             except ImportRejected as rejected:
                 errors = rejected.errors
             else:
-                present = f"; {result.skipped} were already here" if result.skipped else ""
-                messages.success(request, f"Imported {result.created} perturbations{present}.")
-                for warning in result.warnings[:20]:
-                    messages.warning(request, f"line {warning.line}: {warning.message}")
+                skipped = result["already_present"]
+                present = f"; {skipped} were already here" if skipped else ""
+                created = result["perturbations"]
+                messages.success(request, f"Imported {created} perturbations{present}.")
+                for warning in result["warnings"][:20]:
+                    messages.warning(request, f"line {warning['line']}: {warning['message']}")
                 return redirect("set-import", slug=slug)
     context = {"project": project, "form": form, "errors": errors}
     return render(request, "annotation/set_import.html", context, status=400 if errors else 200)
+
+
+@login_required
+def import_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """A large import running on a worker: its status until it ends (htmx reloads the status
+    every second), then what it imported, or every problem on its line."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    job = get_object_or_404(ImportJob, project=project, pk=pk)
+    partial = request.headers.get("HX-Request") == "true"
+    template = "annotation/_import_job.html" if partial else "annotation/import_job.html"
+    return render(request, template, {"project": project, "job": job})

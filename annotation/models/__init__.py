@@ -1,6 +1,6 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
-from annotation.models.examples import Example, ImportBatch
+from annotation.models.examples import Example, ImportBatch, ImportJob
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision
 from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
@@ -12,6 +12,7 @@ __all__ = [
     "Example",
     "Guidelines",
     "ImportBatch",
+    "ImportJob",
     "Lease",
     "Membership",
     "Perturbation",

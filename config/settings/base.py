@@ -179,7 +179,9 @@ SPECTACULAR_SETTINGS = {
 # Import limits (docs/workflows.md). Each one produces its own clear error.
 IMPORT_MAX_BYTES = envint("IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_FIELD_CHARS = envint("IMPORT_MAX_FIELD_CHARS", 20_000)
-IMPORT_MAX_ROWS = envint("IMPORT_MAX_ROWS", 200_000)
+IMPORT_MAX_ROWS = envint("IMPORT_MAX_ROWS", 500_000)
+# Uploads larger than this (all files together) are imported on a worker, not in the request.
+IMPORT_BACKGROUND_BYTES = envint("IMPORT_BACKGROUND_BYTES", 5 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -207,7 +209,10 @@ else:
     }
 # Results live in our own models; a backend is only configured when asked for.
 CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
-CELERY_TASK_ROUTES = {"evaluation.tasks.*": {"queue": "evaluation"}}
+CELERY_TASK_ROUTES = {
+    "evaluation.tasks.*": {"queue": "evaluation"},
+    "annotation.tasks.*": {"queue": "imports"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

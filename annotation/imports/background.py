@@ -1,0 +1,44 @@
+"""Imports too large for a request (over IMPORT_BACKGROUND_BYTES) run on a worker: the request
+stores the files and answers at once with the job (docs/api.md, "Imports")."""
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.models import ImportJob, Project, user_or_none
+from annotation.tasks import run_import_task
+
+
+def runs_in_background(files: dict[str, Any]) -> bool:
+    return sum(upload.size for upload in files.values()) > settings.IMPORT_BACKGROUND_BYTES
+
+
+def import_later(
+    *, project: Project, user: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
+) -> ImportJob:
+    """Store the uploads and queue the import; the worker runs it (dispatch.run_import)."""
+    job = ImportJob.objects.create(
+        project=project, kind=kind, options=options, created_by=user_or_none(user)
+    )
+    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    for field, upload in files.items():
+        path = folder / field
+        with path.open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        relative = str(path.relative_to(settings.MEDIA_ROOT))
+        job.files[field] = {"path": relative, "name": Path(upload.name).name}
+    job.save(update_fields=["files"])
+    transaction.on_commit(lambda: run_import_task.delay(job.pk))
+    return job
+
+
+def job_answer(job: ImportJob) -> dict[str, Any]:
+    """An import job as the API shows it."""
+    return {
+        "job": job.pk, "kind": job.kind, "status": job.status, "result": job.result,
+        "errors": job.errors, "created_at": job.created_at, "finished_at": job.finished_at,
+    }  # fmt: skip

@@ -1,0 +1,82 @@
+"""Running an import of any kind, in the request or on a worker (annotation.imports.background
+queues the large ones): each kind's import function, and the API's answer it gives."""
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import DomainError, ImportRejected
+from annotation.imports.originals import import_examples
+from annotation.imports.sets import run_set_import
+from annotation.imports.votes import import_votes
+from annotation.models import ImportJob, Project
+
+Kind = ImportJob.Kind
+Status = ImportJob.Status
+
+
+def import_now(
+    *, project: Project, user: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    """Import `files` (form field -> a file with .read() and .name) with `options`, in this
+    process; returns the API's answer. Raises ImportRejected, and imports nothing, on any error."""
+    if kind == Kind.VOTES:
+        upload = files["file"]
+        n = import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
+        return {"imported": n}
+    if kind == Kind.ORIGINALS:
+        upload = files["file"]
+        batch = import_examples(
+            project=project, user=user, data=upload.read(), source_name=upload.name, **options
+        )
+        return {"batch": batch.pk, "imported": batch.row_count}
+    result = run_set_import(project, user, {**options, **files})
+    return {
+        "perturbations": result.created,
+        "already_present": result.skipped,
+        "warnings": [w.as_dict() for w in result.warnings],
+    }
+
+
+def run_import(job_id: int) -> ImportJob | None:
+    """Run a queued import on a worker; None if it already finished. The import and its
+    success commit together, so that a worker killed in between leaves it to run again whole."""
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
+        if job.finished:
+            return None
+        job.status, job.started_at, job.attempts = Status.RUNNING, timezone.now(), job.attempts + 1
+        job.save(update_fields=["status", "started_at", "attempts"])
+    root = Path(settings.MEDIA_ROOT)
+    handles = {field: (root / f["path"]).open("rb") for field, f in job.files.items()}
+    files = {
+        field: File(handle, name=job.files[field]["name"]) for field, handle in handles.items()
+    }
+    try:
+        with transaction.atomic():
+            job.result = import_now(
+                project=job.project, user=job.created_by, kind=job.kind, files=files,
+                options=job.options,
+            )  # fmt: skip
+            _finish(job, Status.SUCCEEDED)
+    except ImportRejected as rejected:
+        job.errors = [error.as_dict() for error in rejected.errors]
+        _finish(job, Status.FAILED)
+    except DomainError as error:
+        job.errors = [{"line": None, "message": error.message}]
+        _finish(job, Status.FAILED)
+    finally:
+        for handle in handles.values():
+            handle.close()
+    for f in job.files.values():
+        (root / f["path"]).unlink(missing_ok=True)
+    return job
+
+
+def _finish(job: ImportJob, status: str) -> None:
+    job.status, job.finished_at = status, timezone.now()
+    job.save(update_fields=["status", "finished_at", "result", "errors"])
