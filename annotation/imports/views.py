@@ -30,8 +30,9 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
                    "mapping": form.cleaned_data["mapping"],
                    "default_split": form.cleaned_data["split"],
                    "labels": form.cleaned_data["labels"]}  # fmt: skip
-        values = {"project": project, "user": request.user, "kind": ImportJob.Kind.ORIGINALS,
-                  "files": files, "options": options}  # fmt: skip
+        values: dict[str, Any] = {"project": project, "user": request.user,
+                                  "kind": ImportJob.Kind.ORIGINALS, "files": files,
+                                  "options": options}  # fmt: skip
         if runs_in_background(files):
             return redirect("import-job", slug=slug, pk=import_later(**values).pk)
         try:
@@ -61,12 +62,13 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             files = {k: v for k, v in data.validated_data.items() if k in FILE_FIELDS and v}
             options = {k: v for k, v in data.validated_data.items() if k not in FILE_FIELDS}
-            values = {"project": project, "user": request.user, "kind": ImportJob.Kind.SETS,
-                      "files": files, "options": options}  # fmt: skip
+            job: dict[str, Any] = {"project": project, "user": request.user,
+                                   "kind": ImportJob.Kind.SETS, "files": files,
+                                   "options": options}  # fmt: skip
             if runs_in_background(files):
-                return redirect("import-job", slug=slug, pk=import_later(**values).pk)
+                return redirect("import-job", slug=slug, pk=import_later(**job).pk)
             try:
-                result = import_now(**values)
+                result = import_now(**job)
             except ImportRejected as rejected:
                 errors = rejected.errors
             else:

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Perturbation
+from annotation.models import ImportJob, Perturbation
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from tests.factories import UserFactory
 
@@ -38,6 +38,7 @@ MATRIX = {
     "api-validator-qualify": (("post", ADMINS),),
     "api-import-votes": (("post", ADMINS),),
     "api-import-sets": (("post", ADMINS),),
+    "api-import-job": (("get", ADMINS),),
     "api-releases": (("get", ADMINS), ("post", ADMINS)),
     "api-release": (("get", ADMINS),),
     "api-release-download": (("get", ADMINS),),
@@ -68,6 +69,7 @@ MATRIX = {
     "releases": (("get", ADMINS), ("post", ADMINS)),
     "release-detail": (("get", ADMINS),),
     "set-import": (("get", ADMINS), ("post", ADMINS)),
+    "import-job": (("get", ADMINS),),
     "models": (("get", ADMINS), ("post", ADMINS)),
     "runs": (("get", ADMINS), ("post", ADMINS)),
     "runs-compare": (("get", ADMINS),),
@@ -109,6 +111,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     spec = ModelSpec.objects.create(project=project, name="m", kind="python", source="a.b:c")
     run = EvaluationRun.objects.create(release=released, model=spec, split="test")
     analysis = Analysis.objects.create(project=project, kind="artifacts", params={})
+    job = ImportJob.objects.create(project=project, kind="votes", status="failed")
     item = perturbation.item
     slug, validator = project.slug, people["validator"]
     kwargs = {
@@ -138,6 +141,8 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "run": {"slug": slug, "pk": run.pk},
         "run-progress": {"slug": slug, "pk": run.pk},
         "run-action": {"slug": slug, "pk": run.pk, "action": "cancel"},
+        "api-import-job": {"slug": slug, "pk": job.pk},
+        "import-job": {"slug": slug, "pk": job.pk},
         "api-analyses": {},
         "api-analysis": {"pk": analysis.pk},
         "api-analysis-cancel": {"pk": analysis.pk},
