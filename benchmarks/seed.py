@@ -239,3 +239,66 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
         ]
         items_with_votes(project, author, perturbations, ballots, rng)
     return project
+
+
+def seed_through_api(base: str, resolved: int, open_items: int, clients: int = 32):  # type: ignore[no-untyped-def]
+    """The same shape as seed_validation, as a user builds it: the project, its members, the
+    resolved items as a vote import and the open pool as a set import, all through the API
+    of a running server, and no ANALYZE but the imports' own. Accounts and tokens are made
+    in the database (there is no sign-up API)."""
+    import json
+
+    import requests
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    rng = random.Random(0)
+    root = User.objects.create(username="bench-root", is_staff=True, is_superuser=True)
+    api = requests.Session()
+    api.headers["Authorization"] = f"Token {Token.objects.create(user=root).key}"
+    project = {
+        "name": "Bench", "slug": "bench", "task_type": "classification",
+        "fields": [{"name": "text", "kind": "text", "editable": True}],
+        "labels": ["positive", "negative"], "extra_labels": ["mixed"],
+        "tags": [{"name": "negation", "description": "negate it"}],
+        "settings": {"control_rate": 0, "max_edit_ratio": 1.0},
+    }  # fmt: skip
+    answer = api.post(f"{base}/api/projects/", json=project)
+    assert answer.status_code == 201, answer.text
+    bench_clients = [User.objects.create(username=f"client{i}") for i in range(clients)]
+    for user in bench_clients:
+        member = {"username": user.username, "roles": ["validator"]}
+        assert api.post(f"{base}/api/projects/bench/members/", json=member).ok
+    started = time.monotonic()
+    workers = [f"hist{i}" for i in range(40)]
+    lines = []
+    for i in range(resolved):
+        ballot: dict[str, list[str]] = {"positive": [], "negative": [], "mixed": []}
+        for worker in rng.sample(workers, 5):
+            label = "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"])
+            ballot[label].append(worker)
+        lines.append(json.dumps({"id": f"r{i}", "fields": {"text": text(rng, 30)},
+                                 "label_distribution": ballot}))  # fmt: skip
+    votes = {"file": ("votes.jsonl", "\n".join(lines).encode())}
+    answer = api.post(f"{base}/api/projects/bench/import/votes/", files=votes, timeout=600)
+    assert answer.status_code == 201, answer.text[:500]
+    print(f"  vote import: {resolved} items in {time.monotonic() - started:.1f} s", flush=True)
+    started = time.monotonic()
+    sets = [
+        json.dumps({"set_id": f"e{i}", "split": "test",
+                    "original": {"id": f"e{i}", "fields": {"text": text(rng, 30)},
+                                 "label": "positive"},
+                    "perturbations": [{"id": f"p{i}", "fields": {"text": text(rng, 30)},
+                                       "label": "negative", "tags": ["negation"]}]})
+        for i in range(open_items)
+    ]  # fmt: skip
+    files = {"file": ("sets.jsonl", "\n".join(sets).encode())}
+    form = {"format": "sets_jsonl", "author": "bench"}
+    answer = api.post(
+        f"{base}/api/projects/bench/import/sets/", files=files, data=form, timeout=600
+    )
+    assert answer.status_code == 201, answer.text[:500]
+    print(f"  set import: {open_items} open sets in {time.monotonic() - started:.1f} s", flush=True)
+    from annotation.models import Project
+
+    return Project.objects.get(slug="bench"), bench_clients

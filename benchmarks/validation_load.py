@@ -5,6 +5,10 @@ against gunicorn on PostgreSQL, over a project seeded with 100k resolved perturb
 next to a one-client baseline measured in the same run.
 
     .venv/bin/python benchmarks/validation_load.py [--resolved 100000] [--seconds 60]
+
+With --seed-api the project is built as a user builds it, through the API (a vote import of the
+resolved items, a set import of the open pool), with no ANALYZE but the imports' own; the load
+then runs again after a manual ANALYZE, for the ratio.
 """
 
 import argparse
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 from common import ROOT, cpu_seconds
-from seed import URL, bench_database, seed_validation
+from seed import URL, bench_database, seed_through_api, seed_validation
 
 
 def client_loop(
@@ -154,6 +158,27 @@ def report(name: str, r: dict) -> dict:
     return figures
 
 
+def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen:
+    """Gunicorn as Compose runs it (throttling included); large imports in the request, as the
+    seeding sends them without a worker."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": URL,
+        "DEBUG": "0",
+        "DATABASE_CONN_MAX_AGE": "60",
+        "LOG_LEVEL": "WARNING",
+        "IMPORT_BACKGROUND_BYTES": str(1 << 30),
+        "CACHE_URL": "redis://127.0.0.1:6379/13",  # throttling counts, as Compose keeps them
+    }
+    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application",
+               "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
+               "--worker-class", args.worker_class, "--threads", str(args.threads),
+               "--timeout", "600", "--log-level", "warning"]  # fmt: skip
+    server = subprocess.Popen(command, cwd=ROOT, env=env)
+    time.sleep(4)
+    return server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--resolved", type=int, default=100_000)
@@ -170,6 +195,12 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="reuse the last run's database (its open items)"
     )
+    parser.add_argument(
+        "--seed-api",
+        action="store_true",
+        help="seed through the API (a vote import, a set import) with no manual ANALYZE, then "
+        "measure again after one",
+    )
     args = parser.parse_args()
 
     bench_database(fresh=not args.reuse)
@@ -179,7 +210,13 @@ def main() -> None:
 
     from annotation.models import Project, ValidationItem, Vote
 
-    if args.reuse and Project.objects.filter(slug="bench").exists():
+    port = 8765
+    server = None
+    if args.seed_api:
+        server = start_server(args, port)
+        print(f"seeding through the API: {args.resolved} resolved items, {args.open} open sets")
+        project, clients = seed_through_api(f"http://127.0.0.1:{port}", args.resolved, args.open)
+    elif args.reuse and Project.objects.filter(slug="bench").exists():
         project = Project.objects.get(slug="bench")
         clients = list(User.objects.filter(username__startswith="client").order_by("id"))
     else:
@@ -188,39 +225,12 @@ def main() -> None:
     tokens = [Token.objects.get_or_create(user=u)[0].key for u in clients[: args.clients]]
     seeded_votes = Vote.objects.count()
     print(f"seeded {Vote.objects.count()} votes on {ValidationItem.objects.count()} items")
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
-
-    port = 8765
-    env = {
-        **os.environ,
-        "DATABASE_URL": URL,
-        "DEBUG": "0",
-        "DATABASE_CONN_MAX_AGE": "60",
-        "LOG_LEVEL": "WARNING",
-    }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.workers),
-            "--worker-class",
-            args.worker_class,
-            "--threads",
-            str(args.threads),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    if not args.seed_api:
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+        server = start_server(args, port)
+    assert server is not None
     try:
-        time.sleep(4)
         before = cpu_by_part(server.pid)
         baseline = report("baseline, 1 client, 10 s", run_clients(tokens[:1], port, 10))
         print(
@@ -245,6 +255,18 @@ def main() -> None:
             + cpu_per_vote(before, after, loaded, args.seconds)
             + f" (2 cores give {2000 / loaded['votes_per_s']:.1f} ms per vote at this rate)"
         )
+        if args.seed_api:
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+            analysed = report(
+                f"after a manual ANALYZE, {args.clients} clients, {args.seconds:.0f} s",
+                run_clients(tokens, port, args.seconds),
+            )
+            print(
+                "seeded through the API, without / with a manual ANALYZE: votes/s "
+                f"{loaded['votes_per_s']:.0f} / {analysed['votes_per_s']:.0f} "
+                f"({loaded['votes_per_s'] / analysed['votes_per_s']:.2f}x)"
+            )
         if args.rate:
             report(
                 f"{args.clients} clients paced at {args.rate:.0f} votes/s, {args.seconds:.0f} s",

@@ -1,4 +1,5 @@
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Perturbation, ValidationItem
 from tests.browser.conftest import screenshot
@@ -49,7 +50,7 @@ def test_errors_show_inline_and_keep_the_experts_text(page, login, project, peop
     page.goto(f"/p/{project.slug}/pivots/")
     page.click("button:has-text('Claim & edit')")
     page.wait_for_url("**/edit/")
-    page.wait_for_function("document.getElementById('edit-ratio').textContent !== ''")
+    expect(page.locator("#edit-ratio")).not_to_have_text("")
     page.locator("textarea[data-field=text]").fill("A bad film.")
     page.keyboard.press("Control+Enter")  # no label, no tag
     page.locator("#editor-error").wait_for()

@@ -93,6 +93,6 @@ def test_qa_sets_are_written_and_validated_by_keyboard(page, login, qa_project, 
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.reload()
-    page.wait_for_function("document.querySelectorAll('canvas').length >= 3")
+    page.locator("canvas").nth(2).wait_for()
     assert not errors
     screenshot(page, "dashboard-qa")

@@ -1,4 +1,5 @@
 import pytest
+from playwright.sync_api import expect
 
 from evaluation.models import ModelSpec
 from evaluation.runs.execute import run_evaluation
@@ -19,7 +20,7 @@ def test_results_page_renders_charts_and_failed_sets(page, login, project, relea
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     page.locator("#results").wait_for()
     assert "83.3%" in page.inner_text("#results")  # consistency 5/6
-    page.wait_for_function("document.querySelectorAll('#results canvas').length === 2")
+    expect(page.locator("#results canvas")).to_have_count(2)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
         ".map(c => Chart.getChart(c).data.datasets.length)"
@@ -88,7 +89,7 @@ def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
     results.wait_for()
     assert "Pair accuracy" in results.inner_text()
     assert "Distributional discrepancy" in results.inner_text()
-    page.wait_for_function("document.querySelectorAll('#results canvas').length === 3")
+    expect(page.locator("#results canvas")).to_have_count(3)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
         ".map(c => Chart.getChart(c) ? Chart.getChart(c).data.datasets.length : 0)"
@@ -133,7 +134,7 @@ def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, proj
     assert analysis.kind == "instability" and analysis.status == "queued"
     run_analysis(analysis.pk)  # as the worker would; htmx refreshes the page
     page.locator("#results").wait_for(timeout=10_000)
-    page.wait_for_function("document.querySelectorAll('#results canvas').length === 2")
+    expect(page.locator("#results canvas")).to_have_count(2)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
         ".map(c => Chart.getChart(c) ? Chart.getChart(c).data.datasets.length : 0)"

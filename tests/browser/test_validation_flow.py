@@ -1,4 +1,5 @@
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Vote
 from tests.browser.conftest import screenshot
@@ -22,9 +23,7 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
             page.keyboard.press("m")  # flag: not minimal
             screenshot(page, "validate")
         page.keyboard.press(key)  # the vote goes to the API; the next item comes in its answer
-        page.wait_for_function(
-            f"document.getElementById('done-count').textContent === '{done + 1}'"
-        )
+        expect(page.locator("#done-count")).to_have_text(str(done + 1))
         if done < 4:
             assert page.inner_text(".item-text") != shown  # swapped in place, no page load
             assert not page.locator("input[name=flags]:checked").count()
@@ -39,7 +38,7 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
     assert Vote.objects.filter(validator=people["validator"]).count() == 4
     assert page.inner_text("#items-left") == "2"
     page.keyboard.press("2")  # the same item again, labelled again
-    page.wait_for_function("document.getElementById('done-count').textContent === '5'")
+    expect(page.locator("#done-count")).to_have_text("5")
     with page.expect_navigation():
         page.keyboard.press("s")
     assert "skipped 1" in page.inner_text("#counter")
@@ -66,7 +65,7 @@ def test_admin_dashboard_shows_agreement_charts(page, login, project, people):
     page.goto(f"/p/{project.slug}/")
     page.locator("#agreement").wait_for()
     assert "Fleiss" in page.inner_text("#agreement")
-    page.wait_for_function("document.querySelectorAll('canvas').length === 4")
+    expect(page.locator("canvas")).to_have_count(4)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('canvas')).map(c => Chart.getChart(c) !== undefined)"
     )
@@ -83,7 +82,7 @@ def test_admin_dashboard_draws_its_charts_with_legends(page, login, project, peo
     page.on("pageerror", lambda error: errors.append(str(error)))
     login("alice")
     page.goto(f"/p/{project.slug}/")
-    page.wait_for_function("document.querySelectorAll('canvas').length >= 3")
+    page.locator("canvas").nth(2).wait_for()
     legends = page.evaluate(
         "Array.from(document.querySelectorAll('canvas')).filter(c => Chart.getChart(c))"
         ".map(c => Chart.getChart(c).data.datasets[0].label)"
