@@ -18,6 +18,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -93,6 +94,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40)
     parser.add_argument("--clients", type=int, default=32)
     args = parser.parse_args()
+    os.environ["CELERY_BROKER_URL"] = BROKER  # this process enqueues the run
+    os.environ["MEDIA_ROOT"] = tempfile.mkdtemp(prefix="fault-drill-")  # the release's bundle
     bench_database()
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -104,7 +107,7 @@ def main() -> None:
 
     project, clients = seed_validation(2_000, 3_000, clients=args.clients)
     release = release_create(project=project, user=None, version="1.0")
-    spec = ModelSpec.objects.create(project=project, name="slow", kind="python", batch_size=8,
+    spec = ModelSpec.objects.create(project=project, name="slow", kind="python", batch_size=200,
                                     source="tests.evaluation.rule_models:slow_keyword")  # fmt: skip
     tokens = [Token.objects.get_or_create(user=u)[0].key for u in clients]
     with connection.cursor() as cursor:

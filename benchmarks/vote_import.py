@@ -36,8 +36,9 @@ def build_file(n: int, rng: random.Random, words: int = 30) -> bytes:
         for worker in chosen:
             label = "positive" if rng.random() < 0.7 else "negative"
             distribution.setdefault(label, []).append(worker)
-        lines.append(json.dumps({"id": f"ext-{i}", "fields": {"text": text(rng, words)},
-                                 "label_distribution": distribution}))  # fmt: skip
+        line = {"id": f"ext-{i}", "fields": {"text": text(rng, words)},
+                "label_distribution": distribution}  # fmt: skip
+        lines.append(json.dumps(line, separators=(",", ":")))
     return "\n".join(lines).encode()
 
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from annotation.errors import DomainError
@@ -42,6 +42,8 @@ def execute(model: Any, pk: int, work: Callable[[Any], dict[str, Any]]) -> Any:
         values = work(job)
     except Cancelled:
         pass
+    except (OperationalError, InterfaceError):
+        raise  # the database went away (a restart): the task runs the job again later
     except (RunnerError, DomainError, OSError, KeyError) as error:
         finish(job, Status.FAILED, error=str(error) or error.__class__.__name__)
     except Exception as error:  # a model's own code failed: keep the message, mark failed

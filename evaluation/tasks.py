@@ -5,12 +5,17 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
 
 from evaluation import jobs
 from evaluation.analyses.execute import run_analysis
 from evaluation.jobs import RunBusy
 from evaluation.models import Analysis, EvaluationRun
 from evaluation.runs.execute import run_evaluation
+
+# The database went away mid-job (a restart): the job's heartbeat goes stale, and a retry
+# after EVALUATION_STALE_SECONDS takes it over from scratch.
+DATABASE_GONE = (OperationalError, InterfaceError)
 
 
 @shared_task(acks_late=True)
@@ -25,6 +30,9 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
     the run is redelivered; a delivery that finds the run alive on another worker waits."""
     try:
         run_evaluation(run_id)
+    except DATABASE_GONE as lost:
+        connections.close_all()
+        raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
 
@@ -34,6 +42,9 @@ def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untype
     """Run one analysis; redelivered like an evaluation run if its worker dies."""
     try:
         run_analysis(analysis_id)
+    except DATABASE_GONE as lost:
+        connections.close_all()
+        raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
 

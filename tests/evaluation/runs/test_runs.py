@@ -282,3 +282,34 @@ def test_compare_names_the_figures_and_charts_both_runs(project, released, peopl
     assert figures["Consistency"] == (first.metrics["consistency"], second.metrics["consistency"])
     tags = sorted(first.metrics["per_tag"])
     assert figures[f"Tag {tags[0]}"][0] == first.metrics["per_tag"][tags[0]]["accuracy"]
+
+
+def test_a_run_whose_database_went_away_is_retried_not_failed(
+    project, released, monkeypatch, settings
+):
+    """A PostgreSQL restart mid-run is not the model's fault: the run is not marked failed,
+    and its task retries once the run's heartbeat is stale (a new attempt takes it over)."""
+    from django.db import OperationalError
+
+    from evaluation import jobs, tasks
+
+    run = evaluation_enqueue(release=released, model=spec(project), split="test", user=None,
+                             send=False)  # fmt: skip
+
+    def database_gone(job):  # type: ignore[no-untyped-def]
+        raise OperationalError("server closed the connection unexpectedly")
+
+    with pytest.raises(OperationalError):
+        jobs.execute(EvaluationRun, run.pk, database_gone)
+    run.refresh_from_db()
+    assert run.status == "running" and run.error == ""
+    from celery.exceptions import Retry
+
+    monkeypatch.setattr(tasks, "run_evaluation", lambda run_id: database_gone(None))
+    retried = []
+    monkeypatch.setattr(
+        tasks.run_evaluation_task, "retry", lambda **kw: retried.append(kw) or Retry()
+    )
+    with pytest.raises(Retry):
+        tasks.run_evaluation_task(run.pk)
+    assert retried[0]["countdown"] == settings.EVALUATION_STALE_SECONDS
