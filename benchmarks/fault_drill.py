@@ -23,6 +23,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from common import ROOT
 from seed import URL, bench_database, seed_validation
@@ -35,7 +36,7 @@ def client(token: str, validator: int, until: float, out: dict, rng: random.Rand
     """Vote back to back; on a failure (no answer, or a 5xx), send the same vote again."""
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     item = None
-    pending: tuple[int, str] | None = None  # a vote sent whose answer we did not get
+    pending: Any = None  # (item, label) of a vote sent whose answer we did not get
     while time.monotonic() < until:
         try:
             connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)

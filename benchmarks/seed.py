@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from typing import Any
 
 from common import ROOT
 
@@ -256,7 +257,7 @@ def seed_through_api(base: str, resolved: int, open_items: int, clients: int = 3
     root = User.objects.create(username="bench-root", is_staff=True, is_superuser=True)
     api = requests.Session()
     api.headers["Authorization"] = f"Token {Token.objects.create(user=root).key}"
-    project = {
+    project: dict[str, Any] = {
         "name": "Bench", "slug": "bench", "task_type": "classification",
         "fields": [{"name": "text", "kind": "text", "editable": True}],
         "labels": ["positive", "negative"], "extra_labels": ["mixed"],
