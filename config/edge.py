@@ -218,3 +218,13 @@ def with_inline_styles(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         return response
 
     return allowing
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """The client's address: behind proxies, the entry that the nearest trusted one added to
+    CLIENT_ADDRESS_HEADER (a client may write anything before it); else the connection's."""
+    header = settings.CLIENT_ADDRESS_HEADER
+    addresses = [a.strip() for a in request.META.get(header, "").split(",") if a.strip()]
+    if header and len(addresses) >= settings.TRUSTED_PROXY_COUNT:
+        return addresses[-settings.TRUSTED_PROXY_COUNT]
+    return request.META.get("REMOTE_ADDR")

@@ -71,9 +71,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 # Behind a proxy, the client's address is in a header the proxy sets (e.g. HTTP_X_FORWARDED_FOR
 # with one trusted proxy); unset, the connection's address is the client's.
 CLIENT_ADDRESS_HEADER = envstr("CLIENT_ADDRESS_HEADER", "")
-if CLIENT_ADDRESS_HEADER:
-    AXES_IPWARE_META_PRECEDENCE_ORDER = (CLIENT_ADDRESS_HEADER, "REMOTE_ADDR")
-    AXES_IPWARE_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 1)
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 1)
+AXES_CLIENT_IP_CALLABLE = "config.edge.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 
@@ -159,7 +158,7 @@ REST_FRAMEWORK = {
         "user": envstr("API_THROTTLE_USER", "3000/minute"),
         "bad_token": envstr("API_THROTTLE_BAD_TOKEN", "30/minute"),
     },
-    "NUM_PROXIES": envint("TRUSTED_PROXY_COUNT", 1) if CLIENT_ADDRESS_HEADER else None,
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT if CLIENT_ADDRESS_HEADER else None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ContrastLab API",

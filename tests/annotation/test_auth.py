@@ -81,6 +81,21 @@ def test_repeated_failed_logins_lock_the_account_out_for_a_while(db, settings):
     )
 
 
+def test_behind_a_proxy_a_lockout_is_of_the_client_not_of_everyone(db, settings):
+    """Behind the recommended proxy every request came from its address: one attacker locked
+    a username out for everyone. With CLIENT_ADDRESS_HEADER, the client's own address counts."""
+    settings.CLIENT_ADDRESS_HEADER, settings.TRUSTED_PROXY_COUNT = "HTTP_X_FORWARDED_FOR", 1
+    UserFactory(username="target")
+    attacker = Client(HTTP_X_FORWARDED_FOR="203.0.113.5")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        attacker.post("/accounts/login/", {"username": "target", "password": "guess"})
+    locked = attacker.post("/accounts/login/", {"username": "target", "password": "pw"})
+    assert locked.status_code == 429
+    owner = Client(HTTP_X_FORWARDED_FOR="198.51.100.7")  # the same proxy, another client
+    response = owner.post("/accounts/login/", {"username": "target", "password": "pw"})
+    assert response.status_code == 302 and "_auth_user_id" in owner.session
+
+
 def test_an_overlong_username_for_a_token_is_a_400_not_a_500(db):
     """The login-throttling record holds 255 characters: the form refuses longer names first."""
     response = APIClient().post(
