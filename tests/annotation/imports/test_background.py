@@ -97,5 +97,5 @@ def test_the_import_page_follows_a_large_import_to_its_end(project, people, work
     assert response.status_code == 302 and response["Location"].endswith(f"/imports/{job.pk}/")
     wait_for(lambda: (job.refresh_from_db(), job.finished)[1], 60, "the import to finish")
     html = page.get(response["Location"]).content.decode()
-    assert "succeeded" in html and "imported 2" in html
+    assert "succeeded" in html and "Done: batch" in html and "imported: 2" in html
     assert Example.objects.filter(project=project).count() == 2
