@@ -11,6 +11,11 @@ api_urls = [
     path("models/", specs_api.ModelListView.as_view(), name="api-models"),
     path("evaluations/", runs_api.RunListView.as_view(), name="api-evaluations"),
     path("evaluations/<id:pk>/", runs_api.RunDetailView.as_view(), name="api-evaluation"),
+    path(
+        "evaluations/<id:pk>/predictions/",
+        runs_api.RunPredictionsView.as_view(),
+        name="api-evaluation-predictions",
+    ),
     path("analyses/", analyses_api.AnalysisListView.as_view(), name="api-analyses"),
     path("analyses/<id:pk>/", analyses_api.AnalysisDetailView.as_view(), name="api-analysis"),
 ]

@@ -4,18 +4,21 @@ too (JobActionView)."""
 from collections.abc import Callable
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
 from config.edge import parse_id
 from evaluation.access import admin_model, admin_projects, admin_run, require_some_admin
 from evaluation.models import EvaluationRun
-from evaluation.runs import services
+from evaluation.runs import results, services
 
 
 class RunInputSerializer(serializers.Serializer):
@@ -66,6 +69,31 @@ class RunDetailView(APIView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         return Response(RunOutputSerializer(admin_run(request.user, pk)).data)
+
+
+class RunPredictionsView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl")],
+        responses={
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
+    )
+    def get(self, request: Request, pk: int) -> StreamingHttpResponse:
+        """A succeeded run's predictions, one per scored example, as JSON Lines or CSV."""
+        run = admin_run(request.user, pk)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in ("jsonl", "csv"):
+            raise DomainError("format is jsonl or csv.", field="format")
+        if run.status != EvaluationRun.Status.SUCCEEDED:
+            raise DomainError("The run has no predictions until it succeeds.", code="conflict")
+        content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+        response = StreamingHttpResponse(
+            results.prediction_lines(run, fmt), content_type=f"{content_type}; charset=utf-8"
+        )
+        name = f"run-{run.pk}-predictions.{fmt}"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
 
 
 class JobActionView(APIView):

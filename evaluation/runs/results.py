@@ -2,13 +2,17 @@
 confusion matrix, and two runs side by side. Read from its predictions and its release's
 bundle; the rules (what is right, what pairs with what) are those of the scoring."""
 
+import csv
+import json
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from annotation.authoring.edits import word_diff
 from annotation.releases.bundle import read_examples
+from annotation.releases.files import spreadsheet_cell
 from evaluation.metrics.pairs import ScoredPair
-from evaluation.models import EvaluationRun
+from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.pairs import paired
 
 FAILED_SETS_SHOWN = 50
@@ -108,3 +112,59 @@ def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
             rows.append({"p": p, "diff": diff, "tags": examples[p.example]["tags"]})
         out.append({"set_id": set_id, "rows": rows})
     return out
+
+
+def prediction_rows(run: EvaluationRun) -> Iterator[dict[str, Any]]:
+    """One row per scored example, in the release's example order: its id in examples.jsonl,
+    its set and role, the gold and the prediction, and what the run's kind adds (the label
+    probabilities of a classifier, EM and F1 of an answer, the score of a language model)."""
+    pairs = run.model.kind in ModelSpec.LANGUAGE_MODELS
+    free_text = run.release.project.is_free_text
+    for p in run.predictions.order_by("id").iterator(chunk_size=2000):
+        row: dict[str, Any] = {"example_id": p.example, "set_id": p.set_id, "role": p.role}
+        if pairs:
+            row |= {"gold": p.gold, "score": p.score, "output": p.output or None}
+        elif free_text:
+            row |= {"gold": p.gold_answers, "prediction": p.output, "correct": p.correct,
+                    "em": p.em, "f1": p.f1}  # fmt: skip
+        else:
+            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
+                    "probabilities": p.probabilities}  # fmt: skip
+        yield row
+
+
+def prediction_lines(run: EvaluationRun, fmt: str) -> Iterator[str]:
+    """The predictions as JSON Lines, or as CSV (lists and objects as JSON text in their cell,
+    formula-leading cells escaped: docs/formats.md)."""
+    rows = prediction_rows(run)
+    if fmt == "jsonl":
+        yield from (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return
+    line = _CsvLine()
+    writer = csv.writer(line, lineterminator="\n")
+    for n, row in enumerate(rows):
+        if n == 0:
+            writer.writerow(row.keys())
+            yield line.pop()
+        writer.writerow([spreadsheet_cell(_cell(value)) for value in row.values()])
+        yield line.pop()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
+
+
+class _CsvLine:
+    """What csv.writer writes, one row at a time, for a streamed answer."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def pop(self) -> str:
+        text, self.text = self.text, ""
+        return text

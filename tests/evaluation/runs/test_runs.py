@@ -313,3 +313,44 @@ def test_a_run_whose_database_went_away_is_retried_not_failed(
     with pytest.raises(Retry):
         tasks.run_evaluation_task(run.pk)
     assert retried[0]["countdown"] == settings.EVALUATION_STALE_SECONDS
+
+
+def test_a_runs_predictions_download_as_json_lines_and_csv(project, released, people, client_for):
+    """One row per scored example, keyed by its id in the release's examples.jsonl."""
+    import csv
+    import io
+    import json
+
+    run = run_now(
+        released, spec(project, source="tests.evaluation.rule_models:keyword_with_probabilities")
+    )
+    admin = client_for(people["admin"])
+    url = f"/api/evaluations/{run.pk}/predictions/"
+    response = admin.get(url)
+    assert response.status_code == 200 and response["Content-Type"].startswith(
+        "application/x-ndjson"
+    )
+    rows = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+    examples = {e["id"]: e for e in read_examples(released, "test")}
+    assert [row["example_id"] for row in rows] == list(examples)
+    for row in rows:
+        example = examples[row["example_id"]]
+        assert (row["set_id"], row["role"], row["gold"]) == (
+            example["set_id"],
+            example["role"],
+            example["label"],
+        )
+        assert row["correct"] == (row["prediction"] == row["gold"])
+        assert row["probabilities"] == {row["prediction"]: 1.0}  # what the model returned
+    assert sum(not row["correct"] for row in rows) > 0  # the keyword model is wrong sometimes
+    table = admin.get(url + "?format=csv")
+    assert table["Content-Type"].startswith("text/csv")
+    parsed = list(csv.DictReader(io.StringIO(b"".join(table.streaming_content).decode())))
+    assert [r["example_id"] for r in parsed] == list(examples)
+    assert [r["correct"] == "True" for r in parsed] == [row["correct"] for row in rows]
+    assert json.loads(parsed[0]["probabilities"]) == rows[0]["probabilities"]
+    assert admin.get(url + "?format=xml").status_code == 400
+    queued = evaluation_enqueue(release=released, model=run.model, split="test", user=None,
+                                send=False)  # fmt: skip
+    assert admin.get(f"/api/evaluations/{queued.pk}/predictions/").status_code == 409
+    assert client_for(people["expert"]).get(url).status_code == 404
