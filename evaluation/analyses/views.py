@@ -91,8 +91,12 @@ def _analysis(request: HttpRequest, slug: str, pk: int) -> tuple[Any, Analysis]:
 @login_required
 def analysis_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, analysis = _analysis(request, slug, pk)
+    params = "; ".join(
+        f"{key.replace('_', ' ')}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+        for key, v in analysis.params.items()
+    )
     context = {
         "project": project, "analysis": analysis, "run": analysis, "unit": "steps",
-        "progress_url": reverse("analysis-progress", args=[slug, pk]),
+        "progress_url": reverse("analysis-progress", args=[slug, pk]), "params": params,
     }  # fmt: skip
     return render(request, "evaluation/analysis.html", context)

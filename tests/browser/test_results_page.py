@@ -141,4 +141,6 @@ def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, proj
     )
     assert drawn == [2, 3]  # the two variance parts; accuracies of originals, perturbed, sets
     assert "covariance share" in page.inner_text("#results")
+    ids = ", ".join(str(pk) for pk in analysis.params["runs"])
+    assert page.inner_text("#analysis-params") == f"Parameters: runs: {ids}"  # not a dict
     screenshot(page, "analysis-instability")

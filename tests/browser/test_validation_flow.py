@@ -15,6 +15,7 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
         submitted_perturbation(project, people["expert"])
     login("victor")
     page.goto(f"/p/{project.slug}/validate/")
+    assert not page.locator("#undo-form").is_visible()  # nothing to undo yet
     keys = ["2", "2", "1", "3", "2"]  # negative, negative, positive, mixed (extra), negative
     for done, key in enumerate(keys):
         assert page.inner_text("#done-count") == str(done)
