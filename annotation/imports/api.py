@@ -10,8 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.imports.background import import_later, job_answer, runs_in_background
-from annotation.imports.dispatch import import_now
+from annotation.imports.background import files_and_options, import_or_queue, job_answer
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportResultSerializer,
@@ -25,7 +24,6 @@ QUEUED = OpenApiResponse(
     description="A large upload (over IMPORT_BACKGROUND_BYTES), queued: the import job, whose "
     "status GET /api/projects/{slug}/imports/{job}/ follows."
 )
-FILE_FIELDS = ("file", "original", "contrast")
 REFUSED = OpenApiResponse(
     description='A rejected file: {"errors": [{"line": n, "message": "..."}]}, every problem '
     "with its line (null for the whole file); or field errors for a bad form."
@@ -36,11 +34,12 @@ def _import(
     request: Request, project: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
 ) -> Response:
     """Import in the request, or queue it when the upload is large (201, or 202 with the job)."""
-    values = {"project": project, "user": request.user, "kind": kind, "files": files,
-              "options": options}  # fmt: skip
-    if runs_in_background(files):
-        return Response(job_answer(import_later(**values)), status=status.HTTP_202_ACCEPTED)
-    return Response(import_now(**values), status=status.HTTP_201_CREATED)
+    job, answer = import_or_queue(
+        project=project, user=request.user, kind=kind, files=files, options=options
+    )
+    if job is not None:
+        return Response(job_answer(job), status=status.HTTP_202_ACCEPTED)
+    return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class ExampleImportView(APIView):
@@ -73,8 +72,7 @@ class SetImportView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = SetImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        files = {k: v for k, v in data.validated_data.items() if k in FILE_FIELDS and v}
-        options = {k: v for k, v in data.validated_data.items() if k not in FILE_FIELDS}
+        files, options = files_and_options(data.validated_data)
         return _import(request, project, ImportJob.Kind.SETS, files, options)
 
 

@@ -7,12 +7,26 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotation.imports.dispatch import import_now
 from annotation.models import ImportJob, Project, user_or_none
 from annotation.tasks import run_import_task
 
+FILE_FIELDS = ("file", "original", "contrast")
 
-def runs_in_background(files: dict[str, Any]) -> bool:
-    return sum(upload.size for upload in files.values()) > settings.IMPORT_BACKGROUND_BYTES
+
+def files_and_options(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A validated import form's uploads, and the rest of it: the import's options."""
+    files = {k: v for k, v in values.items() if k in FILE_FIELDS and v}
+    return files, {k: v for k, v in values.items() if k not in FILE_FIELDS}
+
+
+def import_or_queue(**values: Any) -> tuple[ImportJob | None, dict[str, Any]]:
+    """Import in this request, or queue the import when the upload is large: (None, the
+    answer) or (the job, {}). Raises ImportRejected, as import_now does."""
+    size = sum(upload.size for upload in values["files"].values())
+    if size > settings.IMPORT_BACKGROUND_BYTES:
+        return import_later(**values), {}
+    return None, import_now(**values)
 
 
 def import_later(

@@ -9,9 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.errors import ImportRejected
-from annotation.imports.api import FILE_FIELDS
-from annotation.imports.background import import_later, runs_in_background
-from annotation.imports.dispatch import import_now
+from annotation.imports.background import files_and_options, import_or_queue
 from annotation.imports.forms import ImportForm, SetImportForm
 from annotation.imports.serializers import SetImportSerializer
 from annotation.models import ImportJob
@@ -30,16 +28,16 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
                    "mapping": form.cleaned_data["mapping"],
                    "default_split": form.cleaned_data["split"],
                    "labels": form.cleaned_data["labels"]}  # fmt: skip
-        values: dict[str, Any] = {"project": project, "user": request.user,
-                                  "kind": ImportJob.Kind.ORIGINALS, "files": files,
-                                  "options": options}  # fmt: skip
-        if runs_in_background(files):
-            return redirect("import-job", slug=slug, pk=import_later(**values).pk)
         try:
-            result = import_now(**values)
+            job, result = import_or_queue(
+                project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS, files=files,
+                options=options,
+            )  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors
         else:
+            if job is not None:
+                return redirect("import-job", slug=slug, pk=job.pk)
             n = result["imported"]
             messages.success(request, f"Imported {n} examples from {upload.name}.")
             return redirect("project-import", slug=project.slug)
@@ -60,18 +58,17 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         if not data.is_valid():
             form.add_error(None, json.dumps(data.errors))
         else:
-            files = {k: v for k, v in data.validated_data.items() if k in FILE_FIELDS and v}
-            options = {k: v for k, v in data.validated_data.items() if k not in FILE_FIELDS}
-            job: dict[str, Any] = {"project": project, "user": request.user,
-                                   "kind": ImportJob.Kind.SETS, "files": files,
-                                   "options": options}  # fmt: skip
-            if runs_in_background(files):
-                return redirect("import-job", slug=slug, pk=import_later(**job).pk)
+            files, options = files_and_options(data.validated_data)
             try:
-                result = import_now(**job)
+                job, result = import_or_queue(
+                    project=project, user=request.user, kind=ImportJob.Kind.SETS, files=files,
+                    options=options,
+                )  # fmt: skip
             except ImportRejected as rejected:
                 errors = rejected.errors
             else:
+                if job is not None:
+                    return redirect("import-job", slug=slug, pk=job.pk)
                 skipped = result["already_present"]
                 present = f"; {skipped} were already here" if skipped else ""
                 created = result["perturbations"]
