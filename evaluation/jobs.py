@@ -55,17 +55,19 @@ def execute(model: Any, pk: int, work: Callable[[Any], dict[str, Any]]) -> Any:
     return job
 
 
+def _stale_before() -> Any:
+    """A running job whose last heartbeat is older than this lost its worker."""
+    return timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
+
+
 def is_stale(job: Any) -> bool:
-    """Running, with no heartbeat for EVALUATION_STALE_SECONDS: its worker died."""
-    stale_after = timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    alive = job.heartbeat_at is not None and timezone.now() - job.heartbeat_at < stale_after
+    alive = job.heartbeat_at is not None and job.heartbeat_at >= _stale_before()
     return job.status == Status.RUNNING and not alive
 
 
 def stale_ids(model: Any) -> list[int]:
-    since = timezone.now() - timedelta(seconds=settings.EVALUATION_STALE_SECONDS)
-    running = model.objects.filter(status=Status.RUNNING)
-    return list(running.filter(heartbeat_at__lt=since).values_list("pk", flat=True))
+    running = model.objects.filter(status=Status.RUNNING, heartbeat_at__lt=_stale_before())
+    return list(running.values_list("pk", flat=True))
 
 
 def _claim(model: Any, pk: int) -> Any:
