@@ -6,6 +6,11 @@ from django.utils import timezone
 from annotation.models import Project, Release
 
 
+def default_stop() -> list[str]:
+    """Generation stops at the end of the line, the answer's."""
+    return ["\n"]
+
+
 class ModelSpec(models.Model):
     """A model registered by an admin to score a project's released contrast sets."""
 
@@ -38,9 +43,17 @@ class ModelSpec(models.Model):
     batch_size = models.PositiveIntegerField(default=32)
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
     precision = models.CharField(max_length=4, choices=Precision.choices, default=Precision.FP32)
-    # Language models (minimal pairs): the text before a variant when there is a source (not
-    # scored), and how the model's own output for the source is generated.
-    prompt = models.CharField(max_length=500, default="{source}\n", blank=True)
+    # Language models (docs/prompting.md). Minimal pairs: the text before a variant when there
+    # is a source (not scored; "" is "{source}\n"). Classification and free text: the prompt
+    # and verbalizers override the project's ("" and {}: the project's).
+    prompt = models.CharField(max_length=4000, default="", blank=True)
+    verbalizers = models.JSONField(default=dict, blank=True)
+    target_delimiter = models.CharField(max_length=20, default=" ", blank=True)
+    few_shot = models.PositiveSmallIntegerField(default=0)
+    few_shot_split = models.CharField(max_length=8, default="", blank=True)
+    chat_template = models.BooleanField(default=False)
+    stop = models.JSONField(default=default_stop, blank=True)
+    # The model's own output (minimal pairs) and free-text answers: how they are generated.
     num_beams = models.PositiveSmallIntegerField(default=1)
     max_new_tokens = models.PositiveIntegerField(default=64)
     # Extractive QA (free-text projects): the overlap of windows over long contexts, in tokens,
@@ -141,6 +154,8 @@ class Prediction(models.Model):
     em = models.FloatField(null=True, blank=True)
     f1 = models.FloatField(null=True, blank=True)
     probabilities = models.JSONField(default=dict, blank=True)
+    # Prompted language models on classification: each label's log-likelihood.
+    loglikelihoods = models.JSONField(default=dict, blank=True)
     # Language models: the example's log-probability score; on a set's original, the model's
     # own output for the source and its score.
     score = models.FloatField(null=True, blank=True)

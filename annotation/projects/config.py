@@ -4,6 +4,7 @@ Plain functions over plain data, shared by the API, the pages and the Django adm
 """
 
 import re
+import string
 from typing import Any
 
 from annotation.errors import DomainError
@@ -31,7 +32,12 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "control_rate": 0.1,
     # Free-text projects: the token F1 at which a validator's answer matches another.
     "answer_match_f1": 0.8,
+    # Prompted language models (docs/prompting.md): a template over the fields ("" is
+    # default_prompt), and what each label is called after it (default: the label itself).
+    "prompt": "",
+    "verbalizers": {},
 }
+MAX_PROMPT = 4000
 INT_SETTINGS = {
     "votes_per_item": (1, 25),
     "majority": (1, 25),
@@ -137,6 +143,8 @@ def clean_settings(settings: Any) -> dict[str, Any]:
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise DomainError(f"{key} must be a number from 0 to 1.")
+    clean_prompt(merged["prompt"])
+    clean_verbalizers(merged["verbalizers"])
     if not isinstance(merged["require_label_change"], bool):
         raise DomainError("require_label_change must be true or false.")
     if not merged["votes_per_item"] / 2 < merged["majority"] <= merged["votes_per_item"]:
@@ -158,3 +166,67 @@ def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int
                 f"release_min_agreement must be from 1 to votes_per_item ({votes_per_item})."
             )
     return value
+
+
+def default_prompt(field_names: list[str]) -> str:
+    """The prompt of a project that sets none: each field on its line, then "Answer:"."""
+    return "".join(f"{name}: {{{name}}}\n" for name in field_names) + "Answer:"
+
+
+def prompt_placeholders(prompt: str) -> list[str]:
+    """The fields a prompt names, or a DomainError saying what is wrong with it."""
+    try:
+        parts = list(string.Formatter().parse(prompt))
+    except ValueError as error:
+        raise DomainError(f"prompt: {error} (write {{{{ and }}}} for literal braces).") from None
+    names = [name for _, name, _, _ in parts if name is not None]
+    for name in names:
+        if not NAME_RE.match(name):
+            raise DomainError(f"prompt: {{{name}}} must name a field, such as {{text}}.")
+    return names
+
+
+def clean_prompt(prompt: Any, field_names: list[str] | None = None) -> str:
+    """A prompt is a template over fields (docs/prompting.md): every placeholder a field."""
+    if not isinstance(prompt, str) or len(prompt) > MAX_PROMPT:
+        raise DomainError(f"prompt must be text of at most {MAX_PROMPT} characters.")
+    names = prompt_placeholders(prompt)
+    if field_names is not None:
+        unknown = sorted(set(names) - set(field_names))
+        if unknown:
+            raise DomainError(
+                f"prompt names {', '.join('{' + n + '}' for n in unknown)}, which are not "
+                f"fields (fields: {', '.join(field_names)})."
+            )
+    return prompt
+
+
+def clean_verbalizers(verbalizers: Any, labels: list[str] | None = None) -> dict[str, str]:
+    """Label -> the words a language model is scored on for it."""
+    if not isinstance(verbalizers, dict) or not all(
+        isinstance(v, str) and v.strip() and len(v) <= 200 for v in verbalizers.values()
+    ):
+        raise DomainError("verbalizers must map labels to non-empty words.")
+    if labels is not None:
+        unknown = sorted(set(verbalizers) - set(labels))
+        if unknown:
+            raise DomainError(
+                f"verbalizers name {', '.join(unknown)}, which are not labels "
+                f"(labels: {', '.join(labels)})."
+            )
+    return verbalizers
+
+
+def prompt_fields(task_type: str, field_names: list[str]) -> list[str]:
+    """What a prompt may name: the fields; for minimal pairs, only the source (the text is
+    what is scored after it)."""
+    if task_type == "minimal_pair":
+        return [name for name in field_names if name == "source"]
+    return field_names
+
+
+def check_prompting(
+    task_type: str, settings: dict[str, Any], field_names: list[str], labels: list[str]
+) -> None:
+    clean_prompt(settings.get("prompt", ""), prompt_fields(task_type, field_names))
+    clean_verbalizers(settings.get("verbalizers", {}), labels)

@@ -11,6 +11,7 @@ from annotation.models import Guidelines, Membership, Project, Tag
 from annotation.projects.config import (
     MAX_TAG_TARGET,
     check_minimal_pair,
+    check_prompting,
     clean_fields,
     clean_labels,
     clean_settings,
@@ -91,6 +92,8 @@ def project_create(
     fields = clean_fields(fields)
     if task_type == Project.TaskType.MINIMAL_PAIR:
         check_minimal_pair(fields, labels)
+    settings = clean_settings(settings)
+    check_prompting(task_type, settings, [f["name"] for f in fields], labels)
     project = Project.objects.create(
         name=name,
         slug=slug,
@@ -98,7 +101,7 @@ def project_create(
         fields=fields,
         labels=labels,
         extra_labels=extra,
-        settings=clean_settings(settings),
+        settings=settings,
     )
     _set_tags(project, _clean_tags(list(tags)))
     guidelines_publish(project=project, text=guidelines, user=user)
@@ -137,6 +140,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
             setattr(project, attribute, changes[attribute])
     if project.task_type == Project.TaskType.MINIMAL_PAIR:
         check_minimal_pair(project.fields, project.labels)
+    check_prompting(project.task_type, project.settings, project.field_names, project.labels)
     project.save()
     if "tags" in changes:
         _set_tags(project, _clean_tags(list(changes["tags"])))

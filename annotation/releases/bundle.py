@@ -1,7 +1,8 @@
 """The release bundle format (docs/formats.md): the one module that writes it and reads it back.
 
 A bundle is a zip of sets.jsonl (one contrast set per line), examples.jsonl (one example per
-line), paired TSVs for single-text classification, the dataset card and a SHA-256 manifest.
+line), paired TSVs for single-text classification, lm-evaluation-harness tasks and Parquet
+files (annotation.releases.exports), the dataset card and a SHA-256 manifest.
 It is written once, set by set, so that memory stays flat.
 """
 
@@ -22,6 +23,7 @@ import orjson
 from django.conf import settings
 
 from annotation.models import Project, Release
+from annotation.releases.exports import LmEvalExport, ParquetExport
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
 
@@ -72,6 +74,7 @@ class BundleWriter:
         self.authors: set[int] = set()
         self.files: list[HashingFile] = []
         self.zipping: Future[None] | None = None
+        self.parquet: ParquetExport | None = None
 
     def __enter__(self) -> "BundleWriter":
         self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
@@ -81,6 +84,8 @@ class BundleWriter:
 
     def __exit__(self, *exc: object) -> None:
         # After an error: stop the files' threads and close the zip before removing them.
+        if self.parquet is not None:
+            self.parquet.close()
         for file in self.files:
             with contextlib.suppress(Exception):
                 file.close()
@@ -101,11 +106,16 @@ class BundleWriter:
         sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
         self.files.append(sets_file)
         examples_file = self._file(EXAMPLES_FILE)
+        lm_eval = LmEvalExport(self.project, self.work, self._file)
+        self.parquet = ParquetExport(self.project, self.work)
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
         for record in self._sets(rows):
             sets_file.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
-            for example in _flatten(record):
+            examples = list(_flatten(record))
+            for example in examples:
                 examples_file.write(orjson.dumps(example, option=orjson.OPT_APPEND_NEWLINE))
+            lm_eval.add(record)
+            self.parquet.add(record, examples)
             if self.paired:
                 self._write_pairs(paired, record)
             elif self.free_text:
@@ -115,6 +125,7 @@ class BundleWriter:
             suffix = "jsonl" if self.free_text else "tsv"
             self.digests[f"paired/{split}_original.{suffix}"] = orig.close()
             self.digests[f"paired/{split}_contrast.{suffix}"] = contrast.close()
+        self.digests |= lm_eval.finish(self.release) | self.parquet.finish()
         pool = ThreadPoolExecutor(1)
         self.zipping = pool.submit(self._zip_files, sorted(set(self.digests) - {SETS_FILE}))
         pool.shutdown(wait=False)  # the thread ends with its one task

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Project, Release
 from annotation.releases.bundle import EXAMPLES_FILE, SETS_FILE
+from annotation.releases.exports import hub_header, task_prefix
 
 
 def dataset_card(project: Project, release: Release) -> str:
@@ -15,6 +16,7 @@ def dataset_card(project: Project, release: Release) -> str:
     splits = sorted(counts["sets"])
     out = io.StringIO()
     w = out.write
+    w(hub_header(splits))
     w(f"# {project.name}: contrast sets, release {release.version}\n\n")
     w(f"Created {timezone.localtime(release.created_at):%Y-%m-%d} with ContrastLab. ")
     free = project.is_free_text
@@ -57,9 +59,15 @@ def dataset_card(project: Project, release: Release) -> str:
     w("(`role` is `original` or `perturbed`).\n")
     paired = "jsonl" if free else "tsv"
     w(f"- `paired/{{split}}_original.{paired}` and `paired/{{split}}_contrast.{paired}`: aligned ")
-    w("by line.\n- `manifest.json`: SHA-256 of every file.\n\n```python\n")
-    w("from datasets import load_dataset\n")
-    w(f'ds = load_dataset("json", data_files="{EXAMPLES_FILE}", split="train")\n```\n')
+    w("by line.\n- `data/examples/{split}.parquet` and `data/sets/{split}.parquet`: the same, ")
+    w("typed, for `datasets` (the `configs` above).\n")
+    w("- `lm_eval/`: a task per split for lm-evaluation-harness, with the project's prompt.\n")
+    w("- `manifest.json`: SHA-256 of every file.\n\n```python\n")
+    w("from datasets import load_dataset\n\n")
+    w('examples = load_dataset("path/to/unzipped/release")  # a DatasetDict of splits\n')
+    w('sets = load_dataset("path/to/unzipped/release", "sets")\n```\n\n```sh\n')
+    w(f"lm_eval --model hf --model_args pretrained=<model> --include_path lm_eval "
+      f"--tasks {task_prefix(project)}\n```\n")  # fmt: skip
     return out.getvalue()
 
 

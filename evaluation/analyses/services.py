@@ -70,8 +70,8 @@ def clean_instability(project: Project, params: dict[str, Any]) -> dict[str, Any
         raise DomainError("Every run must have succeeded.", field="runs")
     if len({(r.release_id, r.split) for r in runs}) > 1:
         raise DomainError("The runs must score the same release and split.", field="runs")
-    if any(r.model.kind in ModelSpec.LANGUAGE_MODELS for r in runs):
-        raise DomainError("Instability is computed for classifier runs.", field="runs")
+    if project.task_type == Project.TaskType.MINIMAL_PAIR:
+        raise DomainError("Instability is computed for runs that predict labels.", field="runs")
     return {"runs": sorted(set(ids))}
 
 

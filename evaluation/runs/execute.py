@@ -11,6 +11,7 @@ from annotation.releases.bundle import read_examples
 from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runs.pairs import run_language_model
+from evaluation.runs.prompting import run_choices, run_generation
 from evaluation.runs.scoring import run_classifier, run_reader
 
 
@@ -35,8 +36,13 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         if progress:
             progress(done, len(examples))
 
-    if spec.kind in ModelSpec.LANGUAGE_MODELS:
+    prompted = spec.kind in ModelSpec.LANGUAGE_MODELS
+    if prompted and project.task_type == project.TaskType.MINIMAL_PAIR:
         rows, metrics = run_language_model(spec, examples, advance)
+    elif prompted and project.is_free_text:
+        rows, metrics = run_generation(spec, run.release, examples, advance)
+    elif prompted:
+        rows, metrics = run_choices(spec, run.release, examples, advance)
     elif project.is_free_text:
         rows, metrics = run_reader(spec, project, examples, advance)
     else:

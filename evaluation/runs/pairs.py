@@ -7,16 +7,13 @@ once per set and scored like a text, for the distributional discrepancy.
 """
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
+from annotation.releases.exports import paired
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
 from evaluation.specs.services import source_to_load
-
-ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
-M = TypeVar("M")
 
 
 def run_language_model(
@@ -66,15 +63,6 @@ def _own_outputs(
         score = scorer.score_keys([key], 1)[key]
         out[e["set_id"]] = {"output": text, "output_score": score}
     return out
-
-
-def paired(members: list[M], label: Callable[[M], str]) -> Iterator[tuple[M, M]]:
-    """Within one set: each member labelled acceptable against each labelled unacceptable, as
-    (acceptable, unacceptable), unacceptable members in their order."""
-    good = [m for m in members if label(m) == ACCEPTABLE]
-    for bad in members:
-        if label(bad) == UNACCEPTABLE:
-            yield from ((m, bad) for m in good)
 
 
 def pairs_of(

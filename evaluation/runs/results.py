@@ -10,10 +10,10 @@ from typing import Any
 
 from annotation.authoring.edits import word_diff
 from annotation.releases.bundle import read_examples
+from annotation.releases.exports import paired
 from annotation.releases.files import spreadsheet_cell
 from evaluation.metrics.pairs import ScoredPair
-from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.runs.pairs import paired
+from evaluation.models import EvaluationRun
 
 FAILED_SETS_SHOWN = 50
 
@@ -117,8 +117,9 @@ def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
 def prediction_rows(run: EvaluationRun) -> Iterator[dict[str, Any]]:
     """One row per scored example, in the release's example order: its id in examples.jsonl,
     its set and role, the gold and the prediction, and what the run's kind adds (the label
-    probabilities of a classifier, EM and F1 of an answer, the score of a language model)."""
-    pairs = run.model.kind in ModelSpec.LANGUAGE_MODELS
+    probabilities of a classifier, the log-likelihoods of a prompted language model, EM and F1
+    of an answer, the score of a minimal pair)."""
+    pairs = run.release.project.task_type == "minimal_pair"
     free_text = run.release.project.is_free_text
     for p in run.predictions.order_by("id").iterator(chunk_size=2000):
         row: dict[str, Any] = {"example_id": p.example, "set_id": p.set_id, "role": p.role}
@@ -127,6 +128,9 @@ def prediction_rows(run: EvaluationRun) -> Iterator[dict[str, Any]]:
         elif free_text:
             row |= {"gold": p.gold_answers, "prediction": p.output, "correct": p.correct,
                     "em": p.em, "f1": p.f1}  # fmt: skip
+        elif p.loglikelihoods:  # a prompted language model
+            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
+                    "loglikelihoods": p.loglikelihoods}  # fmt: skip
         else:
             row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
                     "probabilities": p.probabilities}  # fmt: skip

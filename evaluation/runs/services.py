@@ -22,6 +22,16 @@ def evaluation_enqueue(
         raise DomainError("The model and the release belong to different projects.")
     if split not in release.counts.get("sets", {}):
         raise DomainError(f"Release {release.version} has no {split} split.")
+    if model.few_shot and model.few_shot_split == split:
+        raise DomainError(
+            f"Model {model.name} draws its shots from {split}; score another split, or register "
+            "the model with shots from another split."
+        )
+    if model.few_shot and model.few_shot_split not in release.counts.get("sets", {}):
+        raise DomainError(
+            f"Model {model.name} draws shots from {model.few_shot_split}, which release "
+            f"{release.version} does not have."
+        )
     run = EvaluationRun.objects.create(
         release=release, model=model, split=split, created_by=user_or_none(user)
     )

@@ -54,7 +54,7 @@ def _run(request: HttpRequest, slug: str, pk: int) -> tuple[Any, EvaluationRun]:
 @login_required
 def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, run = _run(request, slug, pk)
-    pairs = run.model.kind in ModelSpec.LANGUAGE_MODELS
+    pairs = project.task_type == project.TaskType.MINIMAL_PAIR
     progress_url = reverse("run-progress", args=[slug, pk])
     context = {"project": project, "run": run, "failed_sets": [], "pairs": pairs,
                "progress_url": progress_url}  # fmt: skip

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import raw_field
 from evaluation.access import admin_project, admin_projects, require_some_admin
-from evaluation.models import ModelSpec
+from evaluation.models import ModelSpec, default_stop
 from evaluation.specs import services
 
 
@@ -24,8 +24,23 @@ class ModelInputSerializer(serializers.Serializer):
     device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
     precision = serializers.ChoiceField(choices=ModelSpec.Precision.choices, default="fp32")
     prompt = serializers.CharField(
-        max_length=500, default="{source}\n", trim_whitespace=False, allow_blank=True
+        max_length=4000, default="", trim_whitespace=False, allow_blank=True,
+        help_text="language models: a template over the fields; blank: the project's prompt",
+    )  # fmt: skip
+    verbalizers = serializers.DictField(
+        child=serializers.CharField(max_length=200), default=dict,
+        help_text="label -> the words scored for it; overrides the project's",
+    )  # fmt: skip
+    target_delimiter = serializers.CharField(
+        max_length=20, default=" ", trim_whitespace=False, allow_blank=True
     )
+    few_shot = serializers.IntegerField(min_value=0, max_value=32, default=0)
+    few_shot_split = serializers.CharField(max_length=8, default="", allow_blank=True)
+    chat_template = serializers.BooleanField(default=False)
+    stop = serializers.ListField(
+        child=serializers.CharField(max_length=50, trim_whitespace=False),
+        default=default_stop, max_length=8,
+    )  # fmt: skip
     num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
     max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
     stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
@@ -38,8 +53,10 @@ class ModelOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelSpec
         fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
-                  "batch_size", "device", "precision", "prompt", "num_beams", "max_new_tokens",
-                  "stride", "max_answer_tokens", "created_at"]  # fmt: skip
+                  "batch_size", "device", "precision", "prompt", "verbalizers",
+                  "target_delimiter", "few_shot", "few_shot_split", "chat_template", "stop",
+                  "num_beams", "max_new_tokens", "stride", "max_answer_tokens",
+                  "created_at"]  # fmt: skip
 
 
 class ModelListView(APIView):

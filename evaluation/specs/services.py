@@ -10,15 +10,21 @@ from django.conf import settings
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Project, user_or_none
+from annotation.projects.config import SPLITS, clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
-    Project.TaskType.CLASSIFICATION: (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.PYTHON),
+    Project.TaskType.CLASSIFICATION: (
+        Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.PYTHON
+    ),
     Project.TaskType.MINIMAL_PAIR: (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
-    Project.TaskType.FREE_TEXT: (Kind.HF_QUESTION_ANSWERING, Kind.PYTHON),
-}
+    Project.TaskType.FREE_TEXT: (
+        Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.PYTHON
+    ),
+}  # fmt: skip
+MAX_SHOTS = 32
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 
@@ -28,15 +34,42 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     kinds = KINDS_FOR[project.task_type]
     if values["kind"] not in kinds:
         raise DomainError(
-            f"A {project.task_type} project is scored by {' or '.join(kinds)} models, "
+            f"A {project.task_type} project is scored by {_or(kinds)} models, "
             f"not {values['kind']}.",
             field="kind",
         )
+    clean_prompting(project, values)
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
     spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
     audit(actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name)
     return spec
+
+
+def _or(words: tuple[str, ...]) -> str:
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
+def clean_prompting(project: Project, values: dict[str, Any]) -> None:
+    """A language model's prompt, verbalizers, shots and stops (docs/prompting.md)."""
+    try:
+        clean_prompt(
+            values.get("prompt", ""), prompt_fields(project.task_type, project.field_names)
+        )
+        clean_verbalizers(values.get("verbalizers") or {}, project.labels)
+    except DomainError as error:
+        raise DomainError(error.message, field="prompt") from None
+    shots, split = values.get("few_shot", 0), values.get("few_shot_split", "")
+    if not 0 <= shots <= MAX_SHOTS:
+        raise DomainError(f"few_shot must be from 0 to {MAX_SHOTS}.", field="few_shot")
+    if shots and split not in SPLITS:
+        raise DomainError(
+            f"few_shot_split must be one of {', '.join(SPLITS)} to draw shots from.",
+            field="few_shot_split",
+        )
+    stop = values.get("stop", ["\n"])
+    if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
+        raise DomainError("stop must be a list of non-empty texts.", field="stop")
 
 
 def clean_label_mapping(project: Project, mapping: Any) -> None:

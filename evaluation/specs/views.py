@@ -32,9 +32,34 @@ class ModelForm(forms.Form):
     device = forms.ChoiceField(choices=ModelSpec.Device.choices)
     precision = forms.ChoiceField(choices=ModelSpec.Precision.choices, help_text="bf16/fp16: CUDA")
     prompt = forms.CharField(
-        max_length=500, initial="{source}\n", strip=False, required=False,
-        help_text="language models: the unscored text before a variant, with {source}",
+        max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="language models: a template over the fields, e.g. Review: {text}"
+        "\\nSentiment: (blank: the project's prompt; minimal pairs: {source}\\n)",
     )  # fmt: skip
+    verbalizers = JSONObjectField(
+        empty_value={}, help_text='language models: label to words, e.g. {"positive": "great"} '
+        "(blank: the project's)",
+    )  # fmt: skip
+    target_delimiter = forms.CharField(
+        max_length=20, initial=" ", strip=False, required=False,
+        help_text="language models: what comes between the prompt and a choice or answer",
+    )  # fmt: skip
+    few_shot = forms.IntegerField(
+        initial=0, min_value=0, max_value=32, help_text="language models: examples before each"
+    )
+    few_shot_split = forms.ChoiceField(
+        choices=[("", "none"), ("train", "train"), ("dev", "dev"), ("test", "test")],
+        required=False, help_text="the release split the shots come from",
+    )  # fmt: skip
+    chat_template = forms.BooleanField(
+        required=False, help_text="wrap the prompt in the tokenizer's chat template (instruct)"
+    )
+    stop = forms.CharField(
+        initial="\\n",
+        required=False,
+        strip=False,
+        help_text="free text: stop sequences, separated by |; \\n is a new line",
+    )
     num_beams = forms.IntegerField(
         initial=1, min_value=1, max_value=16, help_text="beams for a language model's own output"
     )
@@ -47,13 +72,19 @@ class ModelForm(forms.Form):
     )
 
 
+def stops(typed: str) -> list[str]:
+    """Stop sequences as typed: separated by |, with \\n for a new line."""
+    return [s.replace("\\n", "\n") for s in typed.split("|") if s]
+
+
 @login_required
 def models_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = admin_project(request.user, slug)
     form = ModelForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        values = {**form.cleaned_data, "stop": stops(form.cleaned_data["stop"])}
         try:
-            services.model_register(project=project, user=request.user, **form.cleaned_data)
+            services.model_register(project=project, user=request.user, **values)
         except DomainError as error:
             form.add_error(None, error.message)
         else:

@@ -1,0 +1,248 @@
+"""A release in the tools researchers already use (docs/formats.md):
+
+- `lm_eval/`: tasks for lm-evaluation-harness, one per split over all its examples, a group,
+  their data, and `utils.py` (contrast consistency as a harness metric);
+- `data/{examples,sets}/{split}.parquet`: the Hub's dataset layout, declared in the card's
+  `configs:` header, so that `datasets.load_dataset(<unzipped release>)` reads it.
+
+Both are written set by set, beside the bundle's other files.
+"""
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from annotation.models import Project, Release
+from annotation.projects.config import default_prompt
+from annotation.releases.files import HashingFile, file_sha256
+
+LM_EVAL = "lm_eval"
+UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py
+ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
+ROW_GROUP = 10_000
+M = TypeVar("M")
+
+
+def paired(members: list[M], label: Callable[[M], str]) -> Iterator[tuple[M, M]]:
+    """The minimal pairs of one set: each member labelled acceptable against each labelled
+    unacceptable, as (acceptable, unacceptable), unacceptable members in their order."""
+    good = [m for m in members if label(m) == ACCEPTABLE]
+    for bad in members:
+        if label(bad) == UNACCEPTABLE:
+            yield from ((m, bad) for m in good)
+
+
+def task_prefix(project: Project) -> str:
+    """The harness's task names are identifiers: contrastlab_<slug>, then _<split>."""
+    return "contrastlab_" + re.sub(r"\W", "_", project.slug)
+
+
+def members(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield "original", record["original"]
+    for perturbation in record["perturbations"]:
+        yield "perturbed", perturbation
+
+
+class LmEvalExport:
+    """lm_eval/: one JSONL of docs per split, written as sets come; the YAMLs at the end."""
+
+    def __init__(self, project: Project, work: Path, opened: Callable[[str], HashingFile]):
+        self.project = project
+        self.opened = opened
+        self.files: dict[str, HashingFile] = {}
+        (work / LM_EVAL).mkdir()
+        self.work = work
+        self.prompt = project.setting("prompt") or (
+            "{source}\n" if project.task_type == Project.TaskType.MINIMAL_PAIR
+            else default_prompt(project.field_names)
+        )  # fmt: skip
+        words = project.setting("verbalizers")
+        self.choices = [words.get(label, label) for label in project.labels]
+
+    def add(self, record: dict[str, Any]) -> None:
+        split = record["split"]
+        if split not in self.files:
+            self.files[split] = self.opened(f"{LM_EVAL}/{split}.jsonl")
+        for doc in self.docs(record):
+            self.files[split].write(orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE))
+
+    def docs(self, record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Each doc keeps its example's id and set_id; `query` is the rendered prompt."""
+        base = {"set_id": record["set_id"], "split": record["split"]}
+        if self.project.task_type == Project.TaskType.MINIMAL_PAIR:
+            rows = [(role, m) for role, m in members(record)]
+            for (_, good), (role, bad) in paired(rows, lambda row: row[1]["label"]):
+                source = bad["fields"].get("source")
+                yield {
+                    **base, "id": bad["id"], "good_id": good["id"], "role": role,
+                    "query": self.prompt_for_source(source),
+                    "sentence_good": good["fields"]["text"], "sentence_bad": bad["fields"]["text"],
+                }  # fmt: skip
+            return
+        for role, member in members(record):
+            doc = {**base, "id": member["id"], "role": role, **member["fields"],
+                   "query": self.prompt.format(**member["fields"])}  # fmt: skip
+            if self.project.is_free_text:
+                doc["answers"] = member["answers"]
+            else:
+                doc |= {"label": member["label"], "choices": self.choices,
+                        "gold": self.project.labels.index(member["label"])}  # fmt: skip
+            yield doc
+
+    def prompt_for_source(self, source: str | None) -> str:
+        """Minimal pairs: nothing before the text, or the prompt over the source."""
+        return self.prompt.format(source=source) if source else ""
+
+    def finish(self, release: Release) -> dict[str, str]:
+        """Close the data files; write the tasks, the group and utils.py. Their digests."""
+        digests = {f"{LM_EVAL}/{s}.jsonl": file.close() for s, file in self.files.items()}
+        prefix = task_prefix(self.project)
+        tasks = []
+        for split in sorted(self.files):
+            name = f"{prefix}_{split}"
+            tasks.append(name)
+            digests |= self._write(f"{name}.yaml", self.task_yaml(name, split, release))
+        group = f"group: {prefix}\ntask:\n" + "".join(f"  - {t}\n" for t in tasks)
+        digests |= self._write(f"{prefix}.yaml", group + "metadata:\n  version: 1.0\n")
+        digests |= self._write("utils.py", UTILS.read_text(encoding="utf-8"))
+        return digests
+
+    def _write(self, name: str, text: str) -> dict[str, str]:
+        path = self.work / LM_EVAL / name
+        path.write_text(text, encoding="utf-8")
+        return {f"{LM_EVAL}/{name}": file_sha256(path)}
+
+    def task_yaml(self, name: str, split: str, release: Release) -> str:
+        q = json.dumps  # a JSON string is a YAML double-quoted scalar
+        head = (
+            f"task: {name}\ncustom_dataset: !function utils.load\n"
+            f"metadata:\n  version: {q(release.version)}\n  split: {q(split)}\n"
+            f"test_split: {q(split)}\n"
+        )
+        metrics = ["acc", "acc_norm"]
+        if self.project.is_free_text:
+            metrics = ["exact_match", "f1"]
+            body = (
+                "output_type: generate_until\ndoc_to_text: query\n"
+                "doc_to_target: \"{{answers[0] if answers else ''}}\"\n"
+                'target_delimiter: " "\nprocess_results: !function utils.process_answers\n'
+                'generation_kwargs:\n  until:\n    - "\\n"\n  do_sample: false\n'
+                "  max_gen_toks: 64\n"
+            )
+        elif self.project.task_type == Project.TaskType.MINIMAL_PAIR:
+            metrics = ["acc"]
+            body = (
+                "output_type: multiple_choice\ndoc_to_text: query\n"
+                'doc_to_choice: "{{[sentence_good, sentence_bad]}}"\ndoc_to_target: 0\n'
+                'target_delimiter: ""\nprocess_results: !function utils.process_pairs\n'
+            )
+        else:
+            body = (
+                "output_type: multiple_choice\ndoc_to_text: query\ndoc_to_choice: choices\n"
+                'doc_to_target: gold\ntarget_delimiter: " "\n'
+                "process_results: !function utils.process_choices\n"
+            )
+        listed = "".join(
+            f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true\n" for m in metrics
+        )
+        consistency = (
+            "  - metric: consistency\n    aggregation: !function utils.consistency\n"
+            "    higher_is_better: true\n"
+        )
+        return head + body + "metric_list:\n" + listed + consistency
+
+
+class ParquetExport:
+    """data/examples/{split}.parquet and data/sets/{split}.parquet, with typed columns."""
+
+    def __init__(self, project: Project, work: Path):
+        import pyarrow as pa
+
+        self.work = work
+        self.free_text = project.is_free_text
+        text = pa.string()
+        fields = pa.struct([(name, text) for name in project.field_names])
+        truth = ("answers", pa.list_(text)) if self.free_text else ("label", text)
+        changed = ("answers_changed" if self.free_text else "label_changed", pa.bool_())
+        votes = pa.list_(pa.struct([("response", text), ("count", pa.int64())]))
+        self.schemas = {
+            "examples": pa.schema([
+                ("id", text), ("set_id", text), ("role", text), ("split", text),
+                *((name, text) for name in project.field_names), truth, changed,
+                ("tags", pa.list_(text)), ("votes", votes),
+            ]),
+            "sets": pa.schema([
+                ("set_id", text), ("split", text),
+                ("original", pa.struct([("id", text), ("fields", fields), truth])),
+                ("perturbations", pa.list_(pa.struct([
+                    ("id", text), ("fields", fields), truth, changed, ("tags", pa.list_(text)),
+                    ("rationale", text), ("author", text), ("votes", votes),
+                    ("agreement", pa.float64()), ("edit_distance", pa.float64()),
+                    ("seconds_spent", pa.int64()), ("guideline_version", pa.int64()),
+                ]))),
+            ]),
+        }  # fmt: skip
+        self.writers: dict[str, Any] = {}
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, record: dict[str, Any], examples: list[dict[str, Any]]) -> None:
+        sets = {**record, "perturbations": [_votes_listed(p) for p in record["perturbations"]]}
+        self._append("sets", record["split"], sets)
+        for example in examples:
+            self._append("examples", record["split"], _votes_listed(example))
+
+    def _append(self, config: str, split: str, row: dict[str, Any]) -> None:
+        rows = self.rows.setdefault(f"{config}/{split}", [])
+        rows.append(row)
+        if len(rows) >= ROW_GROUP:
+            self._flush(config, split)
+
+    def _flush(self, config: str, split: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        key = f"{config}/{split}"
+        if key not in self.writers:
+            path = self.work / "data" / config / f"{split}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.writers[key] = pq.ParquetWriter(path, self.schemas[config])
+        table = pa.Table.from_pylist(self.rows[key], schema=self.schemas[config])
+        self.writers[key].write_table(table)
+        self.rows[key] = []
+
+    def finish(self) -> dict[str, str]:
+        for key in list(self.rows):
+            config, split = key.split("/")
+            self._flush(config, split)
+        digests = {}
+        for key, writer in self.writers.items():
+            writer.close()
+            name = f"data/{key}.parquet"
+            digests[name] = file_sha256(self.work / name)
+        return digests
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+
+
+def _votes_listed(row: dict[str, Any]) -> dict[str, Any]:
+    votes = row.get("votes") or {}
+    return {**row, "votes": [{"response": k, "count": v} for k, v in votes.items()]}
+
+
+def hub_header(splits: list[str]) -> str:
+    """The card's YAML header: one config of examples (the default) and one of sets."""
+    out = ["---", "configs:"]
+    for config in ("examples", "sets"):
+        out.append(f"- config_name: {config}")
+        if config == "examples":
+            out.append("  default: true")
+        out.append("  data_files:")
+        for split in splits:
+            out += [f"  - split: {split}", f"    path: data/{config}/{split}.parquet"]
+    return "\n".join([*out, "---", "", ""])

@@ -1,0 +1,157 @@
+"""Scoring classification and free-text releases with a prompted causal or seq2seq language
+model (docs/prompting.md), on a worker.
+
+Classification: each label is a choice, `target_delimiter + verbalizer`, after the rendered
+prompt; the prediction is the choice with the highest log-likelihood (`acc`), and also by
+log-likelihood per character of the verbalizer (`acc_norm`), as lm-evaluation-harness's
+multiple_choice tasks do. Free text: the greedy continuation of the prompt, cut at the stop
+sequences, scored with EM, F1 and consistency as an extractive reader's answer is.
+"""
+
+import random
+from typing import Any
+
+import numpy as np
+
+from annotation.models import Project, Release
+from annotation.projects.config import default_prompt
+from annotation.releases.bundle import read_examples
+from evaluation.metrics.answers import ScoredAnswer, qa_metrics
+from evaluation.metrics.contrast import Scored, contrast_metrics
+from evaluation.models import ModelSpec
+from evaluation.runners.base import RunnerError
+from evaluation.runners.prompted import PromptedModel
+from evaluation.specs.services import source_to_load
+
+FEW_SHOT_SEED = 1234
+SHOT_DELIMITER = "\n\n"
+
+
+def prompt_of(spec: ModelSpec, project: Project) -> str:
+    """The model's own prompt, else the project's, else the default over the fields."""
+    return spec.prompt or project.setting("prompt") or default_prompt(project.field_names)
+
+
+def verbalizers_of(spec: ModelSpec, project: Project) -> list[str]:
+    """What each label (in the project's order) is called after the prompt."""
+    words = {**project.setting("verbalizers"), **(spec.verbalizers or {})}
+    return [words.get(label, label) for label in project.labels]
+
+
+def render(prompt: str, fields: dict[str, Any]) -> str:
+    return prompt.format(**fields)
+
+
+def contexts(
+    spec: ModelSpec,
+    project: Project,
+    release: Release,
+    examples: list[dict[str, Any]],
+    answer: Any,
+    chat: Any = None,
+) -> list[str]:
+    """Each example's context: k shots from another split (each shot's rendered prompt, the
+    target delimiter and its answer), then the example's prompt; in the model's chat template
+    when asked. `answer(example)` is a shot's answer text."""
+    prompt = prompt_of(spec, project)
+    pool: list[dict[str, Any]] = []
+    if spec.few_shot:
+        pool = read_examples(release, spec.few_shot_split)
+        if not pool:
+            raise RunnerError(f"The release has no {spec.few_shot_split} examples for shots.")
+    out = []
+    for example in examples:
+        parts = []
+        if pool:  # a set lies in one split, so no shot is a member of the example's set
+            rng = random.Random(f"{FEW_SHOT_SEED}:{example['id']}")
+            shots = rng.sample(pool, min(spec.few_shot, len(pool)))
+            delimiter = spec.target_delimiter
+            parts = [render(prompt, s["fields"]) + delimiter + answer(s) for s in shots]
+        text = SHOT_DELIMITER.join([*parts, render(prompt, example["fields"])])
+        out.append(chat(text) if chat else text)
+    return out
+
+
+def _chat(model: PromptedModel) -> Any:
+    def wrap(text: str) -> str:
+        try:
+            return str(
+                model.tokenizer.apply_chat_template(
+                    [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+                )
+            )
+        except ValueError as error:  # the tokenizer has no template
+            raise RunnerError(f"The model has no chat template: {error}") from None
+
+    return wrap
+
+
+def load(spec: ModelSpec) -> PromptedModel:
+    return PromptedModel(
+        source_to_load(spec),
+        seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
+        device=spec.device,
+        precision=spec.precision,
+    )
+
+
+def run_choices(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A classification split scored by log-likelihood: Prediction fields and metrics."""
+    project = release.project
+    words = verbalizers_of(spec, project)
+    by_label = dict(zip(project.labels, words, strict=True))
+    model = load(spec)
+    advance(0)  # loading may take a while: show we are alive
+    chat = _chat(model) if spec.chat_template else None
+    texts = contexts(spec, project, release, examples, lambda e: by_label[e["label"]], chat)
+    options = [spec.target_delimiter + word for word in words]
+    lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
+    lengths = np.array([len(word) for word in words], dtype=float)  # as the harness: no delimiter
+    rows, scored, normed = [], [], []
+    for example, values in zip(examples, lls, strict=True):
+        label = project.labels[int(np.argmax(values))]
+        by_char = project.labels[int(np.argmax(np.array(values) / lengths))]
+        normed.append(by_char == example["label"])
+        rows.append({
+            "example": example["id"], "set_id": example["set_id"], "role": example["role"],
+            "gold": example["label"], "label": label,
+            "loglikelihoods": dict(zip(project.labels, values, strict=True)),
+        })  # fmt: skip
+        scored.append(
+            Scored(example["set_id"], example["role"], example["label"], label,
+                   tuple(example["tags"]))
+        )  # fmt: skip
+    metrics = contrast_metrics(scored, project.labels)
+    metrics["acc"] = float(np.mean([s.correct for s in scored])) if scored else None
+    metrics["acc_norm"] = float(np.mean(normed)) if normed else None
+    return rows, metrics
+
+
+def run_generation(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A free-text split answered by greedy generation: Prediction fields and QA metrics."""
+    project = release.project
+    model = load(spec)
+    advance(0)
+    chat = _chat(model) if spec.chat_template else None
+    texts = contexts(spec, project, release, examples, lambda e: (e["answers"] or [""])[0], chat)
+    answers = model.generate(
+        texts,
+        stop=spec.stop or [],
+        max_new_tokens=spec.max_new_tokens,
+        batch_size=spec.batch_size,
+        progress=advance,
+    )
+    scored = [
+        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text.strip(), tuple(e["tags"]))
+        for e, text in zip(examples, answers, strict=True)
+    ]
+    rows = [
+        {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
+         "gold_answers": e["answers"], "output": s.predicted, "em": s.em, "f1": s.f1}
+        for e, s in zip(examples, scored, strict=True)
+    ]  # fmt: skip
+    return rows, qa_metrics(scored)
