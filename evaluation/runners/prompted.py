@@ -16,6 +16,7 @@ The prompt runs once per example: its cache (causal) or encoder output (seq2seq)
 all the choices. Examples are sorted by length and batched; generation is greedy.
 """
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -83,6 +84,9 @@ class PromptedModel:
         config = self.model.config
         lengths = [getattr(config, name, None) for name in POSITION_ATTRIBUTES]
         self.max_length = next((n for n in lengths if n), None) or DEFAULT_CONTEXT
+        # transformers 5 renamed the cache argument and output from past_key_values to cache.
+        parameters = inspect.signature(self.model.forward).parameters
+        self.cache_name = "cache" if "cache" in parameters else "past_key_values"
         self.bos_text = (
             tokenizer.decode([tokenizer.bos_token_id]) if tokenizer.bos_token_id is not None else ""
         )
@@ -213,7 +217,7 @@ class PromptedModel:
         first = first.repeat_interleave(choices, dim=0).gather(1, targets[:, :1])
         total = first[:, 0].double()
         if targets.shape[1] > 1:
-            cache = out.past_key_values
+            cache = getattr(out, self.cache_name)
             cache.batch_repeat_interleave(choices)
             inputs = targets[:, :-1]
             lengths = tensors["context_lengths"].repeat_interleave(choices)
@@ -224,8 +228,8 @@ class PromptedModel:
                 input_ids=inputs,
                 attention_mask=mask,
                 position_ids=lengths[:, None] + steps[None, :],
-                past_key_values=cache,
                 use_cache=True,
+                **{self.cache_name: cache},
             ).logits.float()
             picked = torch.log_softmax(logits, dim=-1).gather(-1, targets[:, 1:, None])[..., 0]
             total = total + torch.where(target_mask[:, 1:].bool(), picked.double(), 0.0).sum(1)

@@ -204,3 +204,29 @@ def test_only_language_models_score_minimal_pairs(minimal_pair_release, project,
     assert (
         bad_labels.status_code == 400 and "acceptable, unacceptable" in bad_labels.json()["detail"]
     )
+
+
+def test_lm_eval_on_the_blimp_shaped_export_gives_the_pair_accuracy(
+    minimal_pair_release, tiny_gpt2, tmp_path
+):
+    from tests.evaluation.runs.test_prompted import _unzip, harness
+
+    project, release, root, edits = minimal_pair_release
+    payload = {"project": project.slug, "name": "gpt2", "kind": "hf-causal-lm",
+               "source": str(tiny_gpt2), "max_new_tokens": 2}  # fmt: skip
+    model = root.post("/api/models/", payload, format="json").json()["id"]
+    run = root.post("/api/evaluations/", {"release": release, "model": model}, format="json")
+    finished = run_evaluation(run.json()["id"])
+    assert finished.status == "succeeded", finished.error
+    out = harness(_unzip(finished, tmp_path), tiny_gpt2, "contrastlab_mt_pairs_test", tmp_path)
+    samples = out["samples"]["contrastlab_mt_pairs_test"]
+    scores = {p.example: p.score for p in finished.predictions.all()}
+    originals = {p.set_id: p.example for p in finished.predictions.filter(role="original")}
+    assert len(samples) == len(edits)
+    for sample in samples:  # the harness scores each pair's sentences as ContrastLab does
+        doc, lls = sample["doc"], [float(r[0]) for r in sample["filtered_resps"]]
+        assert doc["good_id"] == originals[doc["set_id"]]
+        assert lls == pytest.approx([scores[doc["good_id"]], scores[doc["id"]]], abs=1e-4)
+    figures = out["results"]["contrastlab_mt_pairs_test"]
+    assert figures["acc,none"] == pytest.approx(finished.metrics["pair_accuracy"])
+    assert figures["consistency,none"] == pytest.approx(finished.metrics["consistency"])

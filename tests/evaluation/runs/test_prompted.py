@@ -1,0 +1,366 @@
+"""Prompted language models on classification and free-text releases (docs/prompting.md),
+checked example by example against a direct transformers computation written here, and against
+lm-evaluation-harness run on the release's own lm_eval/ export with the same tiny model."""
+
+import json
+import os
+import re
+import string
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from annotation.models import Perturbation, Release
+from evaluation.models import Prediction
+from evaluation.runs.execute import run_evaluation
+from tests.evaluation.llm import build_causal, build_seq2seq
+from tests.factories import ExampleFactory, UserFactory, member, submitted_perturbation
+
+PROMPT = "Review: {text}\nSentiment:"
+REVIEWS = ["the film was good", "the acting was great", "a good plot", "good acting, not awful",
+           "the plot was good and the acting great", "the film was great"]  # fmt: skip
+QA = [  # context, question, answers; the edited context and its answers
+    ("Alice is in Paris.", "Where is Alice?", ["Paris"], "Alice is in London.", ["London"]),
+    ("Bob is in London.", "Who is in London?", ["Bob"], "Alice is in London.", ["Alice"]),
+    ("The film was good.", "What was good?", ["the film"], "The plot was good.", ["plot"]),
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.getbasetemp() / "llms"
+    return {
+        "causal": build_causal(root / "causal"),
+        "causal-bos": build_causal(root / "causal-bos", add_bos=True),
+        "seq2seq": build_seq2seq(root / "seq2seq"),
+    }
+
+
+def _api(client_for):  # type: ignore[no-untyped-def]
+    staff = UserFactory(username="root", is_staff=True)
+    return client_for(staff)
+
+
+@pytest.fixture
+def sentiment(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """A classification project with a prompt and a verbalizer, released with test and train."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    root = _api(client_for)
+    created = root.post("/api/projects/", {
+        "name": "Reviews", "slug": "reviews", "fields": [{"name": "text", "editable": True}],
+        "labels": ["negative", "positive"], "tags": [{"name": "negation"}],
+        "settings": {"prompt": PROMPT, "verbalizers": {"positive": "great"}},
+    }, format="json")  # fmt: skip
+    assert created.status_code == 201, created.json()
+    from annotation.models import Project
+
+    project = Project.objects.get(slug="reviews")
+    author = member(project, "ana", "expert")
+    for n, text in enumerate(REVIEWS):
+        split = "train" if n >= 4 else "test"
+        pivot = ExampleFactory(project=project, external_id=f"r{n}", label="positive",
+                               fields={"text": text}, split=split)  # fmt: skip
+        for word in ("bad", "awful")[: 1 + n % 2]:
+            edited = text.replace("good", word).replace("great", word)
+            p = submitted_perturbation(project, author, pivot=pivot, text=edited)
+            Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    release = root.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
+    assert release.status_code == 201, release.json()
+    return project, release.json()["id"], root
+
+
+def _run(root, release, model, split="test"):  # type: ignore[no-untyped-def]
+    run = root.post("/api/evaluations/", {"release": release, "model": model, "split": split},
+                    format="json")  # fmt: skip
+    assert run.status_code == 202, run.json()
+    finished = run_evaluation(run.json()["id"])
+    assert finished.status == "succeeded", finished.error
+    return finished
+
+
+def _register(root, project, path, **extra):  # type: ignore[no-untyped-def]
+    kind = extra.pop("kind", "hf-causal-lm")
+    payload = {"project": project.slug, "name": extra.pop("name", kind), "kind": kind,
+               "source": str(path), "batch_size": 3, **extra}  # fmt: skip
+    created = root.post("/api/models/", payload, format="json")
+    assert created.status_code == 201, created.json()
+    return created.json()["id"]
+
+
+# An independent computation: the harness's rules, written out with plain transformers -------
+
+
+def harness_split(tokenizer, context, continuation, seq2seq=False):  # type: ignore[no-untyped-def]
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuation = context[:-spaces], context[-spaces:] + continuation
+    if seq2seq:
+        return tokenizer.encode(context), tokenizer.encode(continuation, add_special_tokens=False)
+    whole, head = tokenizer.encode(context + continuation), tokenizer.encode(context)
+    return head, whole[len(head) :]
+
+
+def direct_loglikelihood(path, context, continuation, seq2seq=False):  # type: ignore[no-untyped-def]
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    head, tail = harness_split(tokenizer, context, continuation, seq2seq)
+    with torch.no_grad():
+        if seq2seq:
+            model = AutoModelForSeq2SeqLM.from_pretrained(path)
+            logits = model(input_ids=torch.tensor([head]), labels=torch.tensor([tail])).logits[0]
+            logprobs = torch.log_softmax(logits.double(), dim=-1)
+            return sum(float(logprobs[i, t]) for i, t in enumerate(tail))
+        model = AutoModelForCausalLM.from_pretrained(path)
+        logprobs = torch.log_softmax(model(torch.tensor([head + tail])).logits[0].double(), -1)
+    return sum(float(logprobs[len(head) + i - 1, t]) for i, t in enumerate(tail))
+
+
+@pytest.mark.parametrize("name", ["causal", "causal-bos", "seq2seq"])
+def test_choices_are_the_harness_loglikelihoods_of_the_verbalizers(sentiment, models, name):
+    project, release, root = sentiment
+    kind = "hf-seq2seq" if name == "seq2seq" else "hf-causal-lm"
+    run = _run(root, release, _register(root, project, models[name], kind=kind))
+    predictions = list(run.predictions.all())
+    assert len(predictions) == 4 + 6  # four test sets, with one or two perturbations
+    right, by_char = [], []
+    for p in predictions:
+        text = next(e for e in _examples(run) if e["id"] == p.example)["fields"]["text"]
+        context = PROMPT.format(text=text)
+        seq2seq = kind == "hf-seq2seq"
+        words = {"negative": "negative", "positive": "great"}
+        expected = {label: direct_loglikelihood(models[name], context, " " + word, seq2seq)
+                    for label, word in words.items()}  # fmt: skip
+        assert p.loglikelihoods == pytest.approx(expected, abs=1e-4)
+        assert p.label == max(expected, key=expected.get)  # type: ignore[arg-type]
+        right.append(p.label == p.gold)
+        normed = {"negative": expected["negative"] / 8, "positive": expected["positive"] / 5}
+        by_char.append(max(normed, key=normed.get) == p.gold)  # type: ignore[arg-type]
+    assert run.metrics["acc"] == pytest.approx(np.mean(right))
+    assert run.metrics["acc_norm"] == pytest.approx(np.mean(by_char))
+
+
+def _examples(run):  # type: ignore[no-untyped-def]
+    from annotation.releases.bundle import read_examples
+
+    return read_examples(run.release, run.split)
+
+
+def test_a_bos_is_added_only_by_a_tokenizer_that_adds_it(models):
+    from transformers import AutoTokenizer
+
+    from evaluation.runners.prompted import PromptedModel
+
+    for name, starts_with_bos in (("causal", False), ("causal-bos", True)):
+        scorer = PromptedModel(str(models[name]), seq2seq=False, device="cpu")
+        head, _ = scorer.split("Review: good\nSentiment:", " great")
+        bos = AutoTokenizer.from_pretrained(models[name]).convert_tokens_to_ids("<s>")
+        assert (head[0] == bos) is starts_with_bos
+
+
+def _unzip(run, tmp_path) -> Path:  # type: ignore[no-untyped-def]
+    from django.conf import settings
+
+    folder = tmp_path / "release"
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / run.release.bundle) as bundle:
+        bundle.extractall(folder)
+    return folder
+
+
+def harness(folder: Path, model: Path, task: str, cwd: Path):  # type: ignore[no-untyped-def]
+    """lm_eval.simple_evaluate on the release's lm_eval/ folder, offline, from another folder."""
+    import lm_eval
+
+    os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return lm_eval.simple_evaluate(
+            model="hf", model_args=f"pretrained={model},dtype=float32", tasks=[task],
+            task_manager=lm_eval.tasks.TaskManager(include_path=str(folder / "lm_eval")),
+            device="cpu", batch_size=4, log_samples=True,
+        )  # fmt: skip
+    finally:
+        os.chdir(here)
+
+
+def test_lm_eval_on_the_export_makes_the_same_choices(sentiment, models, tmp_path):
+    project, release, root = sentiment
+    run = _run(root, release, _register(root, project, models["causal-bos"]))
+    folder = _unzip(run, tmp_path)
+    out = harness(folder, models["causal-bos"], "contrastlab_reviews_test", tmp_path)
+    samples = out["samples"]["contrastlab_reviews_test"]
+    ours = {p.example: p for p in run.predictions.all()}
+    assert sorted(s["doc"]["id"] for s in samples) == sorted(ours)
+    labels = project.labels
+    for sample in samples:
+        p = ours[sample["doc"]["id"]]
+        lls = [float(r[0]) for r in sample["filtered_resps"]]
+        assert lls == pytest.approx([p.loglikelihoods[label] for label in labels], abs=1e-4)
+        assert labels[int(np.argmax(lls))] == p.label
+        assert sample["doc"]["set_id"] == p.set_id
+    figures = out["results"]["contrastlab_reviews_test"]
+    assert figures["acc,none"] == pytest.approx(run.metrics["acc"])
+    assert figures["acc_norm,none"] == pytest.approx(run.metrics["acc_norm"])
+    assert figures["consistency,none"] == pytest.approx(run.metrics["consistency"])
+
+
+def test_shots_come_from_another_split_and_the_run_refuses_their_own(sentiment, models):
+    project, release, root = sentiment
+    model = _register(root, project, models["causal"], name="3-shot", few_shot=2,
+                      few_shot_split="train")  # fmt: skip
+    refused = root.post("/api/evaluations/", {"release": release, "model": model,
+                                              "split": "train"}, format="json")  # fmt: skip
+    assert refused.status_code == 400 and "shots from train" in refused.json()["detail"]
+    from evaluation.models import ModelSpec
+    from evaluation.runs.prompting import contexts
+
+    spec = ModelSpec.objects.get(pk=model)
+    run_release = Release.objects.get(pk=release)
+    examples = [e for e in _examples_of(run_release, "test")]
+    texts = contexts(spec, project, run_release, examples, lambda e: "")
+    train = {e["fields"]["text"] for e in _examples_of(run_release, "train")}
+    for example, text in zip(examples, texts, strict=True):
+        blocks = text.split("\n\n")
+        assert len(blocks) == 3 and blocks[-1] == PROMPT.format(**example["fields"])
+        shots = [re.match(r"Review: (.*)\nSentiment:", b).group(1) for b in blocks[:2]]  # type: ignore[union-attr]
+        assert set(shots) <= train
+    assert texts == contexts(spec, project, run_release, examples, lambda e: "")  # seeded
+    run = _run(root, release, model)
+    assert run.predictions.count() == 10
+
+
+def _examples_of(release, split):  # type: ignore[no-untyped-def]
+    from annotation.releases.bundle import read_examples
+
+    return read_examples(release, split)
+
+
+def test_prompts_name_only_fields_and_verbalizers_only_labels(sentiment):
+    project, _, root = sentiment
+    bad = [({"prompt": "Review: {review}"}, "{review}, which are not fields", None),
+           ({"prompt": "Review: {text"}, "prompt: expected '}'", None),
+           ({"prompt": "{0}"}, "{0} must name a field", None),
+           ({"verbalizers": {"neutral": "meh"}}, "neutral, which are not labels", None),
+           ({"verbalizers": {"positive": ""}}, "non-empty", "may not be blank")]  # fmt: skip
+    for change, message, model_message in bad:
+        answer = root.patch(f"/api/projects/{project.slug}/", {"settings": change}, format="json")
+        assert answer.status_code == 400 and message in answer.json()["detail"], answer.json()
+        model = root.post("/api/models/", {"project": project.slug, "name": "m",
+                                           "kind": "hf-causal-lm", "source": "org/m", **change},
+                          format="json")  # fmt: skip
+        said = json.dumps(model.json())
+        assert model.status_code == 400 and (model_message or message) in said, said
+
+
+# Free text ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def questions(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    root = _api(client_for)
+    created = root.post("/api/projects/", {
+        "name": "QA", "slug": "qa", "task_type": "free_text",
+        "fields": [{"name": "context", "editable": True}, {"name": "question", "editable": False}],
+        "labels": [], "tags": [{"name": "entity"}],
+        "settings": {"prompt": "Context: {context}\nQuestion: {question}\nAnswer:"},
+    }, format="json")  # fmt: skip
+    assert created.status_code == 201, created.json()
+    from annotation.authoring.drafts import perturbation_save
+    from annotation.models import Project
+
+    project = Project.objects.get(slug="qa")
+    author = member(project, "ana", "expert")
+    for n, (context, question, answers, edited, new_answers) in enumerate(QA):
+        pivot = ExampleFactory(project=project, external_id=f"q{n}", label="", answers=answers,
+                               fields={"context": context, "question": question})  # fmt: skip
+        p = perturbation_save(author=author, pivot=pivot, fields={"context": edited},
+                              answers=new_answers, tags=["entity"], submit=True)  # fmt: skip
+        Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    release = root.post("/api/projects/qa/releases/", {"version": "1"}, format="json")
+    assert release.status_code == 201, release.json()
+    return project, release.json()["id"], root
+
+
+def squad_normalize(text):  # type: ignore[no-untyped-def]
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def squad_f1(prediction, gold):  # type: ignore[no-untyped-def]
+    p, g = squad_normalize(prediction).split(), squad_normalize(gold).split()
+    if not p or not g:
+        return float(p == g)
+    common = sum((Counter(p) & Counter(g)).values())
+    return 0.0 if not common else 2 * common / (len(p) + len(g))
+
+
+def direct_generation(path, context, max_new_tokens):  # type: ignore[no-untyped-def]
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    ids = torch.tensor([tokenizer.encode(context)])
+    out = model.generate(ids, max_new_tokens=max_new_tokens, do_sample=False,
+                         pad_token_id=tokenizer.pad_token_id)[0, ids.shape[1] :]  # fmt: skip
+    return tokenizer.decode(out, skip_special_tokens=True).split("\n")[0]
+
+
+def test_free_text_is_answered_by_greedy_generation_and_scored_as_squad_does(
+    questions, models, tmp_path
+):
+    project, release, root = questions
+    run = _run(root, release, _register(root, project, models["causal"]))  # 64 new tokens
+    examples = {e["id"]: e for e in _examples(run)}
+    consistent: dict[str, bool] = {}
+    for p in run.predictions.all():
+        e = examples[p.example]
+        context = "Context: {context}\nQuestion: {question}\nAnswer:".format(**e["fields"])
+        assert p.output == direct_generation(models["causal"], context, 64).strip()
+        em = float(any(squad_normalize(p.output) == squad_normalize(a) for a in e["answers"]))
+        f1 = max(squad_f1(p.output, a) for a in e["answers"])
+        assert (p.em, p.f1) == (em, pytest.approx(f1))
+        consistent[e["set_id"]] = consistent.get(e["set_id"], True) and f1 > 0.8
+    assert run.metrics["consistency"] == pytest.approx(np.mean(list(consistent.values())))
+    folder = _unzip(run, tmp_path)
+    out = harness(folder, models["causal"], "contrastlab_qa_test", tmp_path)
+    samples = out["samples"]["contrastlab_qa_test"]
+    ours = {p.example: p for p in run.predictions.all()}
+    for sample in samples:
+        assert sample["filtered_resps"][0].strip() == ours[sample["doc"]["id"]].output
+    figures = out["results"]["contrastlab_qa_test"]
+    assert figures["consistency,none"] == pytest.approx(run.metrics["consistency"])
+    assert figures["f1,none"] == pytest.approx(
+        np.mean([p.f1 for p in Prediction.objects.filter(run=run)])
+    )
+
+
+def test_an_unzipped_release_loads_with_datasets_in_both_configs(sentiment, tmp_path):
+    import datasets
+
+    release = Release.objects.get(pk=sentiment[1])
+    folder = tmp_path / "unzipped"
+    from django.conf import settings
+
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
+        bundle.extractall(folder)
+    examples = datasets.load_dataset(str(folder))
+    assert set(examples) == {"test", "train"}
+    assert examples["test"].num_rows == 10 and examples["train"].num_rows == 5
+    assert examples["test"].features["tags"].feature.dtype == "string"
+    assert examples["test"].features["votes"].feature["count"].dtype == "int64"
+    lines = [json.loads(line) for line in (folder / "examples.jsonl").read_text().splitlines()]
+    test_ids = [line["id"] for line in lines if line["split"] == "test"]
+    assert examples["test"]["id"] == test_ids
+    sets = datasets.load_dataset(str(folder), "sets")
+    assert sets["test"].num_rows == 4
+    first = sets["test"][0]
+    assert first["original"]["fields"]["text"] == REVIEWS[0]
+    assert first["perturbations"][0]["label"] == "negative"
+    assert sets["test"].features["perturbations"].feature["agreement"].dtype == "float64"
