@@ -35,6 +35,7 @@ for action in ("cancel", "retry"):
 
 page_urls = [
     path("p/<slug:slug>/models/", specs_views.models_page, name="models"),
+    path("p/<slug:slug>/models/prompt/", specs_views.prompt_page, name="prompt"),
     path("p/<slug:slug>/evaluations/", runs_views.runs_page, name="runs"),
     path("p/<slug:slug>/evaluations/compare/", runs_views.compare_page, name="runs-compare"),
     path("p/<slug:slug>/evaluations/<id:pk>/", runs_views.run_page, name="run"),

@@ -1,5 +1,7 @@
 """The models page: register a model spec. Admins only; everyone else gets 404."""
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -8,6 +10,9 @@ from django.shortcuts import redirect, render
 
 from annotation.errors import DomainError
 from annotation.formfields import JSONObjectField
+from annotation.models import Project
+from annotation.projects.config import default_prompt, prompt_fields
+from annotation.projects.services import project_update
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
 from evaluation.specs import services
@@ -92,3 +97,84 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("models", slug=slug)
     context = {"project": project, "form": form, "specs": ModelSpec.objects.filter(project=project)}
     return render(request, "evaluation/models.html", context)
+
+
+class PromptForm(forms.Form):
+    """The project's prompt, and a verbalizer per label (docs/prompting.md)."""
+
+    prompt = forms.CharField(
+        max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="a template over the fields, e.g. {placeholders}; blank: each field on its line "
+        "(name: value), then Answer:",
+    )  # fmt: skip
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        names = prompt_fields(project.task_type, project.field_names)
+        field = self.fields["prompt"]
+        field.help_text = field.help_text.format(placeholders=" ".join(f"{{{n}}}" for n in names))
+        field.initial = project.setting("prompt")
+        words = project.setting("verbalizers")
+        if project.task_type != Project.TaskType.CLASSIFICATION:
+            return
+        for n, label in enumerate(project.labels):
+            self.fields[f"word_{n}"] = forms.CharField(
+                label=f"Words for {label}", max_length=200, required=False,
+                initial=words.get(label, ""), help_text="blank: the label itself",
+            )  # fmt: skip
+
+    def settings(self, project: Project) -> dict[str, Any]:
+        data = self.cleaned_data
+        words = {
+            label: data[f"word_{n}"].strip()
+            for n, label in enumerate(project.labels)
+            if data.get(f"word_{n}", "").strip()
+        }
+        return {"prompt": data["prompt"], "verbalizers": words}
+
+
+@login_required
+def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The prompt language models read, and how the first examples look through it."""
+    project = admin_project(request.user, slug)
+    form = PromptForm(project, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project_update(project=project, user=request.user, settings=form.settings(project))
+        except DomainError as error:
+            form.add_error(None, error.message)
+            project.refresh_from_db()  # the refused settings stay unsaved
+        else:
+            messages.success(request, "Prompt saved.")
+            return redirect("prompt", slug=slug)
+    context = {"project": project, "form": form, "previews": _previews(project)}
+    return render(request, "evaluation/prompt.html", context)
+
+
+def _previews(project: Project) -> list[dict[str, Any]]:
+    """The first three examples as a zero-shot language model reads them."""
+    from evaluation.runs.prompting import render as render_prompt
+
+    prompt = project.setting("prompt") or (
+        "{source}\n" if project.task_type == Project.TaskType.MINIMAL_PAIR
+        else default_prompt(project.field_names)
+    )  # fmt: skip
+    words = project.setting("verbalizers")
+    out = []
+    for example in project.examples.order_by("id")[:3]:
+        if project.task_type == Project.TaskType.MINIMAL_PAIR:
+            source = example.fields.get("source")
+            context = render_prompt(prompt, {"source": source}) if source else ""
+            after = "Scored after it"
+            choices = [("", example.fields.get("text", ""))]
+        elif project.is_free_text:
+            context = render_prompt(prompt, example.fields)
+            after, choices = "The model generates its answer after it", []
+        else:
+            context = render_prompt(prompt, example.fields)
+            after = "Choices, each scored after it"
+            choices = [(label, " " + words.get(label, label)) for label in project.labels]
+        out.append(
+            {"id": example.external_id, "context": context, "after": after, "choices": choices}
+        )
+    return out

@@ -142,6 +142,15 @@ def test_choices_are_the_harness_loglikelihoods_of_the_verbalizers(sentiment, mo
         by_char.append(max(normed, key=normed.get) == p.gold)  # type: ignore[arg-type]
     assert run.metrics["acc"] == pytest.approx(np.mean(right))
     assert run.metrics["acc_norm"] == pytest.approx(np.mean(by_char))
+    answer = root.get(f"/api/evaluations/{run.pk}/predictions/?format=jsonl")
+    lines = [json.loads(line) for line in b"".join(answer.streaming_content).splitlines()]
+    ids = [e["id"] for e in _examples(run)]
+    assert [line["example_id"] for line in lines] == ids
+    for line in lines:
+        p = next(p for p in predictions if p.example == line["example_id"])
+        assert line == {"example_id": p.example, "set_id": p.set_id, "role": p.role,
+                        "gold": p.gold, "prediction": p.label, "correct": p.label == p.gold,
+                        "loglikelihoods": pytest.approx(p.loglikelihoods)}  # fmt: skip
 
 
 def _examples(run):  # type: ignore[no-untyped-def]
