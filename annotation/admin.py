@@ -1,6 +1,42 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
+from annotation.errors import DomainError
 from annotation.models import AuditLog, Example, Guidelines, ImportBatch, Membership, Project, Tag
+from annotation.projects.services import project_rules
+
+
+class ProjectAdminForm(forms.ModelForm):
+    """The same rules, with the same messages, as the API and the settings page."""
+
+    class Meta:
+        model = Project
+        fields = ["name", "slug", "task_type", "fields", "labels", "extra_labels", "settings"]
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for name in ("labels", "extra_labels", "settings"):
+            self.fields[name].required = False  # a free-text project has no labels
+        if not self.instance.pk:
+            self.initial.update(fields=[{"name": "text", "kind": "text", "editable": True}],
+                                labels=[], extra_labels=[], settings={})  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            values = project_rules(
+                task_type=data.get("task_type"), fields=data.get("fields"),
+                labels=data.get("labels") or [], extra_labels=data.get("extra_labels") or [],
+                settings=data.get("settings") or {},
+                before=Project.objects.filter(pk=self.instance.pk).first(),
+            )  # fmt: skip
+        except DomainError as error:
+            raise forms.ValidationError(error.message) from None
+        return {**data, **values}
 
 
 class TagInline(admin.TabularInline):
@@ -16,6 +52,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectAdminForm
     list_display = ["name", "slug", "task_type", "created_at"]
     search_fields = ["name", "slug"]
     inlines = [TagInline, MembershipInline]

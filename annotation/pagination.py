@@ -1,7 +1,10 @@
-"""Every API list is paginated the same way: DRF's page numbers, PAGE_SIZE per page."""
+"""Every API list is paginated the same way: DRF's page numbers, PAGE_SIZE per page; and the
+pages' long tables too (table_page)."""
 
+import re
 from typing import Any
 
+from django.core.paginator import Paginator
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
@@ -30,3 +33,37 @@ def page_of(serializer: Any) -> Any:
             "results": serializer(many=True),
         },
     )
+
+
+def table_page(
+    request: Any,
+    rows: list[dict[str, Any]],
+    sorts: tuple[str, ...],
+    search: tuple[str, ...],
+    per_page: int = 50,
+) -> dict[str, Any]:
+    """A page's table of `rows`: searched (?q= in the `search` keys), sorted by a key of
+    `sorts` (?sort=key, or -key for descending; numbers as numbers, blanks last), paginated.
+    The context the table and _pager.html need: page, query, sort, q."""
+    q = request.GET.get("q", "").strip()
+    if q:
+        rows = [r for r in rows if any(q.lower() in str(r.get(k) or "").lower() for k in search)]
+    sort = request.GET.get("sort", sorts[0])
+    key = sort.removeprefix("-")
+    if key not in sorts:
+        sort, key = sorts[0], sorts[0]
+    present = [r for r in rows if r.get(key) is not None]
+    present.sort(key=lambda r: _natural(r[key]), reverse=sort.startswith("-"))
+    rows = present + [r for r in rows if r.get(key) is None]
+    page = Paginator(rows, per_page).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return {"page": page, "query": query.urlencode(), "sort": sort, "q": q}
+
+
+def _natural(value: Any) -> Any:
+    """Texts with numbers in them sort as people expect: w2 before w10."""
+    if not isinstance(value, str):
+        return value
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in
+            re.split(r"(\d+)", value.lower()) if part]  # fmt: skip

@@ -65,6 +65,11 @@ api_urls = [
         name="api-validators",
     ),
     path(
+        "projects/<slug:slug>/votes/",
+        validation_api.VoteDownloadView.as_view(),
+        name="api-votes",
+    ),
+    path(
         "projects/<slug:slug>/validators/<str:username>/",
         validation_api.ValidatorQualifyView.as_view(),
         name="api-validator-qualify",
@@ -100,7 +105,9 @@ api_urls = [
 
 page_urls = [
     path("", project_views.project_list, name="project-list"),
+    path("projects/new/", project_views.project_new, name="project-new"),
     path("p/<slug:slug>/", project_views.project_dashboard, name="project-dashboard"),
+    path("p/<slug:slug>/settings/", project_views.project_settings, name="project-settings"),
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
     path("p/<slug:slug>/members/", project_views.members_page, name="project-members"),
     path("p/<slug:slug>/pivots/", authoring_views.pivot_browser, name="pivots"),

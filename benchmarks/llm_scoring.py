@@ -3,10 +3,11 @@ lm-evaluation-harness's `hf` backend on the same examples, model, prompt and bat
 run. Prints both throughputs, their ratio, and whether every choice is the same.
 
 The examples are the IMDb contrast sets (Gardner et al., 2020): the test originals and their
-contrasts, as full reviews, repeated to `--examples`. The harness reads them from the lm_eval/
-task folder that a release writes (annotation.releases.exports), here written straight from the
-TSVs. There is no hub, so the model has random weights and a byte-level BPE tokenizer trained on
-the reviews; throughput does not depend on the weights.
+contrasts, as full reviews, repeated to `--examples` with each repeat numbered, so that every
+context is distinct (the harness computes a repeated context once). The harness reads them from
+the lm_eval/ task folder that a release writes (annotation.releases.exports), here written
+straight from the TSVs. There is no hub, so the model has random weights and a byte-level BPE
+tokenizer trained on the reviews; throughput does not depend on the weights.
 
     .venv/bin/python benchmarks/llm_scoring.py [--examples 976] [--batch 16]
         [--shape small|qwen-0.5b] [--device cpu|cuda] [--precision fp32|bf16]
@@ -98,9 +99,11 @@ def main() -> None:
     for name in ("test_original.tsv", "test_contrast.tsv"):
         rows += read_tsv(require_data("imdb-contrast", name))
     texts = [r["Text"] for r in rows]
+    # Every context distinct, as in a real release: the harness computes a repeated context
+    # once (its logits cache), so a repeat of a review is numbered.
     examples = [
-        {"id": f"e{n}", "text": texts[n % len(texts)],
-         "label": rows[n % len(rows)]["Sentiment"].lower()}
+        {"id": f"e{n}", "label": rows[n % len(rows)]["Sentiment"].lower(),
+         "text": f"({n // len(texts)}) " * (n >= len(texts)) + texts[n % len(texts)]}
         for n in range(args.examples)
     ]  # fmt: skip
     source = build_model(texts, args.shape)

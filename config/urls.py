@@ -19,6 +19,21 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The one-time link of an invitation (annotation/projects/invites.py).
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/password_set.html", success_url="/accounts/password-set/"
+        ),
+        name="password-set",
+    ),
+    path(
+        "accounts/password-set/",
+        auth_views.PasswordResetCompleteView.as_view(
+            template_name="registration/password_set_done.html"
+        ),
+        name="password-set-done",
+    ),
     path(
         "api/auth/token/",
         ObtainAuthToken.as_view(

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from annotation.authoring import claims, drafts, selectors
 from annotation.authoring.edits import word_diff
 from annotation.errors import DomainError, flash_refusal
-from annotation.models import Claim, Example, Perturbation
+from annotation.models import Claim, Example, Perturbation, Project
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
 from annotation.validation.votes import vote_counts
@@ -138,12 +138,20 @@ def _editor(
         ],
         "tags": list(zip(project.tags.all(), TAG_KEYS, strict=False)),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
-        "chosen_label": draft.label if draft else "",
+        "chosen_label": draft.label if draft else _flipped(project, pivot),
         "draft_answers": "\n".join(draft.answers) if draft else "",
         "config": config,
         "guidelines": project.current_guidelines(),
     }
     return render(request, "annotation/editor.html", context)
+
+
+def _flipped(project: Project, pivot: Example) -> str:
+    """With two labels and edits that must flip it, the intended label is the other one."""
+    labels = project.labels
+    if len(labels) == 2 and pivot.label in labels and project.setting("require_label_change"):
+        return labels[1 - labels.index(pivot.label)]
+    return ""
 
 
 @login_required

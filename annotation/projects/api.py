@@ -70,7 +70,7 @@ class MemberView(APIView):
     @extend_schema(operation_id="projects_members_list", responses=page_of(MemberOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return paginated(request, self, services.members_of(project), None)
+        return paginated(request, self, services.members_of(project), MemberOutputSerializer)
 
     @extend_schema(request=MemberInputSerializer, responses=MemberOutputSerializer)
     def post(self, request: Request, slug: str) -> Response:
@@ -80,4 +80,4 @@ class MemberView(APIView):
         services.member_set_roles(project=project, actor=request.user, **data.validated_data)
         username = data.validated_data["username"]
         member = next((m for m in services.members_of(project) if m["username"] == username), None)
-        return Response(member or {"username": username, "roles": []})
+        return Response(MemberOutputSerializer(member or {"username": username, "roles": []}).data)

@@ -214,6 +214,9 @@ def clean_verbalizers(verbalizers: Any, labels: list[str] | None = None) -> dict
                 f"verbalizers name {', '.join(unknown)}, which are not labels "
                 f"(labels: {', '.join(labels)})."
             )
+        words = [verbalizers.get(label, label) for label in labels]
+        if len(set(words)) < len(words):
+            raise DomainError("verbalizers: two labels may not share a word.")
     return verbalizers
 
 

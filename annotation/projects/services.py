@@ -71,6 +71,42 @@ def guidelines_publish(*, project: Project, text: str, user: Any = None) -> Guid
     return Guidelines.objects.create(project=project, version=version, text=text, created_by=user)
 
 
+def project_rules(
+    *,
+    task_type: Any,
+    fields: Any,
+    labels: Any,
+    extra_labels: Any,
+    settings: Any,
+    before: Project | None = None,
+) -> dict[str, Any]:
+    """Every rule of a project's configuration, for the API, the pages and the Django admin:
+    the cleaned values, or a DomainError. `before` is the project being changed; once it has
+    examples, its task type and fields are fixed and labels may only be added at the end."""
+    if task_type not in Project.TaskType.values:
+        raise DomainError(f"task_type must be one of {', '.join(Project.TaskType.values)}.")
+    free_text = task_type == Project.TaskType.FREE_TEXT
+    if not isinstance(labels, list) or not isinstance(extra_labels, list):
+        raise DomainError("labels and extra_labels must be lists of non-empty strings.")
+    labels, extra = clean_labels(labels, extra_labels, free_text)
+    fields = clean_fields(fields)
+    if before is not None and before.pk is not None and before.examples.exists():
+        if task_type != before.task_type:
+            raise DomainError("task_type cannot change once examples are imported.")
+        if fields != before.fields:
+            raise DomainError("fields cannot change once examples are imported.")
+        if labels[: len(before.labels)] != before.labels:
+            raise DomainError("once examples are imported, labels can only be added at the end.")
+    if task_type == Project.TaskType.MINIMAL_PAIR:
+        check_minimal_pair(fields, labels)
+    settings = clean_settings(settings)
+    check_prompting(task_type, settings, [f["name"] for f in fields], labels)
+    return {
+        "task_type": task_type, "fields": fields, "labels": labels, "extra_labels": extra,
+        "settings": settings,
+    }  # fmt: skip
+
+
 @transaction.atomic
 def project_create(
     *,
@@ -85,25 +121,13 @@ def project_create(
     guidelines: str = "",
     settings: Any = None,
 ) -> Project:
-    if task_type not in Project.TaskType.values:
-        raise DomainError(f"task_type must be one of {', '.join(Project.TaskType.values)}.")
-    free_text = task_type == Project.TaskType.FREE_TEXT
-    labels, extra = clean_labels(list(labels), list(extra_labels), free_text)
-    fields = clean_fields(fields)
-    if task_type == Project.TaskType.MINIMAL_PAIR:
-        check_minimal_pair(fields, labels)
-    settings = clean_settings(settings)
-    check_prompting(task_type, settings, [f["name"] for f in fields], labels)
-    project = Project.objects.create(
-        name=name,
-        slug=slug,
-        task_type=task_type,
-        fields=fields,
-        labels=labels,
-        extra_labels=extra,
-        settings=settings,
-    )
-    _set_tags(project, _clean_tags(list(tags)))
+    values = project_rules(
+        task_type=task_type, fields=fields, labels=list(labels),
+        extra_labels=list(extra_labels), settings=settings,
+    )  # fmt: skip
+    cleaned_tags = _clean_tags(list(tags))
+    project = Project.objects.create(name=name, slug=slug, **values)
+    _set_tags(project, cleaned_tags)
     guidelines_publish(project=project, text=guidelines, user=user)
     if user is not None and user.is_authenticated:
         Membership.objects.create(project=project, user=user, role=Membership.Role.ADMIN)
@@ -113,37 +137,23 @@ def project_create(
 
 @transaction.atomic
 def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
-    has_examples = project.examples.exists()
-    task_type = changes.get("task_type", project.task_type)
-    if task_type not in Project.TaskType.values:
-        raise DomainError(f"task_type must be one of {', '.join(Project.TaskType.values)}.")
-    if has_examples and task_type != project.task_type:
-        raise DomainError("task_type cannot change once examples are imported.")
-    if "fields" in changes:
-        fields = clean_fields(changes["fields"])
-        if has_examples and fields != project.fields:
-            raise DomainError("fields cannot change once examples are imported.")
-        project.fields = fields
-    if {"labels", "extra_labels", "task_type"} & set(changes):
-        labels, extra = clean_labels(
-            list(changes.get("labels", project.labels)),
-            list(changes.get("extra_labels", project.extra_labels)),
-            task_type == Project.TaskType.FREE_TEXT,
-        )
-        if has_examples and labels[: len(project.labels)] != project.labels:
-            raise DomainError("once examples are imported, labels can only be added at the end.")
-        project.labels, project.extra_labels = labels, extra
-    if "settings" in changes:
-        project.settings = clean_settings({**project.settings, **(changes["settings"] or {})})
-    for attribute in ("name", "task_type"):
-        if attribute in changes:
-            setattr(project, attribute, changes[attribute])
-    if project.task_type == Project.TaskType.MINIMAL_PAIR:
-        check_minimal_pair(project.fields, project.labels)
-    check_prompting(project.task_type, project.settings, project.field_names, project.labels)
+    """Change what `changes` names; the project object changes only when every rule holds."""
+    values = project_rules(
+        task_type=changes.get("task_type", project.task_type),
+        fields=changes.get("fields", project.fields),
+        labels=list(changes.get("labels", project.labels)),
+        extra_labels=list(changes.get("extra_labels", project.extra_labels)),
+        settings={**project.settings, **(changes.get("settings") or {})},
+        before=project,
+    )
+    cleaned_tags = _clean_tags(list(changes["tags"])) if "tags" in changes else None
+    for attribute, value in values.items():
+        setattr(project, attribute, value)
+    if "name" in changes:
+        project.name = changes["name"]
     project.save()
-    if "tags" in changes:
-        _set_tags(project, _clean_tags(list(changes["tags"])))
+    if cleaned_tags is not None:
+        _set_tags(project, cleaned_tags)
     if "guidelines" in changes:
         guidelines_publish(project=project, text=changes["guidelines"], user=user)
     audit(actor=user, action="project_updated", project=project, changed=sorted(changes))
@@ -182,9 +192,20 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
 
 
 def members_of(project: Project) -> list[dict[str, Any]]:
-    roles: dict[str, list[str]] = {}
-    for username, role in Membership.objects.filter(project=project).values_list(
-        "user__username", "role"
+    """Each member: username, e-mail, roles (a list, and as text to sort by), and whether
+    they have yet to set their password."""
+    from django.contrib.auth.hashers import is_password_usable
+
+    people: dict[str, dict[str, Any]] = {}
+    for username, email, password, role in Membership.objects.filter(project=project).values_list(
+        "user__username", "user__email", "user__password", "role"
     ):
-        roles.setdefault(username, []).append(role)
-    return [{"username": u, "roles": sorted(r)} for u, r in sorted(roles.items())]
+        person = people.setdefault(username, {
+            "username": username, "email": email, "roles": [],
+            "invited": not is_password_usable(password),
+        })  # fmt: skip
+        person["roles"].append(role)
+    for person in people.values():
+        person["roles"].sort()
+        person["roles_text"] = ", ".join(person["roles"])
+    return sorted(people.values(), key=lambda p: p["username"])

@@ -4,15 +4,34 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotation.errors import DomainError
-from annotation.models import Perturbation, Vote
-from annotation.permissions import Role, project_for, roles_of, visible_projects
-from annotation.projects import services
-from annotation.projects.forms import MemberForm
+from annotation.authoring.views import TAG_KEYS
+from annotation.errors import DomainError, ImportRejected
+from annotation.models import Perturbation, Project, Vote
+from annotation.pagination import table_page
+from annotation.permissions import (
+    Role,
+    may_create_projects,
+    project_for,
+    roles_of,
+    visible_projects,
+)
+from annotation.projects import invites, services
+from annotation.projects.forms import (
+    TASK_NAMES,
+    FieldFormSet,
+    MemberForm,
+    PeopleForm,
+    ProjectForm,
+    TagFormSet,
+    field_values,
+    tag_values,
+    template_values,
+)
 from annotation.validation.queue import items_left
 from annotation.validation.stats import project_stats, tag_coverage
 
@@ -21,7 +40,74 @@ from annotation.validation.stats import project_stats, tag_coverage
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request.user).annotate(n_examples=Count("examples"))
     rows = [(project, sorted(roles_of(request.user, project))) for project in projects]
-    return render(request, "annotation/project_list.html", {"rows": rows})
+    context = {"rows": rows, "may_create": may_create_projects(request.user)}
+    return render(request, "annotation/project_list.html", context)
+
+
+@login_required
+def project_new(request: HttpRequest) -> HttpResponse:
+    """A new project, from the template of a task type (?template=...), changed at will."""
+    if not may_create_projects(request.user):
+        raise PermissionDenied("Only staff, or users granted can_create_projects, create projects.")
+    chosen = request.GET.get("template", "classification")
+    values = template_values(chosen if chosen in TASK_NAMES else "classification")
+    return _setup(request, None, values)
+
+
+@login_required
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Everything a project is, with the rules of the API (task type fixed once examples
+    exist)."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    current = project.current_guidelines()
+    values = {
+        "name": project.name, "task_type": project.task_type, "fields": project.fields,
+        "labels": project.labels, "extra_labels": project.extra_labels,
+        "tags": [{"name": t.name, "description": t.description, "target": t.target}
+                 for t in project.tags.all()],
+        "guidelines": current.text if current else "", "settings": project.settings,
+    }  # fmt: skip
+    return _setup(request, project, values)
+
+
+def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]) -> HttpResponse:
+    data = request.POST if request.method == "POST" else None
+    form = ProjectForm(data, project=project, initial=ProjectForm.initial_for(values))
+    # Posted rows count against blanks, not the page's first values: each one is read.
+    fields = FieldFormSet(data, prefix="field", initial=None if data else values["fields"])
+    tags = TagFormSet(data, prefix="tag", initial=None if data else values["tags"])
+    preview = None
+    valid = data is not None and all([form.is_valid(), fields.is_valid(), tags.is_valid()])
+    if valid and "preview" in request.POST:
+        preview = form.cleaned_data["guidelines"]
+    elif valid:
+        changes = {
+            "name": form.cleaned_data["name"], "fields": field_values(fields),
+            "labels": form.cleaned_data["labels"],
+            "extra_labels": form.cleaned_data["extra_labels"], "tags": tag_values(tags),
+            "guidelines": form.cleaned_data["guidelines"], "settings": form.settings(),
+            "task_type": form.cleaned_data["task_type"],
+        }  # fmt: skip
+        try:
+            if project is None:
+                slug = form.cleaned_data["slug"]
+                if Project.objects.filter(slug=slug).exists():
+                    raise DomainError(f"a project with the slug {slug!r} exists.")
+                project = services.project_create(user=request.user, slug=slug, **changes)
+                messages.success(request, f"Project {project.name} created. Import its originals.")
+                return redirect("project-import", slug=project.slug)
+            services.project_update(project=project, user=request.user, **changes)
+        except DomainError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, "Project saved.")
+            return redirect("project-settings", slug=project.slug)
+    context = {
+        "project": project, "form": form, "fields": fields, "tags": tags, "preview": preview,
+        "tag_keys": TAG_KEYS, "templates": TASK_NAMES.items(),
+        "chosen": values["task_type"],
+    }  # fmt: skip
+    return render(request, "annotation/project_settings.html", context)
 
 
 @login_required
@@ -70,9 +156,13 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def members_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Who is in the project with which roles (searchable, sortable, paginated); adding many
+    people at once, new accounts with a one-time set-password link; one user's roles."""
     project = project_for(request.user, slug, Role.ADMIN)
-    form = MemberForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    form = MemberForm(request.POST if "username" in request.POST else None)
+    people = PeopleForm(request.POST if "people" in request.POST else None, request.FILES or None)
+    added, errors = [], []
+    if form.is_bound and form.is_valid():
         try:
             services.member_set_roles(project=project, actor=request.user, **form.cleaned_data)
         except DomainError as error:
@@ -80,5 +170,20 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Roles of {form.cleaned_data['username']} saved.")
             return redirect("project-members", slug=project.slug)
-    context = {"project": project, "form": form, "members": services.members_of(project)}
-    return render(request, "annotation/members.html", context)
+    if people.is_bound and people.is_valid():
+        try:
+            parsed = invites.parse_people(people.text(), people.cleaned_data["roles"])
+            site = f"{request.scheme}://{request.get_host()}"
+            added = invites.people_add(project=project, actor=request.user, people=parsed,
+                                       site=site)  # fmt: skip
+        except ImportRejected as rejected:
+            errors = rejected.errors
+    rows = services.members_of(project)
+    context = {
+        "project": project, "form": form, "people": people, "added": added, "errors": errors,
+        "n_members": len(rows),
+        **table_page(request, rows, sorts=("username", "roles_text", "email"),
+                     search=("username", "email", "roles")),
+    }  # fmt: skip
+    status = 400 if errors or (people.is_bound and people.errors) else 200
+    return render(request, "annotation/members.html", context, status=status)

@@ -30,8 +30,11 @@ def dataset_card(project: Project, release: Release) -> str:
         w(f"(`{key}` in the data). ")
     else:
         w(f"Every perturbation changes the {truth}. ")
-    w(f"Perturbations were validated blind by {project.setting('votes_per_item')} validators ")
-    w("unless noted.\n\n")
+    if stats.get("validators"):
+        w(f"Perturbations were validated blind by {project.setting('votes_per_item')} ")
+        w("validators unless noted.\n\n")
+    else:
+        w("No perturbation was validated in ContrastLab: they were imported as accepted.\n\n")
     w("## Counts\n\n| split | sets | perturbations | label changed | label kept |\n")
     w("|---|---|---|---|---|\n")
     for split in splits:

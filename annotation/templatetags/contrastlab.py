@@ -43,3 +43,20 @@ def truth(row: Any) -> str:
 def majority(perturbation: Any) -> str:
     """What the validators' majority chose: a label, or the answer of a free-text item."""
     return " · ".join(perturbation.majority_answers) or perturbation.majority_label
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context: Any, key: str, title: str, numeric: bool = False) -> str:
+    """A table header that sorts by `key` (again: the other way), keeping the search."""
+    from django.utils.html import format_html
+
+    sort = context.get("sort", "")
+    query = context["request"].GET.copy()
+    query.pop("page", None)
+    query["sort"] = f"-{key}" if sort == key else key
+    arrow = {key: " ▲", f"-{key}": " ▼"}.get(sort, "")
+    state = {key: "ascending", f"-{key}": "descending"}.get(sort, "none")
+    return format_html(
+        '<th class="{}" aria-sort="{}"><a href="?{}">{}{}</a></th>',
+        "num" if numeric else "", state, query.urlencode(), title, arrow,
+    )  # fmt: skip

@@ -3,17 +3,21 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.downloads import checked_format, download
+from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
 from annotation.pagination import paginated
 from annotation.permissions import Role, project_for
-from annotation.validation import adjudication, quality, queue, votes
+from annotation.validation import adjudication, downloads, quality, queue, votes
 from annotation.validation.serializers import (
     AdjudicateSerializer,
     NextItemSerializer,
@@ -101,6 +105,33 @@ class ValidatorListView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         return paginated(request, self, validator_figures(project), None)
+
+
+class VoteDownloadView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl"),
+            OpenApiParameter(
+                "by",
+                enum=["vote", "item"],
+                default="vote",
+                description="one row per vote, or per item with its counts",
+            ),
+        ],
+        responses={
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        """Every vote of the project, or every item with its counted votes per label."""
+        project = project_for(request.user, slug, Role.ADMIN)
+        fmt = checked_format(request.query_params.get("format"))
+        by = request.query_params.get("by", "vote")
+        if by not in ("vote", "item"):
+            raise DomainError("by is vote or item.", field="by")
+        rows = downloads.vote_rows(project) if by == "vote" else downloads.item_rows(project)
+        return download(rows, fmt, f"{project.slug}-{'votes' if by == 'vote' else 'items'}")
 
 
 class ValidatorQualifyView(APIView):

@@ -121,3 +121,12 @@ def _lease_one(
     if not sql.lease(params, item_id=item.pk, expires=expires):
         return False, None
     return True, item
+
+
+def lease_again(*, project: Project, validator: Any, item: ValidationItem) -> None:
+    """After an undo, the item comes back to the validator who took their vote back: their
+    other lease gives way, so the page shows this item again (when the rules still allow)."""
+    now = timezone.now()
+    Lease.objects.filter(validator=validator, item__project=project).exclude(item=item).delete()
+    expires = now + timedelta(seconds=project.setting("lease_ttl"))
+    sql.lease(_params(project, validator, now), item_id=item.pk, expires=expires)

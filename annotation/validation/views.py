@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation.authoring.edits import word_diff
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
+from annotation.pagination import table_page
 from annotation.permissions import Role, project_for
 from annotation.validation import adjudication, quality, queue, votes
 from annotation.validation.stats import validator_figures
@@ -89,13 +90,31 @@ def skip(request: HttpRequest, slug: str, item: int) -> HttpResponse:
 @login_required
 def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
+    figures = validator_figures(project)
+    sorts = ("validator", "votes", "resolved_votes", "agreement", "median_seconds", "qualified")
     context = {
         "project": project,
-        "validators": validator_figures(project),
+        "n_validators": len(figures),
+        "histogram": agreement_histogram(figures),
         "min_votes": project.setting("validator_min_votes"),
         "max_disagreement": project.setting("validator_max_disagreement"),
+        **table_page(request, figures, sorts=sorts, search=("validator",)),
     }
     return render(request, "annotation/validators.html", context)
+
+
+def agreement_histogram(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validators per tenth of agreement, qualified and not: readable at any count."""
+    bins = [{"low": n / 10, "qualified": 0, "unqualified": 0} for n in range(10)]
+    for v in figures:
+        if v["agreement"] is not None:
+            bins[min(9, int(v["agreement"] * 10))][
+                "qualified" if v["qualified"] else "unqualified"
+            ] += 1
+    top = max((b["qualified"] + b["unqualified"] for b in bins), default=0) or 1
+    for b in bins:
+        b["share"] = (b["qualified"] + b["unqualified"]) / top
+    return bins
 
 
 @login_required

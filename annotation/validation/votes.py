@@ -15,6 +15,7 @@ from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality, sql
 from annotation.validation.answers import normalize_answer
+from annotation.validation.queue import lease_again
 from annotation.validation.resolution import item_resolve
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
@@ -217,6 +218,7 @@ def vote_undo(*, item: ValidationItem, validator: Any) -> None:
         item.label_votes[vote.label] -= 1
         item.label_votes = {label: n for label, n in item.label_votes.items() if n}
         item.save(update_fields=["counted_votes", "label_votes"])
+    lease_again(project=item.project, validator=validator, item=item)
 
 
 def last_undoable(*, project: Project, validator: Any) -> ValidationItem | None:

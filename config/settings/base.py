@@ -116,6 +116,16 @@ MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
+# Invitations with a set-password link go out by e-mail: printed on the console unless an
+# SMTP backend is configured (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, with
+# Django's EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envstr("EMAIL_USE_TLS", "") == "1"
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "contrastlab@localhost")
 
 # Throttling counts live here: in each process by default; set CACHE_URL (redis://…) so that
 # every web process shares them.

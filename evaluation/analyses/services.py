@@ -63,13 +63,21 @@ def clean_instability(project: Project, params: dict[str, Any]) -> dict[str, Any
     ids = params.get("runs")
     if not isinstance(ids, list) or len(ids) < 2 or not all(_whole(i) for i in ids):
         raise DomainError("runs must list at least two run ids.", field="runs")
-    runs = list(EvaluationRun.objects.filter(pk__in=ids, release__project=project))
+    runs = list(
+        EvaluationRun.objects.filter(pk__in=ids, release__project=project).select_related("model")
+    )
     if len(runs) != len(set(ids)):
         raise DomainError("Every run must be a run of this project.", field="runs")
     if any(r.status != EvaluationRun.Status.SUCCEEDED for r in runs):
         raise DomainError("Every run must have succeeded.", field="runs")
     if len({(r.release_id, r.split) for r in runs}) > 1:
         raise DomainError("The runs must score the same release and split.", field="runs")
+    kinds = sorted({r.model.kind for r in runs})
+    if len(kinds) > 1:
+        raise DomainError(
+            f"Seeds are runs of one recipe; these runs are of {' and '.join(kinds)} models.",
+            field="runs",
+        )
     if project.task_type == Project.TaskType.MINIMAL_PAIR:
         raise DomainError("Instability is computed for runs that predict labels.", field="runs")
     return {"runs": sorted(set(ids))}

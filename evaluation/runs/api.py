@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.downloads import checked_format, download
 from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
@@ -73,7 +74,15 @@ class RunDetailView(APIView):
 
 class RunPredictionsView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl")],
+        parameters=[
+            OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl"),
+            OpenApiParameter(
+                "sets",
+                enum=["all", "failed"],
+                default="all",
+                description="failed: only the members of the sets the model failed",
+            ),
+        ],
         responses={
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             (200, "text/csv"): OpenApiTypes.STR,
@@ -82,18 +91,15 @@ class RunPredictionsView(APIView):
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         """A succeeded run's predictions, one per scored example, as JSON Lines or CSV."""
         run = admin_run(request.user, pk)
-        fmt = request.query_params.get("format", "jsonl")
-        if fmt not in ("jsonl", "csv"):
-            raise DomainError("format is jsonl or csv.", field="format")
+        fmt = checked_format(request.query_params.get("format"))
+        sets = request.query_params.get("sets", "all")
+        if sets not in ("all", "failed"):
+            raise DomainError("sets is all or failed.", field="sets")
         if run.status != EvaluationRun.Status.SUCCEEDED:
             raise DomainError("The run has no predictions until it succeeds.", code="conflict")
-        content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
-        response = StreamingHttpResponse(
-            results.prediction_lines(run, fmt), content_type=f"{content_type}; charset=utf-8"
-        )
-        name = f"run-{run.pk}-predictions.{fmt}"
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
-        return response
+        rows = results.prediction_rows(run, failed_only=sets == "failed")
+        name = f"run-{run.pk}-{'failed-sets' if sets == 'failed' else 'predictions'}"
+        return download(rows, fmt, name)
 
 
 class JobActionView(APIView):

@@ -38,7 +38,7 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
 
     prompted = spec.kind in ModelSpec.LANGUAGE_MODELS
     if prompted and project.task_type == project.TaskType.MINIMAL_PAIR:
-        rows, metrics = run_language_model(spec, examples, advance)
+        rows, metrics = run_language_model(spec, project, examples, advance)
     elif prompted and project.is_free_text:
         rows, metrics = run_generation(spec, run.release, examples, advance)
     elif prompted:

@@ -9,6 +9,7 @@ once per set and scored like a text, for the distributional discrepancy.
 from collections import defaultdict
 from typing import Any
 
+from annotation.models import Project
 from annotation.releases.exports import paired
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
@@ -17,16 +18,17 @@ from evaluation.specs.services import source_to_load
 
 
 def run_language_model(
-    spec: ModelSpec, examples: list[dict[str, Any]], advance: Any
+    spec: ModelSpec, project: Project, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions (as Prediction fields: each example's score, and on each set's original
-    the model's own output) and the pair metrics."""
+    the model's own output) and the pair metrics. The prompt over the source: the model's,
+    else the project's, else the source on its line."""
     scorer = LanguageModelScorer(
         source_to_load(spec),
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
         device=spec.device,
         precision=spec.precision,
-        prompt=spec.prompt or "{source}\n",
+        prompt=spec.prompt or project.setting("prompt") or "{source}\n",
     )
     advance(0)  # loading may take a while: show we are alive
     texts = [e["fields"]["text"] for e in examples]

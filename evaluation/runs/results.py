@@ -2,8 +2,6 @@
 confusion matrix, and two runs side by side. Read from its predictions and its release's
 bundle; the rules (what is right, what pairs with what) are those of the scoring."""
 
-import csv
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -11,11 +9,10 @@ from typing import Any
 from annotation.authoring.edits import word_diff
 from annotation.releases.bundle import read_examples
 from annotation.releases.exports import paired
-from annotation.releases.files import spreadsheet_cell
 from evaluation.metrics.pairs import ScoredPair
 from evaluation.models import EvaluationRun
 
-FAILED_SETS_SHOWN = 50
+FAILED_SETS_PER_PAGE = 20
 
 # The figures two runs are compared on, by their names on the page
 COMPARED = {
@@ -72,17 +69,32 @@ def _predictions_by_set(run: EvaluationRun) -> dict[str, list[Any]]:
     return by_set
 
 
-def failed_pairs(run: EvaluationRun) -> list[dict[str, Any]]:
-    """The pairs the model got wrong: both variants as a diff, their scores, and the model's
+def _wrong_pairs(members: list[Any]) -> Iterator[tuple[Any, Any]]:
+    for good, bad in paired(members, lambda p: p.gold):
+        scored = good.score is not None and bad.score is not None
+        if not (scored and ScoredPair(good.set_id, good.score, bad.score).right):
+            yield good, bad
+
+
+def failing_set_ids(run: EvaluationRun) -> list[str]:
+    """The sets the model was not consistent on (a member wrong, or a pair), in run order."""
+    pairs = run.release.project.task_type == "minimal_pair"
+    return [
+        set_id for set_id, members in _predictions_by_set(run).items()
+        if (any(_wrong_pairs(members)) if pairs else any(not p.correct for p in members))
+    ]  # fmt: skip
+
+
+def failed_pairs(run: EvaluationRun, set_ids: list[str]) -> list[dict[str, Any]]:
+    """The wrong pairs of these sets: both variants as a diff, their scores, and the model's
     own output for the set's source."""
     examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    predictions = _predictions_by_set(run)
     out = []
-    for set_id, members in _predictions_by_set(run).items():
+    for set_id in set_ids:
+        members = predictions[set_id]
         original = next(p for p in members if p.role == "original")
-        for good, bad in paired(members, lambda p: p.gold):
-            scored = good.score is not None and bad.score is not None
-            if scored and ScoredPair(set_id, good.score, bad.score).right:
-                continue
+        for good, bad in _wrong_pairs(members):
             text = examples[good.example]["fields"]["text"]
             out.append({
                 "set_id": set_id, "tags": examples[bad.example]["tags"],
@@ -90,18 +102,15 @@ def failed_pairs(run: EvaluationRun) -> list[dict[str, Any]]:
                 "correct": good.score, "contrastive": bad.score,
                 "output": original.output, "output_score": original.output_score,
             })  # fmt: skip
-            if len(out) >= FAILED_SETS_SHOWN:
-                return out
     return out
 
 
-def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
-    """The sets the model was not consistent on, with each member's diff and prediction."""
+def failed_sets(run: EvaluationRun, project: Any, set_ids: list[str]) -> list[dict[str, Any]]:
+    """These sets, with each member's diff and prediction."""
     predictions = _predictions_by_set(run)
-    failing = [s for s, members in predictions.items() if any(not p.correct for p in members)]
     examples = {e["id"]: e for e in read_examples(run.release, run.split)}
     out = []
-    for set_id in failing[:FAILED_SETS_SHOWN]:
+    for set_id in set_ids:
         members = predictions[set_id]
         original = next(p for p in members if p.role == "original")
         base = project.editable_text(examples[original.example]["fields"])
@@ -114,14 +123,17 @@ def failed_sets(run: EvaluationRun, project: Any) -> list[dict[str, Any]]:
     return out
 
 
-def prediction_rows(run: EvaluationRun) -> Iterator[dict[str, Any]]:
+def prediction_rows(run: EvaluationRun, failed_only: bool = False) -> Iterator[dict[str, Any]]:
     """One row per scored example, in the release's example order: its id in examples.jsonl,
     its set and role, the gold and the prediction, and what the run's kind adds (the label
     probabilities of a classifier, the log-likelihoods of a prompted language model, EM and F1
-    of an answer, the score of a minimal pair)."""
+    of an answer, the score of a minimal pair). `failed_only`: the members of failed sets."""
     pairs = run.release.project.task_type == "minimal_pair"
     free_text = run.release.project.is_free_text
-    for p in run.predictions.order_by("id").iterator(chunk_size=2000):
+    predictions = run.predictions.order_by("id")
+    if failed_only:
+        predictions = predictions.filter(set_id__in=failing_set_ids(run))
+    for p in predictions.iterator(chunk_size=2000):
         row: dict[str, Any] = {"example_id": p.example, "set_id": p.set_id, "role": p.role}
         if pairs:
             row |= {"gold": p.gold, "score": p.score, "output": p.output or None}
@@ -135,40 +147,3 @@ def prediction_rows(run: EvaluationRun) -> Iterator[dict[str, Any]]:
             row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
                     "probabilities": p.probabilities}  # fmt: skip
         yield row
-
-
-def prediction_lines(run: EvaluationRun, fmt: str) -> Iterator[str]:
-    """The predictions as JSON Lines, or as CSV (lists and objects as JSON text in their cell,
-    formula-leading cells escaped: docs/formats.md)."""
-    rows = prediction_rows(run)
-    if fmt == "jsonl":
-        yield from (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        return
-    line = _CsvLine()
-    writer = csv.writer(line, lineterminator="\n")
-    for n, row in enumerate(rows):
-        if n == 0:
-            writer.writerow(row.keys())
-            yield line.pop()
-        writer.writerow([spreadsheet_cell(_cell(value)) for value in row.values()])
-        yield line.pop()
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
-
-
-class _CsvLine:
-    """What csv.writer writes, one row at a time, for a streamed answer."""
-
-    def __init__(self) -> None:
-        self.text = ""
-
-    def write(self, text: str) -> None:
-        self.text += text
-
-    def pop(self) -> str:
-        text, self.text = self.text, ""
-        return text

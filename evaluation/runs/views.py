@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -58,10 +59,13 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     progress_url = reverse("run-progress", args=[slug, pk])
     context = {"project": project, "run": run, "failed_sets": [], "pairs": pairs,
                "progress_url": progress_url}  # fmt: skip
+    if run.status == EvaluationRun.Status.SUCCEEDED:
+        failing = Paginator(results.failing_set_ids(run), results.FAILED_SETS_PER_PAGE)
+        context["failed_page"] = page = failing.get_page(request.GET.get("failed"))
     if run.status == EvaluationRun.Status.SUCCEEDED and pairs:
-        context["failed_pairs"] = results.failed_pairs(run)
+        context["failed_pairs"] = results.failed_pairs(run, list(page))
     elif run.status == EvaluationRun.Status.SUCCEEDED:
-        context["failed_sets"] = results.failed_sets(run, project)
+        context["failed_sets"] = results.failed_sets(run, project, list(page))
         context["confusion"] = results.confusion_rows(run.metrics)
     return render(request, "evaluation/run.html", context)
 

@@ -56,9 +56,14 @@ def clean_prompting(project: Project, values: dict[str, Any]) -> None:
         clean_prompt(
             values.get("prompt", ""), prompt_fields(project.task_type, project.field_names)
         )
-        clean_verbalizers(values.get("verbalizers") or {}, project.labels)
     except DomainError as error:
         raise DomainError(error.message, field="prompt") from None
+    words = values.get("verbalizers") or {}
+    try:  # the model's words over the project's: together, one word per label
+        clean_verbalizers(words, project.labels)
+        clean_verbalizers({**project.setting("verbalizers"), **words}, project.labels)
+    except DomainError as error:
+        raise DomainError(error.message, field="verbalizers") from None
     shots, split = values.get("few_shot", 0), values.get("few_shot_split", "")
     if not 0 <= shots <= MAX_SHOTS:
         raise DomainError(f"few_shot must be from 0 to {MAX_SHOTS}.", field="few_shot")

@@ -143,7 +143,6 @@ def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
             project_update(project=project, user=request.user, settings=form.settings(project))
         except DomainError as error:
             form.add_error(None, error.message)
-            project.refresh_from_db()  # the refused settings stay unsaved
         else:
             messages.success(request, "Prompt saved.")
             return redirect("prompt", slug=slug)

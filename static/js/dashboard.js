@@ -25,7 +25,15 @@
   bars("chart-agreement", Object.keys(stats.agreement_histogram), Object.values(stats.agreement_histogram),
        { label: "resolved items by votes for their majority" });
   const validators = stats.validators.filter((v) => v.agreement !== null);
-  bars("chart-validators", validators.map((v) => v.validator), validators.map((v) => v.agreement),
-       { max: 1, label: "agreement with the majority (red: unqualified)",
-         colors: validators.map((v) => (v.qualified ? accent : "#b3261e")) });
+  if (validators.length > 40) {
+    // Too many for a bar each: how many validators agree how often, in tenths.
+    const bins = Array.from({ length: 10 }, (_, i) => `${i * 10}–${i * 10 + 10}%`);
+    const counts = new Array(10).fill(0);
+    validators.forEach((v) => { counts[Math.min(9, Math.floor(v.agreement * 10))] += 1; });
+    bars("chart-validators", bins, counts, { label: "validators by agreement with the majority" });
+  } else {
+    bars("chart-validators", validators.map((v) => v.validator), validators.map((v) => v.agreement),
+         { max: 1, label: "agreement with the majority (red: unqualified)",
+           colors: validators.map((v) => (v.qualified ? accent : "#b3261e")) });
+  }
 })();

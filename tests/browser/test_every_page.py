@@ -35,6 +35,7 @@ def test_every_page_of_the_demo_for_each_role(page, login, settings, tmp_path):
         "releases": (f"{base}/releases/", "demo-1"),
         "release": (f"{base}/releases/{release.pk}/", "demo-1"),
         "models": (f"{base}/models/", "Keyword baseline"),
+        "prompt": (f"{base}/models/prompt/", "Words for"),
         "runs": (f"{base}/evaluations/", "Keyword baseline"),
         "run": (f"{base}/evaluations/{run.pk}/", "Consistency"),
         "compare": (f"{base}/evaluations/compare/", "Accuracy on originals"),

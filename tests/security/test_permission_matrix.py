@@ -52,6 +52,8 @@ MATRIX = {
     "project-dashboard": (("get", MEMBERS),),
     "project-import": (("get", ADMINS), ("post", ADMINS)),
     "project-members": (("get", ADMINS), ("post", ADMINS)),
+    "project-settings": (("get", ADMINS), ("post", ADMINS)),
+    "api-votes": (("get", ADMINS),),
     "pivots": (("get", AUTHORS),),
     "pivot-sample": (("post", AUTHORS),),
     "pivot-claim": (("post", AUTHORS),),
@@ -72,6 +74,7 @@ MATRIX = {
     "set-import": (("get", ADMINS), ("post", ADMINS)),
     "import-job": (("get", ADMINS),),
     "models": (("get", ADMINS), ("post", ADMINS)),
+    "prompt": (("get", ADMINS), ("post", ADMINS)),
     "runs": (("get", ADMINS), ("post", ADMINS)),
     "runs-compare": (("get", ADMINS),),
     "run": (("get", ADMINS),),
@@ -86,9 +89,10 @@ MATRIX = {
     "analysis-progress": (("get", ADMINS),),
     "analysis-action": (("post", ADMINS),),
 }
-# Open to everyone, or filtered per user rather than refused.
+# Open to everyone, or filtered per user rather than refused; New project is for staff and
+# users granted can_create_projects, whatever their projects (test_setup_pages.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
-                 "project-list"}  # fmt: skip
+                 "project-list", "password-set", "password-set-done", "project-new"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

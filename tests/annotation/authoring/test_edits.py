@@ -75,3 +75,18 @@ def test_fields_distance_pools_tokens_of_editable_fields():
     assert fields_edit_distance(pivot, edited, ["hypothesis"]) == 1 / 4
     assert fields_edit_distance(pivot, edited, ["premise", "hypothesis"]) == 1 / 8
     assert tokenize("don't stop!") == ["don", "'", "t", "stop", "!"]
+
+
+def test_a_binary_editor_opens_with_the_other_label_chosen(project, people):
+    """Two labels and edits that must flip them: the intended label is preselected."""
+    from django.test import Client
+
+    from annotation.authoring.claims import pivot_claim
+    from tests.factories import ExampleFactory
+
+    pivot = ExampleFactory(project=project, label="negative")
+    pivot_claim(pivot=pivot, expert=people["expert"])
+    page = Client()
+    page.force_login(people["expert"])
+    html = page.get(f"/p/{project.slug}/pivots/{pivot.pk}/edit/").content.decode()
+    assert 'value="positive" checked' in html and 'value="negative" checked' not in html

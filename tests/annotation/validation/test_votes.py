@@ -206,3 +206,24 @@ def test_a_vote_on_another_projects_item_is_not_found(no_controls, people, crowd
     assert response.status_code == 404
     assert response.json()["detail"] == "No such item in this project."
     assert not Vote.objects.filter(item=foreign).exists()
+
+
+def test_after_an_undo_the_same_item_comes_back(no_controls, people, crowd, client_for):
+    """The vote's answer leased the next item; taking the vote back shows the undone item
+    again, not that next one."""
+    for _ in range(3):
+        submitted_perturbation(no_controls, people["expert"])
+    api = client_for(crowd[0])
+    base = f"/api/projects/{no_controls.slug}/validation"
+    first = api.get(f"{base}/next/").json()["item"]
+    voted = api.post(f"{base}/{first}/vote/", {"label": "negative"}, format="json").json()
+    assert voted["next"]["item"] != first
+    assert api.delete(f"{base}/{first}/vote/").status_code == 204
+    assert api.get(f"{base}/next/").json()["item"] == first
+    page = Client()
+    page.force_login(crowd[0])
+    again = page.post(f"/p/{no_controls.slug}/validate/{first}/vote/", {"label": "negative"})
+    assert again.status_code == 302
+    assert page.post(f"/p/{no_controls.slug}/validate/{first}/undo/").status_code == 302
+    shown = page.get(f"/p/{no_controls.slug}/validate/").content.decode()
+    assert f'data-item="{first}"' in shown

@@ -151,6 +151,13 @@ def test_instability_through_the_api_equals_an_independent_decomposition(
     mixed = admin.post("/api/analyses/", {"kind": "instability", "runs": [ids[0], stray.pk]},
                        format="json")  # fmt: skip
     assert mixed.status_code == 400 and "same release and split" in mixed.json()["detail"]
+    keyword = ModelSpec.objects.create(project=project, name="k", kind="hf-sequence-classification",
+                                       source="org/m")  # fmt: skip
+    other = EvaluationRun.objects.create(release=released, model=keyword, status="succeeded")
+    models = admin.post("/api/analyses/", {"kind": "instability", "runs": [ids[0], other.pk]},
+                        format="json")  # fmt: skip
+    assert models.status_code == 400
+    assert "of hf-sequence-classification and python models" in models.json()["detail"]
 
 
 @pytest.fixture

@@ -255,7 +255,8 @@ def test_prompts_name_only_fields_and_verbalizers_only_labels(sentiment):
            ({"prompt": "Review: {text"}, "prompt: expected '}'", None),
            ({"prompt": "{0}"}, "{0} must name a field", None),
            ({"verbalizers": {"neutral": "meh"}}, "neutral, which are not labels", None),
-           ({"verbalizers": {"positive": ""}}, "non-empty", "may not be blank")]  # fmt: skip
+           ({"verbalizers": {"positive": ""}}, "non-empty", "may not be blank"),
+           ({"verbalizers": {"positive": "negative"}}, "may not share a word", None)]  # fmt: skip
     for change, message, model_message in bad:
         answer = root.patch(f"/api/projects/{project.slug}/", {"settings": change}, format="json")
         assert answer.status_code == 400 and message in answer.json()["detail"], answer.json()

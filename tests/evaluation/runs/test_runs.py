@@ -354,3 +354,56 @@ def test_a_runs_predictions_download_as_json_lines_and_csv(project, released, pe
                                 send=False)  # fmt: skip
     assert admin.get(f"/api/evaluations/{queued.pk}/predictions/").status_code == 409
     assert client_for(people["expert"]).get(url).status_code == 404
+
+
+def test_failed_sets_download_whole_and_show_a_page_at_a_time(
+    project, released, people, client_for, settings
+):
+    """The download holds every member of every set with a wrong member, and nothing else;
+    the run page shows them FAILED_SETS_PER_PAGE at a time."""
+    import json
+    from collections import defaultdict
+
+    from django.test import Client
+
+    from evaluation.runs import results
+
+    run = run_now(
+        released, spec(project, source="tests.evaluation.rule_models:keyword_with_probabilities")
+    )
+    admin = client_for(people["admin"])
+    url = f"/api/evaluations/{run.pk}/predictions/"
+    every = [json.loads(line) for line in b"".join(admin.get(url).streaming_content).splitlines()]
+    by_set = defaultdict(list)
+    for row in every:
+        by_set[row["set_id"]].append(row["correct"])
+    failed = {s for s, marks in by_set.items() if not all(marks)}
+    assert failed and len(failed) < len(by_set)
+    answer = admin.get(url + "?sets=failed")
+    rows = [json.loads(line) for line in b"".join(answer.streaming_content).splitlines()]
+    assert {r["set_id"] for r in rows} == failed
+    assert len(rows) == sum(len(by_set[s]) for s in failed)
+    assert "failed-sets" in answer["Content-Disposition"]
+    assert admin.get(url + "?sets=some").status_code == 400
+
+    # A run wrong on everything: every set fails, shown a page at a time.
+    wrong = EvaluationRun.objects.create(release=released, model=run.model, status="succeeded",
+                                         metrics=run.metrics)  # the page needs figures
+    examples = read_examples(released, "test")
+    Prediction.objects.bulk_create(
+        Prediction(run=wrong, example=e["id"], set_id=e["set_id"], role=e["role"],
+                   gold=e["label"], label="other")
+        for e in examples
+    )  # fmt: skip
+    sets = list(dict.fromkeys(e["set_id"] for e in examples))
+    assert len(sets) >= 2
+    page = Client()
+    page.force_login(people["admin"])
+    per_page, results.FAILED_SETS_PER_PAGE = results.FAILED_SETS_PER_PAGE, 1
+    try:
+        html = page.get(f"/p/{project.slug}/evaluations/{wrong.pk}/?failed=2").content.decode()
+    finally:
+        results.FAILED_SETS_PER_PAGE = per_page
+    assert f"Page 2 of {len(sets)}" in html
+    assert html.count('class="grid failed-set"') == 1 and f"<code>{sets[1]}</code>" in html
+    assert f"{len(sets)} sets failed" in html

@@ -1,0 +1,67 @@
+"""Tables people download (a run's predictions, a project's votes) as JSON Lines or CSV,
+streamed row by row. In CSV, lists and objects are JSON text in their cell, and a cell that
+starts like a formula is escaped (docs/formats.md)."""
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+
+from annotation.errors import DomainError
+from annotation.releases.files import spreadsheet_cell
+
+FORMATS = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
+
+
+def checked_format(value: str | None) -> str:
+    fmt = value or "jsonl"
+    if fmt not in FORMATS:
+        raise DomainError("format is jsonl or csv.", field="format")
+    return fmt
+
+
+def lines(rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:
+    if fmt == "jsonl":
+        yield from (json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+        return
+    line = _CsvLine()
+    writer = csv.writer(line, lineterminator="\n")
+    for n, row in enumerate(rows):
+        if n == 0:
+            writer.writerow(row.keys())
+            yield line.pop()
+        writer.writerow([spreadsheet_cell(_cell(value)) for value in row.values()])
+        yield line.pop()
+
+
+def download(rows: Iterable[dict[str, Any]], fmt: str, name: str) -> StreamingHttpResponse:
+    """An attachment named `name`.{fmt}, written as it is sent."""
+    response = StreamingHttpResponse(
+        lines(rows, fmt), content_type=f"{FORMATS[fmt]}; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+class _CsvLine:
+    """What csv.writer writes, one row at a time, for a streamed answer."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def pop(self) -> str:
+        text, self.text = self.text, ""
+        return text

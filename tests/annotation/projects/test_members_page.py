@@ -1,0 +1,130 @@
+"""The Members page: adding many people at once (new accounts get a one-time set-password
+link, by e-mail too), all or nothing; and the Members and Validators tables, searchable,
+sortable with numbers as numbers, and paginated."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.core import mail
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from annotation.models import Membership
+from tests.factories import import_votes
+
+pytestmark = pytest.mark.django_db
+
+
+def browser(user=None) -> Client:  # type: ignore[no-untyped-def]
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def roles(project, username):  # type: ignore[no-untyped-def]
+    return sorted(
+        Membership.objects.filter(project=project, user__username=username).values_list(
+            "role", flat=True
+        )
+    )
+
+
+def test_a_pasted_list_creates_accounts_whose_link_sets_a_password_once(
+    project, people, django_capture_on_commit_callbacks
+):
+    page = browser(people["admin"])
+    pasted = "ana@example.org\nben, ben@example.org, validator expert\nerin\ncarla"
+    with django_capture_on_commit_callbacks(execute=True):  # the e-mails go after the commit
+        answer = page.post(
+            f"/p/{project.slug}/members/", {"people": pasted, "roles": ["validator"]}
+        )
+    assert answer.status_code == 200
+    assert roles(project, "ana") == ["validator"]
+    assert roles(project, "ben") == ["expert", "validator"]
+    assert roles(project, "erin") == ["expert", "validator"]  # an existing account: roles added
+    assert User.objects.filter(username="erin").count() == 1
+    ana = User.objects.get(username="ana")
+    assert ana.email == "ana@example.org" and not ana.has_usable_password()
+    html = answer.content.decode()
+    shown = re.findall(r'value="(http://testserver/accounts/set-password/[^"]+)"', html)
+    assert len(shown) == 3  # ana, ben, carla; erin existed
+    sent = {message.to[0]: message.body for message in mail.outbox}
+    assert set(sent) == {"ana@example.org", "ben@example.org"}  # carla has no address
+    ana_link = next(link for link in shown if link in sent["ana@example.org"])
+
+    newcomer = browser()
+    form = newcomer.get(ana_link, follow=True)
+    assert form.status_code == 200 and "Choose your password" in form.content.decode()
+    done = newcomer.post(form.redirect_chain[-1][0], {
+        "new_password1": "a long pass phrase 42", "new_password2": "a long pass phrase 42"
+    }, follow=True)  # fmt: skip
+    assert "Your password is set" in done.content.decode()
+    logged = browser().post("/accounts/login/", {"username": "ana",
+                                                 "password": "a long pass phrase 42"})  # fmt: skip
+    assert logged.status_code == 302 and logged["Location"] == "/"
+    again = browser().get(ana_link, follow=True).content.decode()
+    assert "This link has been used or has expired" in again
+
+
+def test_one_bad_line_adds_nobody_and_says_which(project, people):
+    page = browser(people["admin"])
+    before = User.objects.count()
+    pasted = "ana@example.org\nnot an address@\nben, boss\nana"
+    answer = page.post(f"/p/{project.slug}/members/", {"people": pasted, "roles": ["validator"]})
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    assert "line 2: username &#x27;not an address@&#x27; may hold only" in html
+    assert "line 3: &#x27;boss&#x27;: expected a username, an e-mail or roles." in html
+    assert "line 4: ana is listed twice." in html
+    assert User.objects.count() == before and not mail.outbox
+
+
+def test_a_csv_file_with_a_header_adds_people_with_their_roles(project, people):
+    page = browser(people["admin"])
+    csv = "username,email,roles\nw1,w1@example.org,validator\nw2,,expert\n"
+    upload = SimpleUploadedFile("people.csv", csv.encode())
+    answer = page.post(f"/p/{project.slug}/members/", {"people": "", "file": upload})
+    assert answer.status_code == 200, answer.content.decode()[:3000]
+    assert roles(project, "w1") == ["validator"] and roles(project, "w2") == ["expert"]
+
+
+def test_only_admins_add_people(project, people):
+    for role in ("expert", "validator", "outsider"):
+        answer = browser(people[role]).post(f"/p/{project.slug}/members/", {"people": "mallory"})
+        assert answer.status_code in (403, 404)
+    assert not User.objects.filter(username="mallory").exists()
+
+
+def test_members_table_searches_sorts_and_paginates(project, people):
+    page = browser(people["admin"])
+    names = "\n".join(f"w{n}" for n in range(1, 121))
+    assert page.post(f"/p/{project.slug}/members/", {"people": names, "roles": ["validator"]})
+    first = page.get(f"/p/{project.slug}/members/").content.decode()
+    assert "Page 1 of 3" in first
+    shown = re.findall(r"<tr><td>(w\d+)</td>", first)
+    assert shown[:3] == ["w1", "w2", "w3"]  # w2 before w10: numbers sort as numbers
+    down = page.get(f"/p/{project.slug}/members/?sort=-username").content.decode()
+    assert re.findall(r"<tr><td>(\w+)</td>", down)[:2] == ["w120", "w119"]
+    found = page.get(f"/p/{project.slug}/members/?q=w11").content.decode()
+    assert re.findall(r"<tr><td>(w\d+)</td>", found) == ["w11"] + [f"w{n}" for n in range(110, 120)]
+
+
+def test_validators_table_sorts_votes_as_numbers_and_shows_a_histogram(project, people, client_for):
+    admin = client_for(people["admin"])
+    lines = [
+        {"id": f"r{n}", "fields": {"text": f"text {n}"},
+         "label_distribution": {"positive": [f"w{n % 12}", "w100"],
+                                "negative": ["w2"] * (n % 3 == 0)}}
+        for n in range(30)
+    ]  # fmt: skip
+    assert import_votes(admin, project, lines).status_code in (200, 201)
+    page = browser(people["admin"])
+    html = page.get(f"/p/{project.slug}/validators/?sort=-votes").content.decode()
+    counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>\s*<td class="num">', html)]
+    assert counts == sorted(counts, reverse=True) and counts[0] == 30  # w100 voted on all
+    assert 'id="agreement-histogram"' in html
+    by_name = page.get(f"/p/{project.slug}/validators/?sort=validator").content.decode()
+    names = re.findall(r"<td>ext-sentiment-(w\d+)</td>", by_name)
+    assert names.index("w2") < names.index("w10") < names.index("w100")
