@@ -24,7 +24,8 @@ class ProjectAdminForm(forms.ModelForm):
                                 labels=[], extra_labels=[], settings={})  # fmt: skip
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from common import OUT, ROOT, read_tsv, require_data
 
@@ -47,6 +48,7 @@ def build_model(texts: list[str], shape: str) -> str:
         pad_token="<|endoftext|>", model_max_length=1024,
     )  # fmt: skip
     torch.manual_seed(0)
+    config: Any
     if shape == "small":  # GPT-2 with 6 layers of 256: a few million weights
         config = GPT2Config(vocab_size=len(tokenizer), n_layer=6, n_embd=256, n_head=8,
                             bos_token_id=0, eos_token_id=0)  # fmt: skip

@@ -223,7 +223,8 @@ class PeopleForm(forms.Form):
     )  # fmt: skip
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         upload = data.get("file")
         if upload is not None:
             if upload.size > 2_000_000:

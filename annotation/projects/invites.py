@@ -6,6 +6,7 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -111,7 +112,7 @@ def people_add(
         email__in=[p.email for p in people if p.email])}  # fmt: skip
     results = []
     for person in people:
-        user = existing.get(person.username.lower()) or by_email.get(person.email.lower())
+        user: Any = existing.get(person.username.lower()) or by_email.get(person.email.lower())
         created = user is None
         if created:
             user = User.objects.create_user(username=person.username, email=person.email)
@@ -125,7 +126,7 @@ def people_add(
         )
         link = set_password_link(user, site) if created else ""
         if link and person.email:
-            transaction.on_commit(lambda u=user, a=link: _send_invite(project, u, a))
+            transaction.on_commit(partial(_send_invite, project, user, link))
         results.append({"username": user.username, "email": user.email, "roles": person.roles,
                         "created": created, "link": link})  # fmt: skip
     audit(actor=actor, action="members_added", project=project,

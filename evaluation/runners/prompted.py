@@ -88,7 +88,9 @@ class PromptedModel:
         parameters = inspect.signature(self.model.forward).parameters
         self.cache_name = "cache" if "cache" in parameters else "past_key_values"
         self.bos_text = (
-            tokenizer.decode([tokenizer.bos_token_id]) if tokenizer.bos_token_id is not None else ""
+            str(tokenizer.decode([tokenizer.bos_token_id]))
+            if tokenizer.bos_token_id is not None
+            else ""
         )
 
     # Tokens ---------------------------------------------------------------------------------

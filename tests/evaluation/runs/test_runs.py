@@ -387,8 +387,9 @@ def test_failed_sets_download_whole_and_show_a_page_at_a_time(
     assert admin.get(url + "?sets=some").status_code == 400
 
     # A run wrong on everything: every set fails, shown a page at a time.
-    wrong = EvaluationRun.objects.create(release=released, model=run.model, status="succeeded",
-                                         metrics=run.metrics)  # the page needs figures
+    wrong = EvaluationRun.objects.create(
+        release=released, model=run.model, status="succeeded", metrics=run.metrics
+    )  # the page needs figures
     examples = read_examples(released, "test")
     Prediction.objects.bulk_create(
         Prediction(run=wrong, example=e["id"], set_id=e["set_id"], role=e["role"],
