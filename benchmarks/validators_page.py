@@ -35,8 +35,8 @@ def main() -> None:
     lines = []
     for n in range(args.items):
         crowd = [workers[(n * 5 + k) % len(workers)] for k in range(5)]
-        lines.append({"id": f"r{n}", "fields": {"text": f"review {n}"},
-                      "label_distribution": {"positive": crowd[:3], "negative": crowd[3:]}})  # fmt: skip
+        votes = {"positive": crowd[:3], "negative": crowd[3:]}
+        lines.append({"id": f"r{n}", "fields": {"text": f"r {n}"}, "label_distribution": votes})
     data = "\n".join(json.dumps(line) for line in lines).encode()
     started = time.perf_counter()
     import_votes(project=project, user=admin, data=data, source_name="crowd.jsonl")
@@ -64,8 +64,10 @@ def main() -> None:
         whole, whole_bytes = timed("/p/crowd/validators/")
     finally:
         pagination.table_page.__defaults__ = defaults
-    print(f"paginated page: {paged * 1000:.0f} ms ({paged_bytes / 1024:.0f} KiB); sorted by "
-          f"agreement, page 3: {sorted_s * 1000:.0f} ms; searched: {searched * 1000:.0f} ms")
+    print(
+        f"paginated page: {paged * 1000:.0f} ms ({paged_bytes / 1024:.0f} KiB); sorted by "
+        f"agreement, page 3: {sorted_s * 1000:.0f} ms; searched: {searched * 1000:.0f} ms"
+    )
     print(f"every validator on one page (before): {whole * 1000:.0f} ms "
           f"({whole_bytes / 1024:.0f} KiB); ratio {whole / paged:.1f}x")  # fmt: skip
 

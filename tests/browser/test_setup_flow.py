@@ -15,9 +15,7 @@ from tests.factories import project_creator
 pytestmark = pytest.mark.browser
 
 
-def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(
-    page, login, tmp_path
-):
+def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page, login, tmp_path):
     project_creator("carla")
     login("carla")
     # Each template makes a working project: 1 click for the template, 2 fields, 1 click.
@@ -92,8 +90,8 @@ def test_the_validators_page_with_1280_validators_is_under_three_screens(
     lines = []
     for n in range(1280):
         crowd = [workers[(n + k * 97) % 1280] for k in range(5)]
-        lines.append({"id": f"r{n}", "fields": {"text": f"review {n}"},
-                      "label_distribution": {"positive": crowd[:3], "negative": crowd[3:]}})  # fmt: skip
+        votes = {"positive": crowd[:3], "negative": crowd[3:]}
+        lines.append({"id": f"r{n}", "fields": {"text": f"r {n}"}, "label_distribution": votes})
     data = "\n".join(json.dumps(line) for line in lines).encode()
     import_votes(project=project, user=people["admin"], data=data, source_name="dynasent.jsonl")
     login("alice")
