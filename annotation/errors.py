@@ -53,9 +53,13 @@ class ImportRejected(DomainError):
         return {"errors": [e.as_dict() for e in self.errors]}
 
 
+MAX_REPORTED = 50  # groups of problems reported; the rest are counted in one last entry
+
+
 def group_errors(errors: list[Any]) -> list[Any]:
-    """One entry per distinct message (a LineError or alike), on the first line it occurs on:
-    "lines 2, 3, 4, ... (50 lines): unknown label 'Negative'"."""
+    """One entry per distinct message (a LineError or alike), on the first line it occurs on,
+    with the exact count: "lines 2, 3, 4, ... (56 lines): unknown label 'Negative'". Past
+    MAX_REPORTED entries, one more counts the problems and lines left out."""
     lines: dict[str, list[Any]] = {}
     for error in errors:
         lines.setdefault(error.message, []).append(error)
@@ -68,6 +72,13 @@ def group_errors(errors: list[Any]) -> list[Any]:
         shown = ", ".join(numbers[:8]) + (", ..." if len(numbers) > 8 else "")
         text = f"lines {shown} ({len(same)} lines): {message}"
         grouped.append(dataclasses.replace(same[0], message=text))
+    if len(grouped) > MAX_REPORTED:
+        rest = [error for message in list(lines)[MAX_REPORTED:] for error in lines[message]]
+        where = len({error.line for error in rest if error.line is not None})
+        more = dataclasses.replace(
+            rest[0], line=None, message=f"and {len(rest)} more problems, on {where} more lines."
+        )
+        grouped = [*grouped[:MAX_REPORTED], more]
     return grouped
 
 

@@ -39,7 +39,8 @@ def _import(
     )
     if job is not None:
         return Response(job_answer(job), status=status.HTTP_202_ACCEPTED)
-    return Response(answer, status=status.HTTP_201_CREATED)
+    created = answer.get("imported", answer.get("perturbations"))
+    return Response(answer, status=status.HTTP_200_OK if created == 0 else status.HTTP_201_CREATED)
 
 
 class ExampleImportView(APIView):

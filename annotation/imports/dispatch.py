@@ -26,8 +26,7 @@ def import_now(
     process; returns the API's answer. Raises ImportRejected, and imports nothing, on any error."""
     if kind == Kind.VOTES:
         upload = files["file"]
-        n = import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
-        return {"imported": n}
+        return import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
     if kind == Kind.ORIGINALS:
         upload = files["file"]
         batch = import_examples(

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 
 from annotation.formfields import JSONObjectField
@@ -6,23 +8,23 @@ from annotation.projects.config import SPLITS
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField()
+    """The Import page's first step (the file); the preview's choices are read beside it."""
+
+    file = forms.FileField(required=False)
     format = forms.ChoiceField(
         choices=[("", "from the file name"), *[(f, f.upper()) for f in FORMATS]], required=False
     )
     split = forms.ChoiceField(
         choices=[(s, s) for s in SPLITS],
         initial="test",
-        help_text="Used for rows without a split column.",
+        help_text="for rows without a split column",
     )
-    mapping = JSONObjectField(
-        empty_value={},
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text='JSON from target to column, e.g. {"text": "Text", "label": "Sentiment"}.',
-    )
-    labels = JSONObjectField(
-        empty_value={}, help_text='label values to project labels, e.g. {"Neg": "negative"}'
-    )
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        if not self.cleaned_data.get("file") and not self.data.get("upload"):
+            raise forms.ValidationError("Choose a file to import.")
+        return self.cleaned_data
 
 
 class SetImportForm(forms.Form):
@@ -43,3 +45,7 @@ class SetImportForm(forms.Form):
     tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")
     author = forms.CharField(initial="imported", help_text="the pseudo-author credited")
     accept = forms.BooleanField(required=False, help_text="mark accepted instead of validating")
+
+
+class VoteImportForm(forms.Form):
+    file = forms.FileField(help_text="JSON Lines, one item per line")

@@ -17,7 +17,6 @@ from annotation.bulk import analyze
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
     FORMATS,
-    MAX_REPORTED_ERRORS,
     LineError,
     decode,
     guess_format,
@@ -203,9 +202,6 @@ def parse_file(
         if too_many := over_row_limit(line, len(rows)):
             errors.append(too_many)
             break
-        if len(errors) >= MAX_REPORTED_ERRORS:
-            errors.append(LineError(None, f"stopped after {MAX_REPORTED_ERRORS} errors."))
-            break
         if progress and line % 1000 == 0:
             progress("checking", line, total_lines)
     if not errors and not rows:
@@ -262,7 +258,7 @@ def _existing_ids(project: Project, rows: list[ParsedRow]) -> list[LineError]:
     return [
         LineError(by_id[i], f"id {i!r} already exists in this project.")
         for i in sorted(taken, key=by_id.__getitem__)
-    ][:MAX_REPORTED_ERRORS]
+    ]
 
 
 def import_examples(

@@ -17,7 +17,6 @@ from config.edge import strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
 
-MAX_REPORTED_ERRORS = 50
 MAX_ID_CHARS = 255  # the id columns' length
 
 

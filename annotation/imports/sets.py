@@ -19,7 +19,6 @@ from annotation.imports.accounts import inactive_user
 from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.readers import (
-    MAX_REPORTED_ERRORS,
     LineError,
     decode,
     id_problem,
@@ -128,8 +127,6 @@ def parse_sets_jsonl(
             errors.extend(parsed)
         else:
             sets.append(parsed)
-        if len(errors) >= MAX_REPORTED_ERRORS:
-            break
     if errors:
         raise ImportRejected(errors)
     return sets
@@ -218,7 +215,7 @@ def import_sets(
                 LineError(s.line, f"id {external_id!r} exists with another text or label.")
             )
     if errors:
-        raise ImportRejected(errors[:MAX_REPORTED_ERRORS])
+        raise ImportRejected(errors)
     with transaction.atomic():
         pseudo = inactive_user(f"pseudo-{author}")
         batch = ImportBatch.objects.create(

@@ -8,9 +8,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotation.errors import ImportRejected
+from annotation.errors import DomainError, ImportRejected, group_errors
+from annotation.imports import preview
 from annotation.imports.background import files_and_options, import_or_queue
-from annotation.imports.forms import ImportForm, SetImportForm
+from annotation.imports.forms import ImportForm, SetImportForm, VoteImportForm
+from annotation.imports.readers import LineError
 from annotation.imports.serializers import SetImportSerializer
 from annotation.models import ImportJob
 from annotation.permissions import Role, project_for
@@ -18,32 +20,77 @@ from annotation.permissions import Role, project_for
 
 @login_required
 def import_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Originals in two steps: upload, then a preview with the columns and label values chosen
+    from the file's own (preview.py), then the import itself."""
     project = project_for(request.user, slug, Role.ADMIN)
-    errors = []
     form = ImportForm(request.POST or None, request.FILES or None)
+    errors: list[Any] = []
+    shown = None
+    token = request.POST.get("upload", "")
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        files = {"file": upload}
-        options = {"fmt": form.cleaned_data["format"] or None,
-                   "mapping": form.cleaned_data["mapping"],
-                   "default_split": form.cleaned_data["split"],
-                   "labels": form.cleaned_data["labels"]}  # fmt: skip
+        options = form.cleaned_data
         try:
-            job, result = import_or_queue(
-                project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS, files=files,
-                options=options,
-            )  # fmt: skip
+            mapping: dict[str, str] | None = None
+            labels: dict[str, str] = {}
+            if options["file"]:
+                token = preview.stage(project, request.user, options["file"])
+            else:
+                mapping, labels = chosen_mapping(request.POST, project)
+            with preview.staged(project, request.user, token) as upload:
+                name, data = str(upload.name), upload.read()
+                if request.POST.get("action") == "import" and mapping is not None:
+                    upload.seek(0)
+                    return _commit(request, project, token, upload, options, mapping, labels)
+            shown = preview.preview(project, data, name, options["format"] or None,
+                                    mapping, labels, options["split"])  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors
-        else:
-            if job is not None:
-                return redirect("import-job", slug=slug, pk=job.pk)
-            n = result["imported"]
-            messages.success(request, f"Imported {n} examples from {upload.name}.")
-            return redirect("project-import", slug=project.slug)
+        except DomainError as error:
+            form.add_error(None, error.message)
+        if errors and token:  # show the file again beside its problems, as it was chosen
+            try:
+                with preview.staged(project, request.user, token) as upload:
+                    mapping, labels = chosen_mapping(request.POST, project)
+                    shown = preview.preview(project, upload.read(), str(upload.name),
+                                            options["format"] or None, mapping or None, labels,
+                                            options["split"])  # fmt: skip
+            except (ImportRejected, DomainError):
+                shown = None
     batches = project.import_batches.select_related("created_by")[:20]
-    context = {"project": project, "form": form, "errors": errors, "batches": batches}
+    context = {
+        "project": project, "form": form, "errors": errors, "batches": batches,
+        "preview": shown, "token": token if shown else "",
+        "targets": preview.targets(project), "labels": project.labels,
+    }  # fmt: skip
     return render(request, "annotation/import.html", context, status=400 if errors else 200)
+
+
+def chosen_mapping(post: Any, project: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The preview's choices: each target's column, and each label value's label."""
+    mapping = {target: post.get(f"map_{target}", "") for target, _ in preview.targets(project)}
+    labels = {}
+    for key, value in post.items():
+        if key.startswith("value_") and post.get(f"label_{key[6:]}") in project.labels:
+            labels[value] = post[f"label_{key[6:]}"]
+    return mapping, labels
+
+
+def _commit(
+    request: HttpRequest, project: Any, token: str, upload: Any, options: dict[str, Any],
+    mapping: dict[str, str], labels: dict[str, str],
+) -> HttpResponse:  # fmt: skip
+    """The import itself, with the preview's choices; the staged upload goes when it is done."""
+    values = {"fmt": options["format"] or None, "default_split": options["split"],
+              "mapping": {t: c for t, c in mapping.items() if c}, "labels": labels}  # fmt: skip
+    job, result = import_or_queue(
+        project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS,
+        files={"file": upload}, options=values,
+    )  # fmt: skip
+    preview.discard(token)
+    if job is not None:
+        return redirect("import-job", slug=project.slug, pk=job.pk)
+    messages.success(request, f"Imported {result['imported']} examples from {upload.name}.")
+    return redirect("project-import", slug=project.slug)
 
 
 @login_required
@@ -51,6 +98,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     form = SetImportForm(request.POST or None, request.FILES or None)
     errors: list[Any] = []
+    warnings: list[Any] = []
     if request.method == "POST" and form.is_valid():
         values = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         values["tags"] = [t.strip() for t in values.get("tags", "").split(",") if t.strip()]
@@ -73,11 +121,53 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 present = f"; {skipped} were already here" if skipped else ""
                 created = result["perturbations"]
                 messages.success(request, f"Imported {created} perturbations{present}.")
-                for warning in result["warnings"][:20]:
-                    messages.warning(request, f"line {warning['line']}: {warning['message']}")
-                return redirect("set-import", slug=slug)
-    context = {"project": project, "form": form, "errors": errors}
+                if not result["warnings"]:
+                    return redirect("set-import", slug=slug)
+                # Shown once, grouped and counted, on the page itself: no redirect.
+                form = SetImportForm()
+                warnings = group_errors([LineError(**w) for w in result["warnings"]])
+    truth = (
+        '"answers": ["…"]' if project.is_free_text else f'"label": {json.dumps(project.labels[0])}'
+    )
+    context = {
+        "project": project, "form": form, "errors": errors, "warnings": warnings,
+        "example_fields": json.dumps({name: "…" for name in project.field_names}),
+        "example_truth": truth,
+        "example_tags": json.dumps([t.name for t in project.tags.all()[:1]] or ["negation"]),
+    }  # fmt: skip
     return render(request, "annotation/set_import.html", context, status=400 if errors else 200)
+
+
+@login_required
+def vote_import_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Validation responses collected elsewhere (docs/formats.md), for their statistics."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    form = VoteImportForm(request.POST or None, request.FILES or None)
+    errors: list[Any] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            job, result = import_or_queue(
+                project=project, user=request.user, kind=ImportJob.Kind.VOTES,
+                files={"file": upload}, options={},
+            )  # fmt: skip
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        else:
+            if job is not None:
+                return redirect("import-job", slug=slug, pk=job.pk)
+            present = result["already_present"]
+            said = f"Imported {result['imported']} items from {upload.name}"
+            said += f"; {present} were already here." if present else "."
+            messages.success(request, said)
+            return redirect("vote-import", slug=slug)
+    labels = project.all_labels
+    context = {
+        "project": project, "form": form, "errors": errors,
+        "example_fields": json.dumps({name: "…" for name in project.field_names}),
+        "example_votes": json.dumps({labels[0]: ["w1", "w7"], labels[-1]: ["w2", "w3", "w4"]}),
+    }  # fmt: skip
+    return render(request, "annotation/vote_import.html", context, status=400 if errors else 200)
 
 
 @login_required

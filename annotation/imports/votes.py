@@ -15,7 +15,6 @@ from annotation.bulk import analyze, immediate_constraints, insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
-    MAX_REPORTED_ERRORS,
     LineError,
     decode,
     id_problem,
@@ -84,8 +83,8 @@ def _account_name(project: Project, worker: str) -> str:
     return f"ext-{project.slug}-{worker}"
 
 
-def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) -> int:
-    """Import every line or none; returns the number of items imported."""
+def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) -> dict[str, int]:
+    """Import every line or none: the items imported, and those already present."""
     if project.is_free_text:
         raise ImportRejected(
             [LineError(None, "vote import holds labels; free-text projects validate here only.")]
@@ -105,31 +104,45 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
             errors.append(parsed)
         else:
             rows.append(parsed)
-        if len(errors) >= MAX_REPORTED_ERRORS:
-            break
     if not rows and not errors:
         errors.append(LineError(None, "the file holds no items."))
-    taken = set(
-        ValidationItem.objects.filter(project=project, external_id__in=list(seen)).values_list(
-            "external_id", flat=True
-        )
-    )
-    errors += [LineError(seen[i], f"id {i!r} was already imported.") for i in sorted(taken)]
+    # An item imported before, with the same fields and votes, is already present: the same
+    # file imported again adds nothing. With other fields or votes, it is an error.
+    before = _imported(project, list(seen))
+    fresh, present = [], 0
+    for row in rows:
+        if row["id"] not in before:
+            fresh.append(row)
+        elif before[row["id"]] == (row["fields"], row["split"], row["workers"]):
+            present += 1
+        else:
+            errors.append(LineError(seen[row["id"]], f"id {row['id']!r} was imported before "
+                                    "with other fields, split or votes."))  # fmt: skip
     if errors:
         raise ImportRejected(errors)
-    # Foreign keys checked as each batch is stored, beside the encoding of the next, rather
-    # than all at commit (600k checks for 100k items: a third of the import's time).
-    with transaction.atomic(), immediate_constraints():
-        _save(project, rows)
-        audit(
-            actor=user,
-            action="votes_imported",
-            project=project,
-            source=source_name,
-            items=len(rows),
-        )
-    analyze(ValidationItem, Vote, ValidatorStatus)
-    return len(rows)
+    if fresh:
+        # Foreign keys checked as each batch is stored, beside the encoding of the next,
+        # rather than all at commit (600k checks for 100k items: a third of the import's time).
+        with transaction.atomic(), immediate_constraints():
+            _save(project, fresh)
+            audit(actor=user, action="votes_imported", project=project, source=source_name,
+                  items=len(fresh), already_present=present)  # fmt: skip
+        analyze(ValidationItem, Vote, ValidatorStatus)
+    return {"imported": len(fresh), "already_present": present}
+
+
+def _imported(project: Project, ids: list[str]) -> dict[str, Any]:
+    """Items of this project imported under these ids: (fields, split, {worker: label})."""
+    prefix = _account_name(project, "")
+    found: dict[str, Any] = {}
+    for start in range(0, len(ids), 5000):
+        items = ValidationItem.objects.filter(
+            project=project, external_id__in=ids[start : start + 5000]
+        ).prefetch_related("votes__validator")
+        for item in items:
+            workers = {v.validator.username.removeprefix(prefix): v.label for v in item.votes.all()}
+            found[item.external_id] = (item.fields, item.split, workers)
+    return found
 
 
 def _save(project: Project, rows: list[Any]) -> None:

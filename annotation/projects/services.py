@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import is_password_usable
 from django.db import transaction
 
 from annotation.audit import audit
@@ -194,8 +195,6 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
 def members_of(project: Project) -> list[dict[str, Any]]:
     """Each member: username, e-mail, roles (a list, and as text to sort by), and whether
     they have yet to set their password."""
-    from django.contrib.auth.hashers import is_password_usable
-
     people: dict[str, dict[str, Any]] = {}
     for username, email, password, role in Membership.objects.filter(project=project).values_list(
         "user__username", "user__email", "user__password", "role"

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
 from annotation.projects.config import default_prompt
@@ -160,8 +162,6 @@ class ParquetExport:
     """data/examples/{split}.parquet and data/sets/{split}.parquet, with typed columns."""
 
     def __init__(self, project: Project, work: Path):
-        import pyarrow as pa
-
         self.work = work
         self.free_text = project.is_free_text
         text = pa.string()
@@ -202,9 +202,6 @@ class ParquetExport:
             self._flush(config, split)
 
     def _flush(self, config: str, split: str) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         key = f"{config}/{split}"
         if key not in self.writers:
             path = self.work / "data" / config / f"{split}.parquet"

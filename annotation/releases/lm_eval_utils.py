@@ -15,13 +15,13 @@ import re
 import string
 from collections import Counter, defaultdict
 
+import datasets
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONSISTENT_F1 = 0.8
 
 
 def load(split="test", **_):
-    import datasets
-
     with open(os.path.join(HERE, f"{split}.jsonl"), encoding="utf-8") as lines:
         return {split: datasets.Dataset.from_list([json.loads(line) for line in lines])}
 

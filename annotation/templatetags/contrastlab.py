@@ -3,6 +3,7 @@ from typing import Any
 import markdown
 import nh3
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -48,8 +49,6 @@ def majority(perturbation: Any) -> str:
 @register.simple_tag(takes_context=True)
 def sort_header(context: Any, key: str, title: str, numeric: bool = False) -> str:
     """A table header that sorts by `key` (again: the other way), keeping the search."""
-    from django.utils.html import format_html
-
     sort = context.get("sort", "")
     query = context["request"].GET.copy()
     query.pop("page", None)

@@ -15,6 +15,7 @@ from annotation.projects.config import default_prompt, prompt_fields
 from annotation.projects.services import project_update
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
+from evaluation.runs.prompting import render as render_prompt
 from evaluation.specs import services
 
 
@@ -152,8 +153,6 @@ def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _previews(project: Project) -> list[dict[str, Any]]:
     """The first three examples as a zero-shot language model reads them."""
-    from evaluation.runs.prompting import render as render_prompt
-
     prompt = project.setting("prompt") or (
         "{source}\n" if project.task_type == Project.TaskType.MINIMAL_PAIR
         else default_prompt(project.field_names)

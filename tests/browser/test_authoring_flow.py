@@ -52,9 +52,11 @@ def test_errors_show_inline_and_keep_the_experts_text(page, login, project, peop
     page.wait_for_url("**/edit/")
     expect(page.locator("#edit-ratio")).not_to_have_text("")
     page.locator("textarea[data-field=text]").fill("A bad film.")
-    page.keyboard.press("Control+Enter")  # no label, no tag
+    # Two labels: the flipped one is chosen already; no tag is.
+    assert page.is_checked("input[name=label][value=negative]")
+    page.keyboard.press("Control+Enter")
     page.locator("#editor-error").wait_for()
-    assert "Choose the intended label" in page.inner_text("#editor-error")
+    assert "Choose at least one tag" in page.inner_text("#editor-error")
     assert page.locator("textarea[data-field=text]").input_value() == "A bad film."
     # The autosaved draft keeps the text on the server too.
     assert Perturbation.objects.get().fields["text"] == "A bad film."

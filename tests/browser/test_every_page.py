@@ -30,6 +30,8 @@ def test_every_page_of_the_demo_for_each_role(page, login, settings, tmp_path):
         "members": (f"{base}/members/", "validator6"),
         "import": (f"{base}/import/", "Import"),
         "set-import": (f"{base}/import/sets/", "sets.jsonl"),
+        "vote-import": (f"{base}/import/votes/", "label_distribution"),
+        "settings": (f"{base}/settings/", "Validation and authoring"),
         "validators": (f"{base}/validators/", "validator1"),
         "disputes": (f"{base}/disputes/", "Reopen for 2 more votes"),
         "releases": (f"{base}/releases/", "demo-1"),

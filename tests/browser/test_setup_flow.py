@@ -50,7 +50,8 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page,
     originals = tmp_path / "originals.csv"
     originals.write_text("id,text,label\na,A fine film.,positive\nb,A dull film.,negative\n")
     page.set_input_files("input[name=file]", str(originals))
-    page.click("button:has-text('Import')")
+    page.click("button:has-text('Preview')")
+    page.click("button:has-text('Import 2 rows')")
     page.get_by_role("status").wait_for()
     assert Example.objects.filter(project=project).count() == 2
 

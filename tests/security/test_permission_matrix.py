@@ -72,6 +72,7 @@ MATRIX = {
     "releases": (("get", ADMINS), ("post", ADMINS)),
     "release-detail": (("get", ADMINS),),
     "set-import": (("get", ADMINS), ("post", ADMINS)),
+    "vote-import": (("get", ADMINS), ("post", ADMINS)),
     "import-job": (("get", ADMINS),),
     "models": (("get", ADMINS), ("post", ADMINS)),
     "prompt": (("get", ADMINS), ("post", ADMINS)),

@@ -2,6 +2,7 @@
 with the job, and the import is as atomic, and its errors as line-numbered, as in a request."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_a_large_vote_import_is_queued_and_a_worker_imports_it(
     job = queued.json()["job"]
     answer = finished(admin, f"/api/projects/{project.slug}/imports/{job}/")
     assert answer["status"] == "succeeded", answer
-    assert answer["result"] == {"imported": 3} and answer["errors"] == []
+    assert answer["result"] == {"imported": 3, "already_present": 0} and answer["errors"] == []
     assert ValidationItem.objects.filter(project=project).count() == 3
     assert not any((Path(settings.MEDIA_ROOT) / "imports" / str(job)).iterdir())
     # Only the project's admins see it.
@@ -92,7 +93,10 @@ def test_the_import_page_follows_a_large_import_to_its_end(project, people, work
     page = Client()
     page.force_login(people["admin"])
     upload = SimpleUploadedFile("o.csv", b"text,label\nA fine film.,positive\nDull.,negative\n")
-    response = page.post(f"/p/{project.slug}/import/", {"file": upload, "split": "test"})
+    shown = page.post(f"/p/{project.slug}/import/", {"file": upload, "split": "test"})
+    token = re.search(r'name="upload" value="(\w+)"', shown.content.decode()).group(1)
+    choices = {"upload": token, "split": "test", "map_text": "text", "map_label": "label"}
+    response = page.post(f"/p/{project.slug}/import/", {**choices, "action": "import"})
     job = ImportJob.objects.get(project=project)
     assert response.status_code == 302 and response["Location"].endswith(f"/imports/{job.pk}/")
     wait_for(lambda: (job.refresh_from_db(), job.finished)[1], 60, "the import to finish")

@@ -177,15 +177,22 @@ def test_upload_size_and_row_limits(project, people, client_for, settings):
     assert not project.examples.exists()
 
 
-def test_many_bad_rows_are_all_reported_up_to_a_cap(project):
+def test_many_bad_rows_are_all_counted_exactly_and_reported_up_to_a_cap(project):
     content = jsonl(*[{**GOOD, "id": str(i), "label": "nope"} for i in range(80)])
     with pytest.raises(ImportRejected) as rejected:
         import_examples(project=project, user=None, data=content, source_name="f.jsonl")
-    # One message on fifty lines is reported once, naming its lines, then where it stopped.
-    grouped, stopped = rejected.value.errors
+    # One message on eighty lines is reported once, naming its lines, with the exact count.
+    (grouped,) = rejected.value.errors
     assert grouped.line == 1 and grouped.message.startswith("lines 1, 2, 3, 4, 5, 6, 7, 8, ...")
-    assert "(50 lines): unknown label 'nope'" in grouped.message
-    assert stopped.message.startswith("stopped after 50 errors")
+    assert "(80 lines): unknown label 'nope'" in grouped.message
+    # Many different problems: fifty reported, the rest counted in one last entry.
+    content = jsonl(*[{**GOOD, "id": str(i), "label": f"nope{i}"} for i in range(70)])
+    with pytest.raises(ImportRejected) as rejected:
+        import_examples(project=project, user=None, data=content, source_name="f.jsonl")
+    errors = rejected.value.errors
+    assert len(errors) == 51 and errors[49].line == 50
+    last = (errors[50].line, errors[50].message)
+    assert last == (None, "and 20 more problems, on 20 more lines.")
 
 
 def test_rows_without_ids_get_stable_ids_from_file_and_line(project):

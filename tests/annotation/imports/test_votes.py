@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from annotation.models import ValidationItem
@@ -14,7 +16,7 @@ def test_imported_responses_get_majorities_and_statistics(project, people, clien
             "positive": ["w1", "w2"], "negative": ["w3", "w4"], "mixed": ["w5"]}},
     ]  # fmt: skip
     response = import_votes(client_for(people["admin"]), project, lines)
-    assert response.status_code == 201 and response.json() == {"imported": 2}
+    assert response.status_code == 201 and response.json() == {"imported": 2, "already_present": 0}
     items = {i.external_id: i for i in ValidationItem.objects.filter(project=project)}
     assert items["x1"].majority_label == "positive" and items["x2"].majority_label == ""
     stats = client_for(people["admin"]).get(f"/api/projects/{project.slug}/stats/").json()
@@ -118,3 +120,53 @@ def test_a_vote_file_past_the_row_limit_is_refused_with_its_line(
         {"line": 4, "message": "more than 3 rows; that is the limit."}
     ]
     assert not ValidationItem.objects.exists()
+
+
+def test_the_same_vote_file_twice_adds_nothing_and_says_so(project, people, client_for):
+    """Idempotent: 200 with the count already present; a changed item is an error on its line,
+    and then nothing of the file is imported."""
+    from annotation.models import Vote
+
+    admin = client_for(people["admin"])
+    lines = [
+        {"id": f"a{n}", "fields": {"text": f"Text {n}."},
+         "label_distribution": {"positive": ["w1", "w2"], "negative": ["w3"]}}
+        for n in range(3)
+    ]  # fmt: skip
+    first = import_votes(admin, project, lines)
+    assert (first.status_code, first.json()) == (201, {"imported": 3, "already_present": 0})
+    again = import_votes(admin, project, lines)
+    assert (again.status_code, again.json()) == (200, {"imported": 0, "already_present": 3})
+    more = import_votes(admin, project, [*lines, {**lines[0], "id": "a9"}])
+    assert (more.status_code, more.json()) == (201, {"imported": 1, "already_present": 3})
+    changed = {**lines[1], "label_distribution": {"positive": ["w1", "w2", "w3"]}}
+    refused = import_votes(admin, project, [lines[0], changed, {**lines[0], "id": "b1"}])
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [
+        {"line": 2, "message": "id 'a1' was imported before with other fields, split or votes."}
+    ]
+    assert ValidationItem.objects.filter(project=project).count() == 4
+    assert Vote.objects.filter(item__project=project).count() == 12
+
+
+def test_the_vote_import_page_imports_once_and_shows_errors_by_line(project, people):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    page = Client()
+    page.force_login(people["admin"])
+    url = f"/p/{project.slug}/import/votes/"
+    shown = page.get(url).content.decode()
+    assert "label_distribution" in shown and "negative" in shown  # the format, by example
+    lines = [{"id": f"a{n}", "fields": {"text": f"T {n}"},
+              "label_distribution": {"positive": ["w1", "w2"]}} for n in range(2)]  # fmt: skip
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    for said in ("Imported 2 items from v.jsonl.", "Imported 0 items from v.jsonl; 2 were"):
+        answer = page.post(url, {"file": SimpleUploadedFile("v.jsonl", content)}, follow=True)
+        assert said in answer.content.decode()
+    bad = content + b'\n{"id": "x", "fields": {"text": "t"}, "label_distribution": {"meh": ["w"]}}'
+    refused = page.post(url, {"file": SimpleUploadedFile("v.jsonl", bad)})
+    html = refused.content.decode()
+    assert refused.status_code == 400 and 'id="import-errors"' in html
+    assert "unknown label &#x27;meh&#x27;" in html
+    assert ValidationItem.objects.filter(project=project).count() == 2

@@ -360,7 +360,8 @@ def test_an_unzipped_release_loads_with_datasets_in_both_configs(sentiment, tmp_
 
     with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
         bundle.extractall(folder)
-    examples = datasets.load_dataset(str(folder))
+    cache = str(tmp_path / "hf-cache")  # a fresh cache: paths and sizes repeat across runs
+    examples = datasets.load_dataset(str(folder), cache_dir=cache)
     assert set(examples) == {"test", "train"}
     assert examples["test"].num_rows == 10 and examples["train"].num_rows == 5
     assert examples["test"].features["tags"].feature.dtype == "string"
@@ -368,7 +369,7 @@ def test_an_unzipped_release_loads_with_datasets_in_both_configs(sentiment, tmp_
     lines = [json.loads(line) for line in (folder / "examples.jsonl").read_text().splitlines()]
     test_ids = [line["id"] for line in lines if line["split"] == "test"]
     assert examples["test"]["id"] == test_ids
-    sets = datasets.load_dataset(str(folder), "sets")
+    sets = datasets.load_dataset(str(folder), "sets", cache_dir=cache)
     assert sets["test"].num_rows == 4
     first = sets["test"][0]
     assert first["original"]["fields"]["text"] == REVIEWS[0]

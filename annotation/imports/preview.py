@@ -1,0 +1,164 @@
+"""An import of originals in two steps on the Import page: the upload is staged, previewed as
+the product will read it (columns and label values chosen from the file's own), then committed
+with that mapping by the import itself (originals.import_examples). A staged upload lives under
+MEDIA_ROOT/staged/<random token>/ and belongs to one user and project."""
+
+import json
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+
+from annotation.errors import DomainError, ImportRejected
+from annotation.imports.originals import RowParser
+from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
+from annotation.models import Project
+
+PREVIEW_ROWS = 5
+MAX_LABEL_VALUES = 50
+STAGED_HOURS = 24
+# Columns people name their labels and texts, besides the project's own names.
+ALIASES = {
+    "label": ("label", "labels", "sentiment", "gold_label", "gold", "class", "category"),
+    "answers": ("answers", "answer", "gold_answers"),
+    "text": ("text", "sentence", "review", "content", "body"),
+    "id": ("id", "example_id", "uid", "guid"),
+    "split": ("split", "partition"),
+}
+
+
+@dataclass
+class Preview:
+    name: str
+    fmt: str
+    columns: list[str]
+    mapping: dict[str, str]  # target -> column ("" for an optional target left out)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    label_values: list[tuple[str, str | None]] = field(default_factory=list)  # value -> label
+    lines: int = 0
+
+    @property
+    def others(self) -> list[str]:
+        """Columns read as nothing: kept as each example's metadata."""
+        return [c for c in self.columns if c not in self.mapping.values()]
+
+
+def _folder() -> Path:
+    return Path(settings.MEDIA_ROOT) / "staged"
+
+
+def stage(project: Project, user: Any, upload: Any) -> str:
+    """Keep an upload for its preview and commit; its token. Old staged uploads go."""
+    _sweep()
+    token = uuid.uuid4().hex
+    folder = _folder() / token
+    folder.mkdir(parents=True)
+    with (folder / "file").open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    meta = {"project": project.pk, "user": user.pk, "name": Path(upload.name).name}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return token
+
+
+def staged(project: Project, user: Any, token: str) -> File:
+    """The staged upload of this token, if it is this user's for this project."""
+    folder = _folder() / token
+    try:
+        valid = len(token) == 32 and int(token, 16) >= 0
+        meta = json.loads((folder / "meta.json").read_text()) if valid else None
+    except (ValueError, OSError):
+        meta = None
+    if not meta or (meta["project"], meta["user"]) != (project.pk, user.pk):
+        raise DomainError("That upload is gone (uploads are kept a day): choose the file again.")
+    return File((folder / "file").open("rb"), name=meta["name"])
+
+
+def discard(token: str) -> None:
+    shutil.rmtree(_folder() / token, ignore_errors=True)
+
+
+def _sweep() -> None:
+    if not _folder().exists():
+        return
+    cutoff = time.time() - STAGED_HOURS * 3600
+    for folder in _folder().iterdir():
+        if folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def targets(project: Project) -> list[tuple[str, bool]]:
+    """What a column can be read as, and whether the import needs it."""
+    truth = "answers" if project.is_free_text else "label"
+    return [*((name, True) for name in project.field_names), (truth, True), ("id", False),
+            ("split", False)]  # fmt: skip
+
+
+def guess(project: Project, columns: list[str]) -> dict[str, str]:
+    """Each target's column: its own name, else a usual name for it, case aside."""
+    by_fold = {column.casefold(): column for column in columns}
+    mapping = {}
+    for target, _ in targets(project):
+        names = (target, *ALIASES.get(target, ()))
+        mapping[target] = next((by_fold[n] for n in names if n in by_fold), "")
+    return mapping
+
+
+def preview(
+    project: Project,
+    data: bytes,
+    name: str,
+    fmt: str | None,
+    mapping: dict[str, str] | None,
+    label_map: dict[str, str],
+    default_split: str,
+) -> Preview:
+    """The file's columns, the first rows as the import would read them (or their problems),
+    and the values of the label column with the label each would become."""
+    fmt = fmt or guess_format(name)
+    text = decode(data)
+    records: list[tuple[int, dict[str, Any] | LineError]] = []
+    columns: dict[str, None] = {}
+    for line, record in read_rows(text, fmt):
+        if isinstance(record, LineError):
+            if not records and not columns:
+                raise ImportRejected([record])
+            records.append((line, record))
+            continue
+        columns.update(dict.fromkeys(record))
+        records.append((line, record))
+    if not columns:
+        raise ImportRejected([LineError(None, "the file holds no rows.")])
+    names = list(columns)
+    chosen = guess(project, names) if mapping is None else mapping
+    result = Preview(name=name, fmt=fmt, columns=names, mapping=chosen, lines=len(records))
+    parser = RowParser(project, {t: c for t, c in chosen.items() if c}, default_split,
+                       Path(name).stem or "row", label_map)  # fmt: skip
+    for line, record in records[:PREVIEW_ROWS]:
+        if isinstance(record, LineError):
+            result.rows.append({"line": line, "errors": [record.message]})
+            continue
+        parsed = parser.parse(line, record)
+        if isinstance(parsed, list):
+            result.rows.append({"line": line, "errors": [e.message for e in parsed]})
+        else:
+            truth = ", ".join(parsed.answers) if project.is_free_text else parsed.label
+            result.rows.append({"line": line, "id": parsed.external_id, "fields": parsed.fields,
+                                "truth": truth, "split": parsed.split, "errors": []})  # fmt: skip
+    column = chosen.get("label", "")
+    if column and not project.is_free_text:
+        values: dict[str, None] = {}
+        for _, record in records:
+            if isinstance(record, dict) and str(record.get(column, "")).strip():
+                values[str(record[column]).strip()] = None
+            if len(values) > MAX_LABEL_VALUES:
+                break
+        result.label_values = [
+            (value, resolve_label(value, project.labels, label_map)) for value in values
+        ]
+    return result
