@@ -110,6 +110,11 @@ page_urls = [
     path("p/<slug:slug>/settings/", project_views.project_settings, name="project-settings"),
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
     path("p/<slug:slug>/import/votes/", import_views.vote_import_page, name="vote-import"),
+    path(
+        "p/<slug:slug>/import/batches/<id:pk>/skipped/",
+        import_views.skipped_lines,
+        name="import-skipped",
+    ),
     path("p/<slug:slug>/members/", project_views.members_page, name="project-members"),
     path("p/<slug:slug>/pivots/", authoring_views.pivot_browser, name="pivots"),
     path("p/<slug:slug>/pivots/sample/", authoring_views.pivot_sample, name="pivot-sample"),

@@ -56,7 +56,8 @@ class ExampleImportView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         options = {"fmt": values.get("format"), "mapping": values["mapping"],
-                   "default_split": values["split"], "labels": values["labels"]}  # fmt: skip
+                   "default_split": values["split"], "labels": values["labels"],
+                   "skip_bad": values["skip_bad"]}  # fmt: skip
         return _import(
             request, project, ImportJob.Kind.ORIGINALS, {"file": values["file"]}, options
         )

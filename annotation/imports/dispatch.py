@@ -32,7 +32,7 @@ def import_now(
         batch = import_examples(
             project=project, user=user, data=upload.read(), source_name=upload.name, **options
         )
-        return {"batch": batch.pk, "imported": batch.row_count}
+        return {"batch": batch.pk, "imported": batch.row_count, "skipped": len(batch.skipped)}
     result = run_set_import(project, user, {**options, **files})
     return {
         "perturbations": result.created,

@@ -19,6 +19,10 @@ class ImportForm(forms.Form):
         initial="test",
         help_text="for rows without a split column",
     )
+    skip_bad = forms.BooleanField(
+        required=False, label="Import the good rows and skip the bad ones",
+        help_text="the skipped lines are listed with their problems, to download",
+    )  # fmt: skip
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -171,7 +171,11 @@ def parse_file(
     progress: Progress | None = None,
     new_ids_only: bool = True,
     label_map: dict[str, str] | None = None,
+    skipped: list[LineError] | None = None,
 ) -> list[ParsedRow]:
+    """The file's rows; any problem rejects it whole (ImportRejected), unless `skipped` is a
+    list: then rows with problems are left out, their problems put there. Problems of the whole
+    file (format, header, size, no good row) reject it anyway."""
     if fmt not in FORMATS:
         raise ImportRejected(
             [LineError(None, f"unknown format {fmt!r}; use {', '.join(FORMATS)}.")]
@@ -200,14 +204,20 @@ def parse_file(
             else:
                 rows.append(parsed)
         if too_many := over_row_limit(line, len(rows)):
-            errors.append(too_many)
-            break
+            raise ImportRejected([*errors, too_many])
         if progress and line % 1000 == 0:
             progress("checking", line, total_lines)
-    if not errors and not rows:
+    if new_ids_only:
+        errors += _existing_ids(project, rows)
+    if errors and skipped is not None and all(e.line is not None for e in errors):
+        bad = {e.line for e in errors}
+        rows = [row for row in rows if row.line not in bad]
+        if not rows:
+            raise ImportRejected([*errors, LineError(None, "no row can be imported.")])
+        skipped += sorted(errors, key=lambda e: e.line or 0)
+        errors = []
+    if not rows and not errors:
         errors.append(LineError(None, "the file holds no rows."))
-    if not errors and new_ids_only:
-        errors = _existing_ids(project, rows)
     if errors:
         raise ImportRejected(errors)
     return rows
@@ -272,11 +282,15 @@ def import_examples(
     default_split: str = "test",
     progress: Progress | None = None,
     labels: dict[str, str] | None = None,
+    skip_bad: bool = False,
 ) -> ImportBatch:
     """Import originals from JSONL, CSV or TSV in one transaction; raise ImportRejected if bad.
-    `labels` maps label values of the file to project labels ({"Negative": "negative"})."""
+    `labels` maps label values of the file to project labels ({"Negative": "negative"}).
+    `skip_bad`: import the good rows, and keep the bad lines with their problems on the batch
+    (`skipped`), instead of rejecting the file."""
     fmt = fmt or guess_format(source_name)
     mapping = mapping or {}
+    skipped: list[LineError] = []
     rows = parse_file(
         project=project,
         data=data,
@@ -286,6 +300,7 @@ def import_examples(
         id_prefix=PurePath(source_name).stem or "row",
         progress=progress,
         label_map=labels,
+        skipped=skipped if skip_bad else None,
     )
     try:
         with transaction.atomic():
@@ -297,6 +312,7 @@ def import_examples(
                 mapping=mapping,
                 row_count=len(rows),
                 sha256=hashlib.sha256(data).hexdigest(),
+                skipped=_with_text(skipped, data),
             )
             for start in range(0, len(rows), INSERT_BATCH):
                 chunk = rows[start : start + INSERT_BATCH]
@@ -330,3 +346,15 @@ def import_examples(
         ) from None
     analyze(Example)
     return batch
+
+
+def _with_text(skipped: list[LineError], data: bytes) -> list[dict[str, Any]]:
+    """Skipped lines as kept on their batch: the problem, and the line's text as it was."""
+    if not skipped:
+        return []
+    lines = data.decode("utf-8-sig").split("\n")
+    return [
+        {"line": e.line, "message": e.message, "text": lines[e.line - 1][:2000].rstrip("\r")}
+        for e in skipped
+        if e.line is not None and e.line <= len(lines)
+    ]

@@ -31,11 +31,15 @@ class ImportInputSerializer(serializers.Serializer):
     mapping = MappingField(required=False, default=dict)
     labels = MappingField(required=False, default=dict, help_text='e.g. {"Negative": "negative"}')
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
+    skip_bad = serializers.BooleanField(
+        default=False, help_text="import the good rows; the bad lines are kept on the batch"
+    )
 
 
 class ImportResultSerializer(serializers.Serializer):
     batch = serializers.IntegerField()
     imported = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text="lines left out (skip_bad)")
 
 
 class SetImportSerializer(serializers.Serializer):

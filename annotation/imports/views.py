@@ -1,6 +1,7 @@
 """Import pages: originals, existing contrast sets, and the status of a large import."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -8,13 +9,14 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation.downloads import download
 from annotation.errors import DomainError, ImportRejected, group_errors
 from annotation.imports import preview
 from annotation.imports.background import files_and_options, import_or_queue
 from annotation.imports.forms import ImportForm, SetImportForm, VoteImportForm
 from annotation.imports.readers import LineError
 from annotation.imports.serializers import SetImportSerializer
-from annotation.models import ImportJob
+from annotation.models import ImportBatch, ImportJob
 from annotation.permissions import Role, project_for
 
 
@@ -81,7 +83,8 @@ def _commit(
 ) -> HttpResponse:  # fmt: skip
     """The import itself, with the preview's choices; the staged upload goes when it is done."""
     values = {"fmt": options["format"] or None, "default_split": options["split"],
-              "mapping": {t: c for t, c in mapping.items() if c}, "labels": labels}  # fmt: skip
+              "mapping": {t: c for t, c in mapping.items() if c}, "labels": labels,
+              "skip_bad": options["skip_bad"]}  # fmt: skip
     job, result = import_or_queue(
         project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS,
         files={"file": upload}, options=values,
@@ -89,8 +92,22 @@ def _commit(
     preview.discard(token)
     if job is not None:
         return redirect("import-job", slug=project.slug, pk=job.pk)
-    messages.success(request, f"Imported {result['imported']} examples from {upload.name}.")
+    said = f"Imported {result['imported']} examples from {upload.name}."
+    if result["skipped"]:
+        said += f" {result['skipped']} bad lines were skipped: see Earlier imports."
+        messages.warning(request, said)
+    else:
+        messages.success(request, said)
     return redirect("project-import", slug=project.slug)
+
+
+@login_required
+def skipped_lines(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The lines an import skipped, with their problems, as CSV."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    batch = get_object_or_404(ImportBatch, project=project, pk=pk)
+    name = f"{Path(batch.source_name).stem}-skipped"
+    return download(iter(batch.skipped), "csv", name)
 
 
 @login_required

@@ -21,6 +21,8 @@ class ImportBatch(models.Model):
     mapping = models.JSONField(default=dict, blank=True)
     row_count = models.PositiveIntegerField(default=0)
     sha256 = models.CharField(max_length=64)
+    # Lines left out of an import asked to skip bad lines: {"line", "message", "text"}
+    skipped = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

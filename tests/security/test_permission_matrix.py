@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from annotation.models import ImportJob, Perturbation
+from annotation.models import ImportBatch, ImportJob, Perturbation
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from tests.factories import UserFactory
 
@@ -73,6 +73,7 @@ MATRIX = {
     "release-detail": (("get", ADMINS),),
     "set-import": (("get", ADMINS), ("post", ADMINS)),
     "vote-import": (("get", ADMINS), ("post", ADMINS)),
+    "import-skipped": (("get", ADMINS),),
     "import-job": (("get", ADMINS),),
     "models": (("get", ADMINS), ("post", ADMINS)),
     "prompt": (("get", ADMINS), ("post", ADMINS)),
@@ -118,6 +119,10 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     run = EvaluationRun.objects.create(release=released, model=spec, split="test")
     analysis = Analysis.objects.create(project=project, kind="artifacts", params={})
     job = ImportJob.objects.create(project=project, kind="votes", status="failed")
+    skipped = [{"line": 2, "message": "m", "text": "t"}]
+    batch = ImportBatch.objects.create(
+        project=project, source_name="f.csv", format="csv", skipped=skipped
+    )
     item = perturbation.item
     slug, validator = project.slug, people["validator"]
     kwargs = {
@@ -150,6 +155,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "run-action": {"slug": slug, "pk": run.pk, "action": "cancel"},
         "api-import-job": {"slug": slug, "pk": job.pk},
         "import-job": {"slug": slug, "pk": job.pk},
+        "import-skipped": {"slug": slug, "pk": batch.pk},
         "api-analyses": {},
         "api-analysis": {"pk": analysis.pk},
         "api-analysis-cancel": {"pk": analysis.pk},

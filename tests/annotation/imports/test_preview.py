@@ -86,3 +86,35 @@ def test_fuzzed_preview_choices_never_give_a_5xx(project, people, choices):
     token = staged(page, project.slug)
     answer = page.post(f"/p/{project.slug}/import/", {"upload": token, "split": "test", **choices})
     assert answer.status_code < 500
+
+
+def test_skipping_bad_lines_imports_the_good_ones_and_keeps_the_bad_to_download(project, people):
+    """The default stays atomic; asked, the good rows go in and the bad lines, with their
+    problems and text, download from the batch; ids already here are skipped too."""
+    import csv
+    import io
+
+    page = Client()
+    page.force_login(people["admin"])
+    content = b"id,text,label\na,Fine.,positive\nb,Dull.,boring\nc,,negative\nd,Good.,positive\n"
+    choices = {"split": "test", "map_text": "text", "map_label": "label", "map_id": "id"}
+    token = staged(page, project.slug, content)
+    atomic = page.post(f"/p/{project.slug}/import/", {"upload": token, **choices,
+                                                      "action": "import"})  # fmt: skip
+    assert atomic.status_code == 400 and not Example.objects.exists()
+    done = page.post(f"/p/{project.slug}/import/", {"upload": token, **choices,
+                                                    "skip_bad": "on", "action": "import"},
+                     follow=True)  # fmt: skip
+    assert "Imported 2 examples from r.csv. 2 bad lines were skipped" in done.content.decode()
+    assert sorted(Example.objects.values_list("external_id", flat=True)) == ["a", "d"]
+    from annotation.models import ImportBatch
+
+    batch = ImportBatch.objects.get(project=project)
+    table = page.get(f"/p/{project.slug}/import/batches/{batch.pk}/skipped/")
+    rows = list(csv.DictReader(io.StringIO(b"".join(table.streaming_content).decode())))
+    assert [(r["line"], r["text"]) for r in rows] == [("3", "b,Dull.,boring"), ("4", "c,,negative")]
+    assert "unknown label 'boring'" in rows[0]["message"] and "empty" in rows[1]["message"]
+    token = staged(page, project.slug, content)  # again: a, d are here now
+    skip = {"upload": token, **choices, "skip_bad": "on", "action": "import"}
+    again = page.post(f"/p/{project.slug}/import/", skip)
+    assert again.status_code == 400 and "no row can be imported" in again.content.decode()
