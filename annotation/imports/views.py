@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.downloads import download
@@ -102,7 +102,7 @@ def _commit(
 
 
 @login_required
-def skipped_lines(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def skipped_lines(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResponse:
     """The lines an import skipped, with their problems, as CSV."""
     project = project_for(request.user, slug, Role.ADMIN)
     batch = get_object_or_404(ImportBatch, project=project, pk=pk)
