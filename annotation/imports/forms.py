@@ -2,7 +2,7 @@ from typing import Any
 
 from django import forms
 
-from annotation.formfields import JSONObjectField
+from annotation.imports.background import FILE_FIELDS
 from annotation.imports.readers import FORMATS
 from annotation.projects.config import SPLITS
 
@@ -32,23 +32,38 @@ class ImportForm(forms.Form):
 
 
 class SetImportForm(forms.Form):
+    """The Import sets page: the files first, then their preview (mapping and label values
+    chosen there); the options stay on the page across both steps."""
+
     format = forms.ChoiceField(choices=[("paired_tsv", "paired TSV"), ("sets_jsonl", "sets.jsonl")])
     file = forms.FileField(required=False, help_text="sets.jsonl")
     original = forms.FileField(required=False, help_text="paired TSV: the originals")
     contrast = forms.FileField(required=False, help_text="paired TSV: the contrasts, same order")
-    mapping = JSONObjectField(
-        empty_value={}, help_text='e.g. {"text": "Text", "label": "Sentiment", "tags": "Tags"}'
-    )
-    labels = JSONObjectField(
-        empty_value={}, help_text="label values to project labels (case is matched anyway)"
-    )
     split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
     strict = forms.BooleanField(
         required=False, help_text="refuse edits that break the authoring rules instead of warning"
     )
     tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")
-    author = forms.CharField(initial="imported", help_text="the pseudo-author credited")
+    author = forms.RegexField(
+        r"^[\w.-]{1,60}$", initial="imported", help_text="the pseudo-author credited",
+        error_messages={"invalid": "letters, digits, '.', '-' or '_', at most 60."},
+    )  # fmt: skip
     accept = forms.BooleanField(required=False, help_text="mark accepted instead of validating")
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        if not self.data.get("upload"):
+            needed = ["file"] if data.get("format") == "sets_jsonl" else ["original", "contrast"]
+            for name in needed:
+                if not data.get(name):
+                    self.add_error(name, "This file is required.")
+        data["tags"] = [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
+        return data
+
+    def uploads(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {name: data[name] for name in FILE_FIELDS if data.get(name)}
 
 
 class VoteImportForm(forms.Form):

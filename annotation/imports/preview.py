@@ -3,6 +3,7 @@ the product will read it (columns and label values chosen from the file's own), 
 with that mapping by the import itself (originals.import_examples). A staged upload lives under
 MEDIA_ROOT/staged/<random token>/ and belongs to one user and project."""
 
+import io
 import json
 import shutil
 import time
@@ -16,7 +17,9 @@ from django.core.files import File
 
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.originals import RowParser
+from annotation.imports.paired import parse_paired_tsv
 from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
+from annotation.imports.sets import parse_sets_jsonl
 from annotation.models import Project
 
 PREVIEW_ROWS = 5
@@ -52,22 +55,26 @@ def _folder() -> Path:
     return Path(settings.MEDIA_ROOT) / "staged"
 
 
-def stage(project: Project, user: Any, upload: Any) -> str:
-    """Keep an upload for its preview and commit; its token. Old staged uploads go."""
+def stage(project: Project, user: Any, uploads: dict[str, Any]) -> str:
+    """Keep uploads (form field -> file) for their preview and commit; their token. Staged
+    uploads older than a day go."""
     _sweep()
     token = uuid.uuid4().hex
     folder = _folder() / token
     folder.mkdir(parents=True)
-    with (folder / "file").open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    meta = {"project": project.pk, "user": user.pk, "name": Path(upload.name).name}
+    for name, upload in uploads.items():
+        with (folder / name).open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+    names = {name: Path(upload.name).name for name, upload in uploads.items()}
+    meta = {"project": project.pk, "user": user.pk, "files": names}
     (folder / "meta.json").write_text(json.dumps(meta))
     return token
 
 
-def staged(project: Project, user: Any, token: str) -> File:
-    """The staged upload of this token, if it is this user's for this project."""
+def staged(project: Project, user: Any, token: str) -> dict[str, bytes | str]:
+    """The staged uploads of this token, if they are this user's for this project: each
+    field's bytes, and under "<field>.name" its file name."""
     folder = _folder() / token
     try:
         valid = len(token) == 32 and int(token, 16) >= 0
@@ -76,7 +83,19 @@ def staged(project: Project, user: Any, token: str) -> File:
         meta = None
     if not meta or (meta["project"], meta["user"]) != (project.pk, user.pk):
         raise DomainError("That upload is gone (uploads are kept a day): choose the file again.")
-    return File((folder / "file").open("rb"), name=meta["name"])
+    out: dict[str, bytes | str] = {}
+    for name, original in meta["files"].items():
+        out[name], out[f"{name}.name"] = (folder / name).read_bytes(), original
+    return out
+
+
+def as_files(stored: dict[str, bytes | str]) -> dict[str, File]:
+    """Staged uploads as the imports take them (a file with .read() and .name)."""
+    return {
+        name: File(io.BytesIO(data), name=str(stored[f"{name}.name"]))
+        for name, data in stored.items()
+        if isinstance(data, bytes)
+    }
 
 
 def discard(token: str) -> None:
@@ -111,8 +130,7 @@ def guess(project: Project, columns: list[str]) -> dict[str, str]:
 
 def preview(
     project: Project,
-    data: bytes,
-    name: str,
+    stored: dict[str, Any],
     fmt: str | None,
     mapping: dict[str, str] | None,
     label_map: dict[str, str],
@@ -120,6 +138,7 @@ def preview(
 ) -> Preview:
     """The file's columns, the first rows as the import would read them (or their problems),
     and the values of the label column with the label each would become."""
+    name, data = stored["file.name"], stored["file"]
     fmt = fmt or guess_format(name)
     text = decode(data)
     records: list[tuple[int, dict[str, Any] | LineError]] = []
@@ -162,3 +181,85 @@ def preview(
             (value, resolve_label(value, project.labels, label_map)) for value in values
         ]
     return result
+
+
+# Contrast sets (sets.jsonl, or paired TSV files) -------------------------------------------
+
+
+@dataclass
+class SetPreview:
+    fmt: str  # paired_tsv or sets_jsonl
+    names: list[str]
+    columns: list[str] = field(default_factory=list)  # paired TSV: the originals' header
+    mapping: dict[str, str] = field(default_factory=dict)
+    label_values: list[tuple[str, str | None]] = field(default_factory=list)
+    sets: list[dict[str, Any]] = field(default_factory=list)  # the first ones, as read
+    count: int = 0  # sets read, when the file reads whole
+    problems: list[LineError] = field(default_factory=list)
+
+
+def set_targets(project: Project) -> list[tuple[str, bool]]:
+    """What a column of paired TSV files can be read as, and whether it is needed."""
+    return [*((name, True) for name in project.field_names), ("label", True), ("tags", False),
+            ("id", False)]  # fmt: skip
+
+
+def set_preview(
+    project: Project,
+    stored: dict[str, Any],
+    fmt: str,
+    mapping: dict[str, str] | None,
+    label_map: dict[str, str],
+    split: str,
+    tags: list[str],
+) -> SetPreview:
+    """The first sets as the import would read them, or the file's problems; the file's label
+    values with the label each would become; for paired TSV, the columns to choose from."""
+    files = [name for name in ("file", "original", "contrast") if name in stored]
+    shown = SetPreview(fmt=fmt, names=[str(stored[f"{name}.name"]) for name in files])
+    values: dict[str, None] = {}
+    try:
+        if fmt == "paired_tsv":
+            texts = [decode(stored["original"]), decode(stored["contrast"])]
+            rows = [r for text in texts for _, r in read_rows(text, "tsv") if isinstance(r, dict)]
+            shown.columns = list(rows[0]) if rows else []
+            by_fold = {c.casefold(): c for c in shown.columns}
+            guessed = {**guess(project, shown.columns), "tags": by_fold.get("tags", "")}
+            shown.mapping = guessed if mapping is None else mapping
+            column = shown.mapping.get("label", "")
+            values = dict.fromkeys(str(r.get(column, "")).strip() for r in rows if column)
+            parsed = parse_paired_tsv(
+                project, stored["original"], stored["contrast"],
+                mapping={t: c for t, c in shown.mapping.items() if c}, split=split,
+                source_name=str(stored["original.name"]), tags=tags, label_map=label_map,
+            )  # fmt: skip
+        else:
+            for _, record in read_rows(decode(stored["file"]), "jsonl"):
+                if isinstance(record, dict):
+                    members = [record.get("original"), *(record.get("perturbations") or [])]
+                    values.update(dict.fromkeys(
+                        str(m["label"]).strip() for m in members
+                        if isinstance(m, dict) and isinstance(m.get("label"), str)
+                    ))  # fmt: skip
+            parsed = parse_sets_jsonl(project, stored["file"], tags, label_map)
+    except ImportRejected as rejected:
+        shown.problems = rejected.errors
+        parsed = []
+    if not project.is_free_text:
+        shown.label_values = [
+            (v, resolve_label(v, project.labels, label_map)) for v in values if v
+        ][:MAX_LABEL_VALUES]
+    shown.count = len(parsed)
+    for s in parsed[:PREVIEW_ROWS]:
+        truth = ", ".join(s.original.answers) if project.is_free_text else s.original.label
+        shown.sets.append({
+            "line": s.line, "id": s.original.external_id,
+            "original": (project.editable_text(s.original.fields), truth),
+            "perturbations": [
+                (project.editable_text(p["fields"]),
+                 ", ".join(p["answers"]) if project.is_free_text else p["label"],
+                 ", ".join(p["tags"]))
+                for p in s.perturbations
+            ],
+        })  # fmt: skip
+    return shown

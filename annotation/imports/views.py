@@ -12,10 +12,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotation.downloads import download
 from annotation.errors import DomainError, ImportRejected, group_errors
 from annotation.imports import preview
-from annotation.imports.background import files_and_options, import_or_queue
+from annotation.imports.background import import_or_queue
 from annotation.imports.forms import ImportForm, SetImportForm, VoteImportForm
 from annotation.imports.readers import LineError
-from annotation.imports.serializers import SetImportSerializer
 from annotation.models import ImportBatch, ImportJob
 from annotation.permissions import Role, project_for
 
@@ -35,27 +34,24 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
             mapping: dict[str, str] | None = None
             labels: dict[str, str] = {}
             if options["file"]:
-                token = preview.stage(project, request.user, options["file"])
+                token = preview.stage(project, request.user, {"file": options["file"]})
             else:
-                mapping, labels = chosen_mapping(request.POST, project)
-            with preview.staged(project, request.user, token) as upload:
-                name, data = str(upload.name), upload.read()
-                if request.POST.get("action") == "import" and mapping is not None:
-                    upload.seek(0)
-                    return _commit(request, project, token, upload, options, mapping, labels)
-            shown = preview.preview(project, data, name, options["format"] or None,
-                                    mapping, labels, options["split"])  # fmt: skip
+                mapping, labels = chosen_mapping(request.POST, preview.targets(project), project)
+            stored = preview.staged(project, request.user, token)
+            if request.POST.get("action") == "import" and mapping is not None:
+                return _commit(request, project, token, stored, options, mapping, labels)
+            shown = preview.preview(project, stored, options["format"] or None, mapping, labels,
+                                    options["split"])  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
         if errors and token:  # show the file again beside its problems, as it was chosen
             try:
-                with preview.staged(project, request.user, token) as upload:
-                    mapping, labels = chosen_mapping(request.POST, project)
-                    shown = preview.preview(project, upload.read(), str(upload.name),
-                                            options["format"] or None, mapping or None, labels,
-                                            options["split"])  # fmt: skip
+                mapping, labels = chosen_mapping(request.POST, preview.targets(project), project)
+                shown = preview.preview(project, preview.staged(project, request.user, token),
+                                        options["format"] or None, mapping or None, labels,
+                                        options["split"])  # fmt: skip
             except (ImportRejected, DomainError):
                 shown = None
     batches = project.import_batches.select_related("created_by")[:20]
@@ -67,9 +63,11 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/import.html", context, status=400 if errors else 200)
 
 
-def chosen_mapping(post: Any, project: Any) -> tuple[dict[str, str], dict[str, str]]:
+def chosen_mapping(
+    post: Any, targets: list[tuple[str, bool]], project: Any
+) -> tuple[dict[str, str], dict[str, str]]:
     """The preview's choices: each target's column, and each label value's label."""
-    mapping = {target: post.get(f"map_{target}", "") for target, _ in preview.targets(project)}
+    mapping = {target: post.get(f"map_{target}", "") for target, _ in targets}
     labels = {}
     for key, value in post.items():
         if key.startswith("value_") and post.get(f"label_{key[6:]}") in project.labels:
@@ -78,21 +76,22 @@ def chosen_mapping(post: Any, project: Any) -> tuple[dict[str, str], dict[str, s
 
 
 def _commit(
-    request: HttpRequest, project: Any, token: str, upload: Any, options: dict[str, Any],
-    mapping: dict[str, str], labels: dict[str, str],
+    request: HttpRequest, project: Any, token: str, stored: dict[str, Any],
+    options: dict[str, Any], mapping: dict[str, str], labels: dict[str, str],
 ) -> HttpResponse:  # fmt: skip
     """The import itself, with the preview's choices; the staged upload goes when it is done."""
     values = {"fmt": options["format"] or None, "default_split": options["split"],
               "mapping": {t: c for t, c in mapping.items() if c}, "labels": labels,
               "skip_bad": options["skip_bad"]}  # fmt: skip
+    files = preview.as_files(stored)
     job, result = import_or_queue(
-        project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS,
-        files={"file": upload}, options=values,
+        project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS, files=files,
+        options=values,
     )  # fmt: skip
     preview.discard(token)
     if job is not None:
         return redirect("import-job", slug=project.slug, pk=job.pk)
-    said = f"Imported {result['imported']} examples from {upload.name}."
+    said = f"Imported {result['imported']} examples from {files['file'].name}."
     if result["skipped"]:
         said += f" {result['skipped']} bad lines were skipped: see Earlier imports."
         messages.warning(request, said)
@@ -112,26 +111,36 @@ def skipped_lines(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResp
 
 @login_required
 def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Contrast sets in two steps, as originals: the files, then a preview of the first sets
+    with the columns (paired TSV) and label values chosen from the files' own, then the
+    import. Warnings come back grouped, on the page."""
     project = project_for(request.user, slug, Role.ADMIN)
     form = SetImportForm(request.POST or None, request.FILES or None)
     errors: list[Any] = []
     warnings: list[Any] = []
+    shown = None
+    token = request.POST.get("upload", "")
+    targets = preview.set_targets(project)
     if request.method == "POST" and form.is_valid():
-        values = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
-        values["tags"] = [t.strip() for t in values.get("tags", "").split(",") if t.strip()]
-        data = SetImportSerializer(data=values)
-        if not data.is_valid():
-            form.add_error(None, json.dumps(data.errors))
-        else:
-            files, options = files_and_options(data.validated_data)
-            try:
-                job, result = import_or_queue(
-                    project=project, user=request.user, kind=ImportJob.Kind.SETS, files=files,
-                    options=options,
-                )  # fmt: skip
-            except ImportRejected as rejected:
-                errors = rejected.errors
+        values = form.cleaned_data
+        try:
+            mapping: dict[str, str] | None = None
+            labels: dict[str, str] = {}
+            if form.uploads():
+                token = preview.stage(project, request.user, form.uploads())
             else:
+                mapping, labels = chosen_mapping(request.POST, targets, project)
+            stored = preview.staged(project, request.user, token)
+            if request.POST.get("action") == "import" and mapping is not None:
+                options = {
+                    key: values[key]
+                    for key in ("format", "split", "strict", "tags", "author", "accept")
+                } | {"mapping": {t: c for t, c in mapping.items() if c}, "labels": labels}
+                job, result = import_or_queue(
+                    project=project, user=request.user, kind=ImportJob.Kind.SETS,
+                    files=preview.as_files(stored), options=options,
+                )  # fmt: skip
+                preview.discard(token)
                 if job is not None:
                     return redirect("import-job", slug=slug, pk=job.pk)
                 skipped = result["already_present"]
@@ -141,13 +150,30 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 if not result["warnings"]:
                     return redirect("set-import", slug=slug)
                 # Shown once, grouped and counted, on the page itself: no redirect.
-                form = SetImportForm()
+                form, token = SetImportForm(), ""
                 warnings = group_errors([LineError(**w) for w in result["warnings"]])
-    truth = (
-        '"answers": ["…"]' if project.is_free_text else f'"label": {json.dumps(project.labels[0])}'
-    )
+            else:
+                shown = preview.set_preview(project, stored, values["format"], mapping, labels,
+                                            values["split"], values["tags"])  # fmt: skip
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        except DomainError as error:
+            form.add_error(None, error.message)
+        if errors and token:  # the files again beside their problems, as they were chosen
+            try:
+                mapping, labels = chosen_mapping(request.POST, targets, project)
+                shown = preview.set_preview(
+                    project, preview.staged(project, request.user, token), values["format"],
+                    mapping or None, labels, values["split"], values["tags"],
+                )  # fmt: skip
+            except DomainError:
+                shown = None
+    first = json.dumps(project.labels[0]) if project.labels else ""
+    truth = '"answers": ["…"]' if project.is_free_text else f'"label": {first}'
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
+        "preview": shown, "token": token if shown else "", "targets": targets,
+        "labels": project.labels,
         "example_fields": json.dumps({name: "…" for name in project.field_names}),
         "example_truth": truth,
         "example_tags": json.dumps([t.name for t in project.tags.all()[:1]] or ["negation"]),

@@ -6,9 +6,10 @@ DynaSent's scale (1,280 validators) stays under three screens."""
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.imports.votes import import_votes
-from annotation.models import Example, Project
+from annotation.models import Example, Perturbation, Project, Release, Vote
 from tests.browser.conftest import screenshot
 from tests.factories import project_creator
 
@@ -64,6 +65,38 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page,
     project.refresh_from_db()
     assert (project.setting("votes_per_item"), project.setting("majority")) == (3, 2)
 
+    # Contrast sets through their preview: Gardner's paired TSV layout, sent to validation;
+    # then sets.jsonl, accepted as published.
+    header = "Sentiment\tText\n"
+    (tmp_path / "o.tsv").write_text(header + "Positive\tA fine film.\nNegative\tA dull film.\n")
+    (tmp_path / "c.tsv").write_text(header + "Negative\tA poor film.\nPositive\tA keen film.\n")
+    page.click("nav.tabs >> text=Import")
+    page.click("nav.subnav >> text=contrast sets")
+    page.set_input_files("input[name=original]", str(tmp_path / "o.tsv"))
+    page.set_input_files("input[name=contrast]", str(tmp_path / "c.tsv"))
+    page.click("button:has-text('Preview')")
+    assert page.input_value("#map_text") == "Text" and page.input_value("#map_label") == "Sentiment"
+    assert "A poor film." in page.inner_text("#preview-sets")
+    page.fill("input[name=tags]", "negation")
+    screenshot(page, "set-import-preview")
+    page.click("button:has-text('Import 2 sets')")
+    page.get_by_role("status").wait_for()
+    assert "Imported 2 perturbations" in page.get_by_role("status").inner_text()
+    sets = tmp_path / "sets.jsonl"
+    sets.write_text(json.dumps({
+        "set_id": "g1", "split": "test",
+        "original": {"id": "g1", "fields": {"text": "Good acting."}, "label": "positive"},
+        "perturbations": [{"id": "g1-p", "fields": {"text": "Bad acting."}, "label": "negative",
+                           "tags": ["negation"]}],
+    }) + "\n")  # fmt: skip
+    page.select_option("select[name=format]", "sets_jsonl")
+    page.set_input_files("input[name=file]", str(sets))
+    page.click("button:has-text('Preview')")
+    page.check("input[name=accept]")
+    page.click("button:has-text('Import 1 set')")
+    page.get_by_role("status").wait_for()
+    assert Perturbation.objects.filter(project=project, status="accepted").count() == 1
+
     page.click("nav.tabs >> text=Members")
     page.fill("textarea[name=people]", "vera, vera@example.org")
     page.click("button:has-text('Add people')")
@@ -79,8 +112,25 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page,
     login("vera", "a long pass phrase 42")
     page.goto("/p/reviews/validate/")
     assert "Validate" in page.inner_text("h1")
+    page.keyboard.press("1")  # a vote by its key
+    expect(page.locator("#done-count")).to_have_text("1")
+    assert Vote.objects.filter(validator__username="vera").count() == 1
     page.goto(link)
     assert "This link has been used or has expired" in page.inner_text("main")
+
+    # Release, then download the votes.
+    page.click("button:has-text('Log out')")
+    login("carla")
+    page.goto("/p/reviews/releases/")
+    page.fill("input[name=version]", "1.0")
+    page.click("button:has-text('Publish')")
+    page.wait_for_url("**/releases/*/")
+    assert Release.objects.get(project=project).version == "1.0"
+    page.click("nav.tabs >> text=Validators")
+    with page.expect_download() as download:
+        page.click("#downloads >> text=CSV >> nth=0")
+    votes = download.value.path().read_text()
+    assert votes.startswith("item,split,validator,label") and ",vera,negative," in votes
 
 
 def test_the_validators_page_with_1280_validators_is_under_three_screens(

@@ -1,6 +1,7 @@
 """Every bad input of the hostile-user audit gets a clear 4xx, and nothing is written."""
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -197,14 +198,21 @@ def test_bad_ids_in_pages_are_not_found(project, people, page, released):
     assert writes() == before
 
 
-def test_set_import_page_takes_a_mapping_only_as_a_json_object(project, page):
+def test_set_import_page_with_columns_not_in_the_files_writes_nothing(project, page):
     before = writes()
-    response = page.post(f"/p/{project.slug}/import/sets/", {
-        "format": "paired_tsv", "mapping": "Text", "split": "test", "author": "imported",
-        "original": upload("o.tsv", "label\ttext\npositive\tGood.\n"),
+    options = {"format": "paired_tsv", "split": "test", "author": "imported"}
+    shown = page.post(f"/p/{project.slug}/import/sets/", {
+        **options, "original": upload("o.tsv", "label\ttext\npositive\tGood.\n"),
         "contrast": upload("c.tsv", "label\ttext\nnegative\tBad.\n"),
     })  # fmt: skip
-    assert response.status_code == 200 and "not valid JSON" in response.content.decode()
+    token = re.search(r'name="upload" value="(\w+)"', shown.content.decode())
+    assert token is not None
+    for action in ("preview", "import"):
+        response = page.post(f"/p/{project.slug}/import/sets/", {
+            **options, "upload": token.group(1), "map_text": "Text\u0001", "map_label": "x",
+            "action": action,
+        })  # fmt: skip
+        assert response.status_code in (200, 400) and "lacks" in response.content.decode()
     assert writes() == before
 
 

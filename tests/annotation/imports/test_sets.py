@@ -1,4 +1,5 @@
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -277,14 +278,23 @@ def test_gardner_tsvs_import_verbatim_through_the_page_into_lowercase_labels(
              for role in ("original", "contrast")}  # fmt: skip
     page = Client()
     page.force_login(people["admin"])
+    options = {"format": "paired_tsv", "split": split, "tags": "negation",
+               "author": "gardner2020", "accept": "on"}  # fmt: skip
     with paths["original"].open("rb") as original, paths["contrast"].open("rb") as contrast:
-        response = page.post(
-            f"/p/{project.slug}/import/sets/",
-            {"format": "paired_tsv", "original": original, "contrast": contrast, "split": split,
-             "mapping": '{"text": "Text", "label": "Sentiment"}', "labels": "",
-             "tags": "negation", "author": "gardner2020", "accept": "on"},
-            follow=True,
-        )  # fmt: skip
+        shown = page.post(f"/p/{project.slug}/import/sets/",
+                          {**options, "original": original, "contrast": contrast})  # fmt: skip
+    html = shown.content.decode()
+    # The preview guesses Text and Sentiment, and matches Negative/Positive to the labels.
+    assert '<option value="Text" selected>' in html
+    assert '<option value="Sentiment" selected>' in html
+    assert '<option value="negative" selected>' in html
+    token = re.search(r'name="upload" value="(\w+)"', html)
+    assert token is not None
+    choices = {"upload": token.group(1), "map_text": "Text", "map_label": "Sentiment",
+               "value_1": "Negative", "label_1": "negative", "value_2": "Positive",
+               "label_2": "positive"}  # fmt: skip
+    response = page.post(f"/p/{project.slug}/import/sets/",
+                         {**options, **choices, "action": "import"}, follow=True)  # fmt: skip
     assert response.status_code == 200
     rows = {role: list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
             for role, path in paths.items()}  # fmt: skip
