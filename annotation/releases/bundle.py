@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import time
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -153,8 +154,11 @@ class BundleWriter:
             for name in (CARD_FILE, "manifest.json"):
                 zip_file(bundle, self.work / name, name)
         target = self.root / f"{self.release.version}.zip"
-        if target.exists():  # a bundle is written once, never replaced
-            raise FileExistsError(target)
+        if target.exists():
+            # Versions are unique, so no release owns this file: it is left from a database
+            # that was reset, or from an attempt that failed after writing it. A bundle is
+            # never overwritten: that one is kept aside.
+            target.rename(target.with_name(f"{target.name}.orphan-{time.time_ns()}"))
         (self.work / "bundle.zip").rename(target)
         target.chmod(0o444)  # written once, never changed
         self.release.bundle = str(target.relative_to(settings.MEDIA_ROOT))

@@ -16,10 +16,18 @@ from tests.factories import project_creator
 pytestmark = pytest.mark.browser
 
 
-def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page, login, tmp_path):
+def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(
+    page, login, tmp_path, settings
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
     project_creator("carla")
     login("carla")
-    # Each template makes a working project: 1 click for the template, 2 fields, 1 click.
+    # Each template makes a working project: 1 click for the template, 2 fields, 1 click;
+    # then its originals through the preview: 1 file, 2 clicks.
+    files = {
+        "qa": "Context\tQuestion\tAnswer\nMarie won in 1903.\tWho won?\tMarie\n",
+        "pairs": "source\ttext\tlabel\nDer Hund bellt.\tThe dog barks.\tacceptable\n",
+    }
     for template, slug in (("Free-text QA", "qa"), ("Minimal pairs", "pairs")):
         page.goto("/")
         page.click("#new-project")
@@ -28,6 +36,13 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(page,
         page.fill("input[name=slug]", slug)
         page.click("button:has-text('Create project')")
         page.wait_for_url(f"**/p/{slug}/import/")
+        (tmp_path / f"{slug}.tsv").write_text(files[slug])
+        page.set_input_files("input[name=file]", str(tmp_path / f"{slug}.tsv"))
+        page.click("button:has-text('Preview')")
+        page.click("button:has-text('Import 1 row')")
+        page.get_by_role("status").wait_for()
+    assert Example.objects.get(project__slug="qa").answers == ["Marie"]  # "Answer" guessed
+    assert Example.objects.get(project__slug="pairs").fields["source"] == "Der Hund bellt."
     assert Project.objects.get(slug="qa").task_type == "free_text"
     assert Project.objects.get(slug="pairs").fields[0] == {"name": "source", "kind": "text",
                                                            "editable": False}  # fmt: skip

@@ -186,6 +186,20 @@ def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     assert Path(media, later.bundle).read_bytes() != before
 
 
+def test_a_bundle_left_without_its_release_is_kept_aside_not_overwritten(
+    project, people, validated, media
+):
+    """A database reset (or an attempt that failed after writing) leaves 1.0.zip with no
+    release: publishing 1.0 again works, and the old file stays beside it."""
+    folder = Path(media) / "releases" / project.slug
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "1.0.zip").write_bytes(b"left from before")
+    release = release_create(project=project, user=people["admin"], version="1.0")
+    assert zipfile.is_zipfile(Path(media) / release.bundle)
+    (orphan,) = folder.glob("1.0.zip.orphan-*")
+    assert orphan.read_bytes() == b"left from before"
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_random_split_never_cuts_a_set(project, people, seed):
     pivots = [ExampleFactory(project=project, fields={"text": f"good film {n}"}) for n in range(30)]
