@@ -113,9 +113,9 @@ class VoteDownloadView(APIView):
             OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl"),
             OpenApiParameter(
                 "by",
-                enum=["vote", "item"],
+                enum=["vote", "item", "validator"],
                 default="vote",
-                description="one row per vote, or per item with its counts",
+                description="one row per vote, per item with its counts, or per validator",
             ),
         ],
         responses={
@@ -124,14 +124,16 @@ class VoteDownloadView(APIView):
         },
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
-        """Every vote of the project, or every item with its counted votes per label."""
+        """Every vote of the project, every item with its counted votes per label, or every
+        validator with the Validators page's figures."""
         project = project_for(request.user, slug, Role.ADMIN)
         fmt = checked_format(request.query_params.get("format"))
         by = request.query_params.get("by", "vote")
-        if by not in ("vote", "item"):
-            raise DomainError("by is vote or item.", field="by")
-        rows = downloads.vote_rows(project) if by == "vote" else downloads.item_rows(project)
-        return download(rows, fmt, f"{project.slug}-{'votes' if by == 'vote' else 'items'}")
+        rows = {"vote": downloads.vote_rows, "item": downloads.item_rows,
+                "validator": downloads.validator_rows}.get(by)  # fmt: skip
+        if rows is None:
+            raise DomainError("by is vote, item or validator.", field="by")
+        return download(rows(project), fmt, f"{project.slug}-{by}s")
 
 
 class ValidatorQualifyView(APIView):

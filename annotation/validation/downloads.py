@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from annotation.models import Project, ValidationItem, Vote
+from annotation.validation.stats import validator_figures
 
 ITEM = ("perturbation_id", "control__external_id", "external_id")
 VOTE_COLUMNS = {
@@ -42,3 +43,10 @@ def vote_rows(project: Project) -> Iterator[dict[str, Any]]:
 
 def item_rows(project: Project) -> Iterator[dict[str, Any]]:
     return _rows(ValidationItem.objects.filter(project=project).order_by("id"), "", ITEM_COLUMNS)
+
+
+def validator_rows(project: Project) -> Iterator[dict[str, Any]]:
+    for v in validator_figures(project):
+        yield {"validator": v["validator"], "votes": v["votes"],
+               "votes_on_resolved_items": v["resolved_votes"], "agreement": v["agreement"],
+               "median_seconds": v["median_seconds"], "qualified": v["qualified"]}  # fmt: skip

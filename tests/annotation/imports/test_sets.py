@@ -304,6 +304,12 @@ def test_gardner_tsvs_import_verbatim_through_the_page_into_lowercase_labels(
     assert [p.pivot.fields["text"] for p in stored] == [r["Text"] for r in rows["original"]]
     assert [p.label for p in stored] == [r["Sentiment"].lower() for r in rows["contrast"]]
     assert {p.status for p in stored} == {"accepted"} and {p.pivot.split for p in stored} == {split}
+    from annotation.releases.card import dataset_card
+    from annotation.releases.services import release_create
+
+    release = release_create(project=project, user=people["admin"], version="1")
+    card = dataset_card(project, release)
+    assert "imported as accepted" in card and "validated blind" not in card
 
 
 def test_a_sets_file_past_the_row_limit_is_refused_with_its_line(

@@ -54,6 +54,10 @@ def test_votes_download_per_vote_and_per_item(project, people, client_for):
     table = list(csv.DictReader(io.StringIO(fetched(admin, url + "?by=item&format=csv"))))
     assert [row["item"] for row in table] == [item["item"] for item in items]
     assert fetched(admin, url + "?format=csv").startswith("item,split,validator,label")
+    per_validator = [json.loads(x) for x in fetched(admin, url + "?by=validator").splitlines()]
+    assert {v["validator"].rsplit("-", 1)[-1]: v["votes"] for v in per_validator} == Counter(
+        v["validator"].rsplit("-", 1)[-1] for v in votes
+    )
     assert admin.get(url + "?by=worker").status_code == 400
     assert admin.get(url + "?format=xlsx").status_code == 400
     for role in ("expert", "validator", "outsider"):

@@ -312,3 +312,22 @@ def test_bad_analysis_requests_are_refused_clearly(project, released, people, cl
         if message:
             assert message in response.json()["detail"], response.json()
     assert not Analysis.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_negative_covariance_part_reads_as_words_not_a_share_below_zero(project, people):
+    """Var = independent + covariance; when the covariance part is negative its "share" (here
+    -200%) means nothing to a reader: the page says negative and why."""
+    from django.test import Client
+
+    part = {"n": 10, "k": 3, "mean": 0.8, "std": 0.01, "normalised_std": 0.03, "variance": 1e-4,
+            "independent": 3e-4, "covariance": -2e-4, "covariance_share": -2.0,
+            "accuracies": [0.79, 0.8, 0.81]}  # fmt: skip
+    analysis = Analysis.objects.create(project=project, kind="instability", status="succeeded",
+                                       params={"runs": [1, 2, 3]},
+                                       result={"original": part, "runs": [1, 2, 3]})  # fmt: skip
+    page = Client()
+    page.force_login(people["admin"])
+    html = page.get(f"/p/{project.slug}/analyses/{analysis.pk}/").content.decode()
+    assert ">negative</span>" in html and "-200.0%" not in html
+    assert "Parameters: runs: 1, 2, 3" in html
