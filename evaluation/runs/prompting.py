@@ -16,11 +16,11 @@ import numpy as np
 from annotation.models import Project, Release
 from annotation.projects.config import default_prompt
 from annotation.releases.bundle import read_examples
-from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
+from evaluation.runs.scoring import scored_answers
 from evaluation.specs.services import source_to_load
 
 FEW_SHOT_SEED = 1234
@@ -145,13 +145,4 @@ def run_generation(
         batch_size=spec.batch_size,
         progress=advance,
     )
-    scored = [
-        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text.strip(), tuple(e["tags"]))
-        for e, text in zip(examples, answers, strict=True)
-    ]
-    rows = [
-        {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
-         "gold_answers": e["answers"], "output": s.predicted, "em": s.em, "f1": s.f1}
-        for e, s in zip(examples, scored, strict=True)
-    ]  # fmt: skip
-    return rows, qa_metrics(scored)
+    return scored_answers(examples, [text.strip() for text in answers])

@@ -82,6 +82,14 @@ def run_reader(
             spec.batch_size,
             advance,
         ).texts
+    return scored_answers(examples, texts)
+
+
+def scored_answers(
+    examples: list[dict[str, Any]], texts: list[str]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each example's answer as Prediction fields (EM and F1 against its answers), and the
+    QA metrics: for any model that answers in words."""
     scored = [
         ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text, tuple(e["tags"]))
         for e, text in zip(examples, texts, strict=True)
