@@ -20,6 +20,9 @@ class ModelSpec(models.Model):
         HF_CAUSAL_LM = "hf-causal-lm"
         HF_SEQ2SEQ = "hf-seq2seq"
         HF_QUESTION_ANSWERING = "hf-question-answering"
+        # A file of a model's outputs for a release split (runs/predictions.py): registered
+        # by the upload itself, never through the Models page.
+        PREDICTIONS = "predictions"
 
     class Device(models.TextChoices):
         AUTO = "auto"

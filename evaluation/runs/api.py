@@ -24,8 +24,18 @@ from evaluation.runs import results, services
 
 class RunInputSerializer(serializers.Serializer):
     release = serializers.IntegerField()
-    model = serializers.IntegerField()
+    model = serializers.IntegerField(required=False, help_text="a registered model, or:")
+    predictions = serializers.FileField(
+        required=False,
+        help_text="a predictions file (multipart): a JSON object from example id to prediction, "
+        'or JSON Lines {"id", "prediction", "role"}; docs/workflows.md',
+    )
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("model" in attrs) == ("predictions" in attrs):
+            raise serializers.ValidationError("Give a model or a predictions file, not both.")
+        return attrs
 
 
 class RunOutputSerializer(serializers.ModelSerializer):
@@ -58,11 +68,20 @@ class RunListView(APIView):
                 check(request.user, parse_id(raw_field(request, key)) or 0)
         data = RunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        release = admin_release(request.user, data.validated_data["release"])
-        model = admin_model(request.user, data.validated_data["model"])
-        run = services.evaluation_enqueue(
-            release=release, model=model, split=data.validated_data["split"], user=request.user
-        )
+        values = data.validated_data
+        release = admin_release(request.user, values["release"])
+        if "predictions" in values:
+            run = services.predictions_enqueue(
+                release=release,
+                split=values["split"],
+                upload=values["predictions"],
+                user=request.user,
+            )
+        else:
+            model = admin_model(request.user, values["model"])
+            run = services.evaluation_enqueue(
+                release=release, model=model, split=values["split"], user=request.user
+            )
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -11,6 +11,7 @@ from annotation.releases.bundle import read_examples
 from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runs.pairs import run_language_model
+from evaluation.runs.predictions import run_predictions
 from evaluation.runs.prompting import run_choices, run_generation
 from evaluation.runs.scoring import run_classifier, run_reader
 
@@ -37,7 +38,9 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
             progress(done, len(examples))
 
     prompted = spec.kind in ModelSpec.LANGUAGE_MODELS
-    if prompted and project.task_type == project.TaskType.MINIMAL_PAIR:
+    if spec.kind == ModelSpec.Kind.PREDICTIONS:
+        rows, metrics = run_predictions(spec, project, examples, advance)
+    elif prompted and project.task_type == project.TaskType.MINIMAL_PAIR:
         rows, metrics = run_language_model(spec, project, examples, advance)
     elif prompted and project.is_free_text:
         rows, metrics = run_generation(spec, run.release, examples, advance)

@@ -1,15 +1,20 @@
 """Evaluation runs from the web process: enqueue, retry and cancel. A worker scores them with
 evaluation.runs.execute."""
 
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.errors import DomainError
-from annotation.models import Release, user_or_none
+from annotation.models import Project, Release, user_or_none
+from annotation.releases.bundle import read_examples
 from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs.predictions import read_predictions
 from evaluation.tasks import run_evaluation_task
 
 
@@ -60,3 +65,25 @@ ACTIONS: dict[str, Callable[[EvaluationRun], EvaluationRun]] = {
     "cancel": lambda run: evaluation_cancel(run=run),
     "retry": lambda run: evaluation_retry(run=run),
 }
+
+
+def predictions_enqueue(*, release: Release, split: str, upload: Any, user: Any) -> EvaluationRun:
+    """Check the file against the split now (bad lines refuse it), keep it, and queue its run."""
+    project = release.project
+    if project.task_type == Project.TaskType.MINIMAL_PAIR:
+        raise DomainError("Minimal pairs are scored by language models, not predictions files.")
+    if split not in release.counts.get("sets", {}):
+        raise DomainError(f"Release {release.version} has no {split} split.", field="split")
+    data = upload.read()
+    read_predictions(project, read_examples(release, split), data)
+    name = Path(upload.name).name[:80] or "predictions"
+    relative = Path("predictions") / f"{uuid.uuid4().hex}.json"
+    path = Path(settings.MEDIA_ROOT) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    with transaction.atomic():
+        spec = ModelSpec.objects.create(
+            project=project, name=f"predictions: {name}", kind=ModelSpec.Kind.PREDICTIONS,
+            source=str(relative), created_by=user_or_none(user),
+        )  # fmt: skip
+        return evaluation_enqueue(release=release, model=spec, split=split, user=user)

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.errors import DomainError, flash_refusal
+from annotation.errors import DomainError, ImportRejected, flash_refusal
 from config.edge import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, Job, ModelSpec
@@ -24,24 +24,32 @@ from evaluation.runs import results, services
 def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = admin_project(request.user, slug)
     releases = project.releases.all()
-    specs = ModelSpec.objects.filter(project=project)
+    specs = ModelSpec.objects.filter(project=project).exclude(kind=ModelSpec.Kind.PREDICTIONS)
+    errors: list[Any] = []
     if request.method == "POST":
         release = releases.filter(pk=parse_id(request.POST.get("release")) or 0).first()
         model = specs.filter(pk=parse_id(request.POST.get("model")) or 0).first()
+        upload = request.FILES.get("predictions")
+        split = request.POST.get("split", "test")
         try:
-            if release is None or model is None:
-                raise DomainError("Choose a release and a model of this project.")
-            run = services.evaluation_enqueue(
-                release=release, model=model, split=request.POST.get("split", "test"),
-                user=request.user,
-            )  # fmt: skip
+            if release is not None and upload is not None:
+                run = services.predictions_enqueue(release=release, split=split, upload=upload,
+                                                   user=request.user)  # fmt: skip
+            elif release is not None and model is not None:
+                run = services.evaluation_enqueue(release=release, model=model, split=split,
+                                                  user=request.user)  # fmt: skip
+            else:
+                raise DomainError("Choose a release, and a model or a predictions file.")
+        except ImportRejected as rejected:
+            errors = rejected.errors
         except DomainError as error:
             flash_refusal(request, error)
         else:
             return redirect("run", slug=slug, pk=run.pk)
     runs = EvaluationRun.objects.filter(release__project=project).select_related("release", "model")
-    context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100]}
-    return render(request, "evaluation/runs.html", context)
+    context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100],
+               "errors": errors}  # fmt: skip
+    return render(request, "evaluation/runs.html", context, status=400 if errors else 200)
 
 
 def _run(request: HttpRequest, slug: str, pk: int) -> tuple[Any, EvaluationRun]:

@@ -96,7 +96,11 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Model {form.cleaned_data['name']} registered.")
             return redirect("models", slug=slug)
-    context = {"project": project, "form": form, "specs": ModelSpec.objects.filter(project=project)}
+    context = {
+        "project": project,
+        "form": form,
+        "specs": ModelSpec.objects.filter(project=project).exclude(kind=ModelSpec.Kind.PREDICTIONS),
+    }
     return render(request, "evaluation/models.html", context)
 
 

@@ -17,16 +17,12 @@ from annotation.models import Perturbation, Release
 from evaluation.models import Prediction
 from evaluation.runs.execute import run_evaluation
 from tests.evaluation.llm import build_causal, build_seq2seq
-from tests.factories import ExampleFactory, UserFactory, member, submitted_perturbation
+from tests.evaluation.runs.conftest import _api
+from tests.factories import ExampleFactory, member, submitted_perturbation
 
 PROMPT = "Review: {text}\nSentiment:"
 REVIEWS = ["the film was good", "the acting was great", "a good plot", "good acting, not awful",
            "the plot was good and the acting great", "the film was great"]  # fmt: skip
-QA = [  # context, question, answers; the edited context and its answers
-    ("Alice is in Paris.", "Where is Alice?", ["Paris"], "Alice is in London.", ["London"]),
-    ("Bob is in London.", "Who is in London?", ["Bob"], "Alice is in London.", ["Alice"]),
-    ("The film was good.", "What was good?", ["the film"], "The plot was good.", ["plot"]),
-]
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +33,6 @@ def models(tmp_path_factory):  # type: ignore[no-untyped-def]
         "causal-bos": build_causal(root / "causal-bos", add_bos=True),
         "seq2seq": build_seq2seq(root / "seq2seq"),
     }
-
-
-def _api(client_for):  # type: ignore[no-untyped-def]
-    staff = UserFactory(username="root", is_staff=True)
-    return client_for(staff)
 
 
 @pytest.fixture
@@ -268,33 +259,6 @@ def test_prompts_name_only_fields_and_verbalizers_only_labels(sentiment):
 
 
 # Free text ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def questions(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
-    settings.MEDIA_ROOT = tmp_path / "media"
-    root = _api(client_for)
-    created = root.post("/api/projects/", {
-        "name": "QA", "slug": "qa", "task_type": "free_text",
-        "fields": [{"name": "context", "editable": True}, {"name": "question", "editable": False}],
-        "labels": [], "tags": [{"name": "entity"}],
-        "settings": {"prompt": "Context: {context}\nQuestion: {question}\nAnswer:"},
-    }, format="json")  # fmt: skip
-    assert created.status_code == 201, created.json()
-    from annotation.authoring.drafts import perturbation_save
-    from annotation.models import Project
-
-    project = Project.objects.get(slug="qa")
-    author = member(project, "ana", "expert")
-    for n, (context, question, answers, edited, new_answers) in enumerate(QA):
-        pivot = ExampleFactory(project=project, external_id=f"q{n}", label="", answers=answers,
-                               fields={"context": context, "question": question})  # fmt: skip
-        p = perturbation_save(author=author, pivot=pivot, fields={"context": edited},
-                              answers=new_answers, tags=["entity"], submit=True)  # fmt: skip
-        Perturbation.objects.filter(pk=p.pk).update(status="accepted")
-    release = root.post("/api/projects/qa/releases/", {"version": "1"}, format="json")
-    assert release.status_code == 201, release.json()
-    return project, release.json()["id"], root
 
 
 def squad_normalize(text):  # type: ignore[no-untyped-def]

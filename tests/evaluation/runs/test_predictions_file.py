@@ -1,0 +1,119 @@
+"""Runs from a predictions file: scored like any run (checked against a computation written
+here), by a project admin who is not staff; unknown ids refuse the file with their line;
+missing examples count as wrong and are listed."""
+
+import json
+from collections import defaultdict
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.releases.bundle import read_examples
+from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs.execute import run_evaluation
+from tests.evaluation.runs.test_prompted import squad_f1, squad_normalize
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, release_id, name, content, split="test"):  # type: ignore[no-untyped-def]
+    upload = SimpleUploadedFile(name, content.encode())
+    body = {"release": release_id, "split": split, "predictions": upload}
+    return client.post("/api/evaluations/", body, format="multipart")
+
+
+def test_a_classification_release_scored_from_a_json_object(released, people, client_for):
+    examples = read_examples(released, "test")
+    assert not people["admin"].is_staff
+    wrong = {e["id"] for e in examples[1::3]}
+    missing = examples[-1]["id"]
+    flip = {"positive": "negative", "negative": "positive"}
+    given = {e["id"]: (flip[e["label"]] if e["id"] in wrong else e["label"].upper())
+             for e in examples if e["id"] != missing}  # fmt: skip
+    admin = client_for(people["admin"])
+    answer = post(admin, released.pk, "baseline.json", json.dumps(given))
+    assert answer.status_code == 202, answer.json()
+    run = run_evaluation(answer.json()["id"])
+    assert run is not None and run.status == "succeeded", run and run.error
+    right = {e["id"]: e["id"] not in wrong and e["id"] != missing for e in examples}
+    by_role = defaultdict(list)
+    by_set = defaultdict(list)
+    for e in examples:
+        by_role[e["role"]].append(right[e["id"]])
+        by_set[e["set_id"]].append(right[e["id"]])
+    m = run.metrics
+    assert m["original_accuracy"] == pytest.approx(
+        sum(by_role["original"]) / len(by_role["original"])
+    )
+    assert m["perturbed_accuracy"] == pytest.approx(
+        sum(by_role["perturbed"]) / len(by_role["perturbed"])
+    )
+    assert m["consistency"] == pytest.approx(sum(map(all, by_set.values())) / len(by_set))
+    assert m["missing"] == {"count": 1, "ids": [missing]}
+    assert run.model.kind == "predictions" and run.model.name == "predictions: baseline.json"
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(people["admin"])
+    page = browser.get(f"/p/{released.project.slug}/evaluations/{run.pk}/")
+    assert page.status_code == 200 and f"<code>{missing}</code>" in page.content.decode()
+
+
+def test_unknown_ids_refuse_the_file_with_their_line_and_nothing_is_queued(
+    released, people, client_for
+):
+    examples = read_examples(released, "test")
+    first, second = examples[0], examples[1]
+    lines = [
+        {"id": first["id"], "prediction": first["label"], "role": first["role"]},
+        {"id": "nope", "prediction": "positive"},
+        {"id": second["id"], "prediction": "maybe"},
+        {"id": second["id"], "prediction": "positive", "role": "sideways"},
+        {"id": first["id"], "prediction": "negative"},
+    ]
+    admin = client_for(people["admin"])
+    answer = post(admin, released.pk, "p.jsonl", "\n".join(json.dumps(x) for x in lines))
+    assert answer.status_code == 400
+    errors = answer.json()["errors"]
+    assert [e["line"] for e in errors] == [2, 3, 4, 5]
+    assert "unknown id 'nope'" in errors[0]["message"]
+    assert "not a label" in errors[1]["message"] and "role must be" in errors[2]["message"]
+    assert "a second prediction" in errors[3]["message"]
+    assert not EvaluationRun.objects.exists() and not ModelSpec.objects.exists()
+    model = ModelSpec.objects.create(project=released.project, name="m", kind="python",
+                                     source="tests.evaluation.rule_models:keyword")  # fmt: skip
+    both = admin.post("/api/evaluations/", {"release": released.pk, "model": model.pk,
+                                            "predictions": SimpleUploadedFile("p.json", b"{}")},
+                      format="multipart")  # fmt: skip
+    assert both.status_code == 400
+    for role in ("expert", "validator", "outsider"):
+        refused = post(client_for(people[role]), released.pk, "p.json", "{}")
+        assert refused.status_code in (403, 404)
+    for source, code in (("org/x", 400), ("/etc/passwd", 403)):
+        registered = admin.post("/api/models/", {"project": released.project.slug, "name": "x",
+                                                 "kind": "predictions", "source": source},
+                                format="json")  # fmt: skip
+        assert registered.status_code == code  # only an upload makes a predictions "model"
+
+
+def test_a_free_text_release_scored_from_jsonl_with_squads_rules(questions):
+    _, release_id, root = questions
+    from annotation.models import Release
+
+    examples = read_examples(Release.objects.get(pk=release_id), "test")
+    given = {e["id"]: (["The", e["answers"][0]] if n % 2 else "no idea")
+             for n, e in enumerate(examples)}  # fmt: skip
+    content = "\n".join(json.dumps({"id": i, "prediction": p}) for i, p in given.items())
+    answer = post(root, release_id, "answers.jsonl", content)
+    assert answer.status_code == 202, answer.json()
+    run = run_evaluation(answer.json()["id"])
+    assert run is not None and run.status == "succeeded"
+    spans = {i: " ".join(p) if isinstance(p, list) else p for i, p in given.items()}
+    em = [max(float(squad_normalize(spans[e["id"]]) == squad_normalize(a)) for a in e["answers"])
+          for e in examples]  # fmt: skip
+    f1 = [max(squad_f1(spans[e["id"]], a) for a in e["answers"]) for e in examples]
+    originals = [i for i, e in enumerate(examples) if e["role"] == "original"]
+    m = run.metrics
+    assert m["original_em"] == pytest.approx(sum(em[i] for i in originals) / len(originals))
+    assert m["original_f1"] == pytest.approx(sum(f1[i] for i in originals) / len(originals))
+    assert m["missing"]["count"] == 0
