@@ -4,6 +4,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Project, Release
+from evaluation.metrics.answers import member_right
 
 
 def default_stop() -> list[str]:
@@ -176,9 +177,11 @@ class Prediction(models.Model):
 
     @property
     def correct(self) -> bool:
-        """Right label; for a free-text answer, F1 above the consistency bar (docs/metrics.md)."""
+        """Right label; for a free-text answer, right by the run's consistency rule (F1 above
+        0.8, or an exact match: docs/metrics.md)."""
         if self.f1 is not None:
-            return self.f1 > 0.8
+            rule = (self.run.metrics.get("answer_rules") or {}).get("consistency", "f1")
+            return member_right(self.em or 0.0, self.f1, rule)
         return self.label == self.gold
 
 

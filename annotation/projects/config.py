@@ -36,6 +36,15 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # default_prompt), and what each label is called after it (default: the label itself).
     "prompt": "",
     "verbalizers": {},
+    # Free-text scoring's official variants (docs/metrics.md): answer normalisation (SQuAD's,
+    # or ROPES's, which keeps articles), and what makes a member right for consistency (F1
+    # above 0.8, or an exact match).
+    "answer_normalization": "squad",
+    "answer_consistency": "f1",
+}
+CHOICE_SETTINGS = {
+    "answer_normalization": ("squad", "ropes"),
+    "answer_consistency": ("f1", "em"),
 }
 MAX_PROMPT = 4000
 INT_SETTINGS = {
@@ -143,6 +152,9 @@ def clean_settings(settings: Any) -> dict[str, Any]:
         value = merged[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise DomainError(f"{key} must be a number from 0 to 1.")
+    for key, choices in CHOICE_SETTINGS.items():
+        if merged[key] not in choices:
+            raise DomainError(f"{key} must be one of {', '.join(choices)}.")
     clean_prompt(merged["prompt"])
     clean_verbalizers(merged["verbalizers"])
     if not isinstance(merged["require_label_change"], bool):

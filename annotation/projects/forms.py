@@ -9,7 +9,13 @@ from typing import Any
 from django import forms
 
 from annotation.models import Project
-from annotation.projects.config import DEFAULT_SETTINGS, FIELD_KINDS, FRACTION_SETTINGS, SPLITS
+from annotation.projects.config import (
+    CHOICE_SETTINGS,
+    DEFAULT_SETTINGS,
+    FIELD_KINDS,
+    FRACTION_SETTINGS,
+    SPLITS,
+)
 
 # A working project of each type, to start from and change.
 TEMPLATES: dict[str, dict[str, Any]] = {
@@ -66,6 +72,9 @@ SETTING_HELP = {
     "require_label_change": "an edit must flip the gold label",
     "control_rate": "share of items shown to validators as controls",
     "answer_match_f1": "free text: token F1 at which two answers match",
+    "answer_normalization": "free text: squad removes articles; ropes keeps them",
+    "answer_consistency": "free text: a set is consistent when every member has F1 above 0.8 "
+    "(f1), or is an exact match (em)",
 }
 PAGE_SETTINGS = [key for key in DEFAULT_SETTINGS if key not in ("prompt", "verbalizers")]
 
@@ -117,6 +126,9 @@ class ProjectForm(forms.Form):
             help_text = SETTING_HELP.get(key, "")
             if isinstance(default, bool):
                 field: forms.Field = forms.BooleanField(required=False, help_text=help_text)
+            elif key in CHOICE_SETTINGS:
+                choices = [(c, c) for c in CHOICE_SETTINGS[key]]
+                field = forms.ChoiceField(choices=choices, help_text=help_text)
             elif key in FRACTION_SETTINGS:
                 field = forms.FloatField(min_value=0, max_value=1, help_text=help_text)
             elif key == "release_min_agreement":

@@ -15,14 +15,17 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
 
 
-def normalize_answer(text: str) -> str:
-    """Lowercase, strip punctuation and the articles a/an/the, collapse whitespace."""
+def normalize_answer(text: str, articles: bool = True) -> str:
+    """SQuAD's: lowercase, strip punctuation and the articles a/an/the, collapse whitespace.
+    `articles=False` keeps the articles, as ROPES's evaluation does (its answers "A" and "B"
+    name groups of a situation)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    return " ".join((_ARTICLES.sub(" ", text) if articles else text).split())
 
 
-def token_f1(prediction: str, gold: str) -> float:
-    predicted, wanted = normalize_answer(prediction).split(), normalize_answer(gold).split()
+def token_f1(prediction: str, gold: str, articles: bool = True) -> float:
+    predicted = normalize_answer(prediction, articles).split()
+    wanted = normalize_answer(gold, articles).split()
     if not predicted or not wanted:
         return float(predicted == wanted)
     common = sum((Counter(predicted) & Counter(wanted)).values())
@@ -32,13 +35,13 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def best_f1(prediction: str, golds: list[str]) -> float:
-    return max((token_f1(prediction, gold) for gold in golds), default=0.0)
+def best_f1(prediction: str, golds: list[str], articles: bool = True) -> float:
+    return max((token_f1(prediction, gold, articles) for gold in golds), default=0.0)
 
 
-def best_em(prediction: str, golds: list[str]) -> float:
-    normal = normalize_answer(prediction)
-    return float(any(normal == normalize_answer(gold) for gold in golds))
+def best_em(prediction: str, golds: list[str], articles: bool = True) -> float:
+    normal = normalize_answer(prediction, articles)
+    return float(any(normal == normalize_answer(gold, articles) for gold in golds))
 
 
 def same_answers(first: list[str], second: list[str]) -> bool:

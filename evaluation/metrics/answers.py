@@ -29,17 +29,25 @@ class ScoredAnswer:
     gold: tuple[str, ...]
     predicted: str
     tags: tuple[str, ...] = field(default=())
+    normalization: str = "squad"
 
     @property
     def em(self) -> float:
-        return best_em(self.predicted, list(self.gold))
+        return best_em(self.predicted, list(self.gold), self.normalization == "squad")
 
     @property
     def f1(self) -> float:
-        return best_f1(self.predicted, list(self.gold))
+        return best_f1(self.predicted, list(self.gold), self.normalization == "squad")
 
 
-def _table(examples: Sequence[ScoredAnswer], tags: list[str]) -> dict[str, np.ndarray]:
+def member_right(em: float, f1: float, consistency: str = "f1") -> bool:
+    """Whether an answer counts as right for consistency, by the project's rule."""
+    return em == 1.0 if consistency == "em" else f1 > CONSISTENT_F1
+
+
+def _table(
+    examples: Sequence[ScoredAnswer], tags: list[str], consistency: str
+) -> dict[str, np.ndarray]:
     """Per-set sums that every figure, and every bootstrap sample, is a ratio of."""
     order: dict[str, int] = {}
     for e in examples:
@@ -52,7 +60,7 @@ def _table(examples: Sequence[ScoredAnswer], tags: list[str]) -> dict[str, np.nd
     column = {tag: j for j, tag in enumerate(tags)}
     for e in examples:
         i, em, f1 = order[e.set_id], e.em, e.f1
-        consistent[i] &= f1 > CONSISTENT_F1
+        consistent[i] &= member_right(em, f1, consistency)
         role = "orig" if e.role == "original" else "pert"
         t[f"{role}_n"][i] += 1
         t[f"{role}_em"][i] += em
@@ -82,10 +90,12 @@ def qa_metrics(
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
     level: float = 0.95,
+    consistency: str = "f1",
 ) -> dict[str, Any]:
-    """Every figure of docs/task-types.md for free text, with counts beside them."""
+    """Every figure of docs/task-types.md for free text, with counts beside them; a member is
+    right for consistency by `consistency` (member_right)."""
     tags = sorted({tag for e in examples for tag in e.tags})
-    t = _table(examples, tags)
+    t = _table(examples, tags, consistency)
     n_sets = len(t["consistent"])
     point = {
         name: (None if not n_sets or np.isnan(v[0]) else float(v[0]))

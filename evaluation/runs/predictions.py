@@ -107,7 +107,7 @@ def run_predictions(
         texts.append(value or "")
     advance(len(examples))
     if project.is_free_text:
-        rows, metrics = scored_answers(examples, texts)
+        rows, metrics = scored_answers(project, examples, texts)
     else:
         rows = [
             {"example": e["id"], "set_id": e["set_id"], "role": e["role"], "gold": e["label"],

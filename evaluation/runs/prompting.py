@@ -145,4 +145,4 @@ def run_generation(
         batch_size=spec.batch_size,
         progress=advance,
     )
-    return scored_answers(examples, [text.strip() for text in answers])
+    return scored_answers(project, examples, [text.strip() for text in answers])

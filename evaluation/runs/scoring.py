@@ -82,24 +82,27 @@ def run_reader(
             spec.batch_size,
             advance,
         ).texts
-    return scored_answers(examples, texts)
+    return scored_answers(project, examples, texts)
 
 
 def scored_answers(
-    examples: list[dict[str, Any]], texts: list[str]
+    project: Any, examples: list[dict[str, Any]], texts: list[str]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each example's answer as Prediction fields (EM and F1 against its answers), and the
-    QA metrics: for any model that answers in words."""
+    QA metrics, by the project's official variant: for any model that answers in words."""
+    rules = {"normalization": project.setting("answer_normalization"),
+             "consistency": project.setting("answer_consistency")}  # fmt: skip
     scored = [
-        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text, tuple(e["tags"]))
+        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text, tuple(e["tags"]),
+                     rules["normalization"])
         for e, text in zip(examples, texts, strict=True)
-    ]
+    ]  # fmt: skip
     rows = [
         {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
          "gold_answers": e["answers"], "output": s.predicted, "em": s.em, "f1": s.f1}
         for e, s in zip(examples, scored, strict=True)
     ]  # fmt: skip
-    return rows, qa_metrics(scored)
+    return rows, {**qa_metrics(scored, consistency=rules["consistency"]), "answer_rules": rules}
 
 
 def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: list[str]) -> None:

@@ -192,7 +192,7 @@ def test_bad_ids_in_pages_are_not_found(project, people, page, released):
     run = page.post(
         f"/p/{project.slug}/evaluations/", {"release": "abc", "model": "1", "split": "test"}
     )
-    assert run.status_code == 200 and "Choose a release and a model" in run.content.decode()
+    assert run.status_code == 200 and "Choose a release, and a model" in run.content.decode()
     compare = page.get(f"/p/{project.slug}/evaluations/compare/?a={'9' * 5000}&b=x")
     assert compare.status_code == 200
     assert writes() == before

@@ -3,7 +3,9 @@ here), by a project admin who is not staff; unknown ids refuse the file with the
 missing examples count as wrong and are listed."""
 
 import json
-from collections import defaultdict
+import re
+import string
+from collections import Counter, defaultdict
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -117,3 +119,49 @@ def test_a_free_text_release_scored_from_jsonl_with_squads_rules(questions):
     assert m["original_em"] == pytest.approx(sum(em[i] for i in originals) / len(originals))
     assert m["original_f1"] == pytest.approx(sum(f1[i] for i in originals) / len(originals))
     assert m["missing"]["count"] == 0
+
+
+@pytest.mark.parametrize(("normalization", "consistency"), [("squad", "f1"), ("ropes", "em")])
+def test_each_answer_variant_matches_its_rules_written_here(questions, normalization, consistency):
+    """SQuAD's normalisation removes articles, ROPES's keeps them; consistency by F1 over 0.8
+    or by exact match: the run's figures equal those rules applied here."""
+    project, release_id, root = questions
+    from annotation.models import Release
+    from annotation.projects.services import project_update
+
+    project_update(project=project, user=None, settings={
+        "answer_normalization": normalization, "answer_consistency": consistency})  # fmt: skip
+    examples = read_examples(Release.objects.get(pk=release_id), "test")
+    given = {e["id"]: ("The " + e["answers"][0] if n % 2 else e["answers"][0] + " too")
+             for n, e in enumerate(examples)}  # fmt: skip
+    content = json.dumps(given)
+    run = run_evaluation(post(root, release_id, "variant.json", content).json()["id"])
+    assert run is not None and run.status == "succeeded", run and run.error
+
+    def normal(text):  # type: ignore[no-untyped-def]
+        text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+        if normalization == "squad":
+            text = re.sub(r"\b(a|an|the)\b", " ", text)
+        return " ".join(text.split())
+
+    def f1(prediction, gold):  # type: ignore[no-untyped-def]
+        p, g = normal(prediction).split(), normal(gold).split()
+        common = sum((Counter(p) & Counter(g)).values())
+        if not p or not g:
+            return float(p == g)
+        return 0.0 if not common else 2 * common / (len(p) + len(g))
+
+    em = {e["id"]: max(float(normal(given[e["id"]]) == normal(a)) for a in e["answers"])
+          for e in examples}  # fmt: skip
+    f1s = {e["id"]: max(f1(given[e["id"]], a) for a in e["answers"]) for e in examples}
+    right = {i: em[i] == 1.0 if consistency == "em" else f1s[i] > 0.8 for i in em}
+    sets = defaultdict(list)
+    for e in examples:
+        sets[e["set_id"]].append(right[e["id"]])
+    perturbed = [e["id"] for e in examples if e["role"] == "perturbed"]
+    m = run.metrics
+    assert m["perturbed_em"] == pytest.approx(sum(em[i] for i in perturbed) / len(perturbed))
+    assert m["perturbed_f1"] == pytest.approx(sum(f1s[i] for i in perturbed) / len(perturbed))
+    assert m["consistency"] == pytest.approx(sum(map(all, sets.values())) / len(sets))
+    assert m["answer_rules"] == {"normalization": normalization, "consistency": consistency}
+    assert {p.example: p.correct for p in run.predictions.all()} == right
