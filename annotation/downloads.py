@@ -8,11 +8,16 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 
 from annotation.errors import DomainError
 from annotation.releases.files import spreadsheet_cell
 
 FORMATS = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
+# A download endpoint's OpenAPI: its format parameter, and its answers.
+FORMAT_PARAMETER = OpenApiParameter("format", enum=list(FORMATS), default="jsonl")
+RESPONSES = {(200, content_type): OpenApiTypes.STR for content_type in FORMATS.values()}
 
 
 def checked_format(value: str | None) -> str:

@@ -223,20 +223,27 @@ def parse_file(
     return rows
 
 
+def targets(project: Project) -> list[tuple[str, bool]]:
+    """What a column can be read as, and whether the import needs it."""
+    truth = "answers" if project.is_free_text else "label"
+    return [*((name, True) for name in project.field_names), (truth, True), ("id", False),
+            ("split", False)]  # fmt: skip
+
+
 def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
     if not isinstance(mapping, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
     ):
         raise ImportRejected([LineError(None, "mapping must be an object of target: column.")])
-    targets = {*project.field_names, "id", "answers" if project.is_free_text else "label", "split"}
-    unknown = sorted(set(mapping) - targets)
+    names = {target for target, _ in targets(project)}
+    unknown = sorted(set(mapping) - names)
     if unknown:
         raise ImportRejected(
             [
                 LineError(
                     None,
                     f"mapping names unknown targets {', '.join(unknown)}; "
-                    f"targets are {', '.join(sorted(targets))}.",
+                    f"targets are {', '.join(sorted(names))}.",
                 )
             ]
         )

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.files import File
 
 from annotation.errors import DomainError, ImportRejected
-from annotation.imports.originals import RowParser
+from annotation.imports.originals import RowParser, targets
 from annotation.imports.paired import parse_paired_tsv
 from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
 from annotation.imports.sets import parse_sets_jsonl
@@ -109,13 +109,6 @@ def _sweep() -> None:
     for folder in _folder().iterdir():
         if folder.stat().st_mtime < cutoff:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def targets(project: Project) -> list[tuple[str, bool]]:
-    """What a column can be read as, and whether the import needs it."""
-    truth = "answers" if project.is_free_text else "label"
-    return [*((name, True) for name in project.field_names), (truth, True), ("id", False),
-            ("split", False)]  # fmt: skip
 
 
 def guess(project: Project, columns: list[str]) -> dict[str, str]:

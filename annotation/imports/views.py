@@ -39,21 +39,16 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 mapping, labels = chosen_mapping(request.POST, preview.targets(project), project)
             stored = preview.staged(project, request.user, token)
             if request.POST.get("action") == "import" and mapping is not None:
-                return _commit(request, project, token, stored, options, mapping, labels)
+                try:
+                    return _commit(request, project, token, stored, options, mapping, labels)
+                except ImportRejected as rejected:  # shown beside the file, as it was chosen
+                    errors = rejected.errors
             shown = preview.preview(project, stored, options["format"] or None, mapping, labels,
                                     options["split"])  # fmt: skip
-        except ImportRejected as rejected:
+        except ImportRejected as rejected:  # a file the preview cannot read
             errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
-        if errors and token:  # show the file again beside its problems, as it was chosen
-            try:
-                mapping, labels = chosen_mapping(request.POST, preview.targets(project), project)
-                shown = preview.preview(project, preview.staged(project, request.user, token),
-                                        options["format"] or None, mapping or None, labels,
-                                        options["split"])  # fmt: skip
-            except (ImportRejected, DomainError):
-                shown = None
     batches = project.import_batches.select_related("created_by")[:20]
     context = {
         "project": project, "form": form, "errors": errors, "batches": batches,
@@ -136,38 +131,31 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                     key: values[key]
                     for key in ("format", "split", "strict", "tags", "author", "accept")
                 } | {"mapping": {t: c for t, c in mapping.items() if c}, "labels": labels}
-                job, result = import_or_queue(
-                    project=project, user=request.user, kind=ImportJob.Kind.SETS,
-                    files=preview.as_files(stored), options=options,
-                )  # fmt: skip
-                preview.discard(token)
-                if job is not None:
-                    return redirect("import-job", slug=slug, pk=job.pk)
-                skipped = result["already_present"]
-                present = f"; {skipped} were already here" if skipped else ""
-                created = result["perturbations"]
-                messages.success(request, f"Imported {created} perturbations{present}.")
-                if not result["warnings"]:
-                    return redirect("set-import", slug=slug)
-                # Shown once, grouped and counted, on the page itself: no redirect.
-                form, token = SetImportForm(), ""
-                warnings = group_errors([LineError(**w) for w in result["warnings"]])
-            else:
+                try:
+                    job, result = import_or_queue(
+                        project=project, user=request.user, kind=ImportJob.Kind.SETS,
+                        files=preview.as_files(stored), options=options,
+                    )  # fmt: skip
+                except ImportRejected as rejected:  # shown beside the files, as chosen
+                    errors = rejected.errors
+                else:
+                    preview.discard(token)
+                    if job is not None:
+                        return redirect("import-job", slug=slug, pk=job.pk)
+                    skipped = result["already_present"]
+                    present = f"; {skipped} were already here" if skipped else ""
+                    created = result["perturbations"]
+                    messages.success(request, f"Imported {created} perturbations{present}.")
+                    if not result["warnings"]:
+                        return redirect("set-import", slug=slug)
+                    # Shown once, grouped and counted, on the page itself: no redirect.
+                    form, token = SetImportForm(), ""
+                    warnings = group_errors([LineError(**w) for w in result["warnings"]])
+            if token:
                 shown = preview.set_preview(project, stored, values["format"], mapping, labels,
                                             values["split"], values["tags"])  # fmt: skip
-        except ImportRejected as rejected:
-            errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
-        if errors and token:  # the files again beside their problems, as they were chosen
-            try:
-                mapping, labels = chosen_mapping(request.POST, targets, project)
-                shown = preview.set_preview(
-                    project, preview.staged(project, request.user, token), values["format"],
-                    mapping or None, labels, values["split"], values["tags"],
-                )  # fmt: skip
-            except DomainError:
-                shown = None
     first = json.dumps(project.labels[0]) if project.labels else ""
     truth = '"answers": ["…"]' if project.is_free_text else f'"label": {first}'
     context = {

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.projects.config import DEFAULT_SETTINGS
+from annotation.projects.config import DEFAULT_SETTINGS, default_prompt
 
 
 class Project(models.Model):
@@ -53,6 +53,17 @@ class Project(models.Model):
         if isinstance(value, dict):
             return int(value.get(split, DEFAULT_SETTINGS["release_min_agreement"]))
         return int(value)
+
+    @property
+    def prompt(self) -> str:
+        """What a language model reads each example through (docs/prompting.md)."""
+        return str(self.setting("prompt")) or default_prompt(self.task_type, self.field_names)
+
+    @property
+    def verbalizers(self) -> list[str]:
+        """What each label, in order, is called after the prompt."""
+        words = self.setting("verbalizers")
+        return [words.get(label, label) for label in self.labels]
 
     @property
     def field_names(self) -> list[str]:

@@ -180,8 +180,11 @@ def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int
     return value
 
 
-def default_prompt(field_names: list[str]) -> str:
-    """The prompt of a project that sets none: each field on its line, then "Answer:"."""
+def default_prompt(task_type: str, field_names: list[str]) -> str:
+    """The prompt of a project that sets none: each field on its line, then "Answer:"; for
+    minimal pairs, the source on its line (the text is scored after it)."""
+    if task_type == "minimal_pair":
+        return "{source}\n"
     return "".join(f"{name}: {{{name}}}\n" for name in field_names) + "Answer:"
 
 

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
-from annotation.projects.config import default_prompt
 from annotation.releases.files import HashingFile, file_sha256
 
 LM_EVAL = "lm_eval"
@@ -58,12 +57,8 @@ class LmEvalExport:
         self.files: dict[str, HashingFile] = {}
         (work / LM_EVAL).mkdir()
         self.work = work
-        self.prompt = project.setting("prompt") or (
-            "{source}\n" if project.task_type == Project.TaskType.MINIMAL_PAIR
-            else default_prompt(project.field_names)
-        )  # fmt: skip
-        words = project.setting("verbalizers")
-        self.choices = [words.get(label, label) for label in project.labels]
+        self.prompt = project.prompt
+        self.choices = project.verbalizers
 
     def add(self, record: dict[str, Any]) -> None:
         split = record["split"]

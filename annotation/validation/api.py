@@ -5,14 +5,13 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.downloads import checked_format, download
+from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
 from annotation.pagination import paginated
@@ -110,7 +109,7 @@ class ValidatorListView(APIView):
 class VoteDownloadView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl"),
+            FORMAT_PARAMETER,
             OpenApiParameter(
                 "by",
                 enum=["vote", "item", "validator"],
@@ -118,10 +117,7 @@ class VoteDownloadView(APIView):
                 description="one row per vote, per item with its counts, or per validator",
             ),
         ],
-        responses={
-            (200, "application/x-ndjson"): OpenApiTypes.STR,
-            (200, "text/csv"): OpenApiTypes.STR,
-        },
+        responses=RESPONSES,
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         """Every vote of the project, every item with its counted votes per label, or every

@@ -5,14 +5,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.downloads import checked_format, download
+from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
@@ -94,7 +93,7 @@ class RunDetailView(APIView):
 class RunPredictionsView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("format", enum=["jsonl", "csv"], default="jsonl"),
+            FORMAT_PARAMETER,
             OpenApiParameter(
                 "sets",
                 enum=["all", "failed"],
@@ -102,10 +101,7 @@ class RunPredictionsView(APIView):
                 description="failed: only the members of the sets the model failed",
             ),
         ],
-        responses={
-            (200, "application/x-ndjson"): OpenApiTypes.STR,
-            (200, "text/csv"): OpenApiTypes.STR,
-        },
+        responses=RESPONSES,
     )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         """A succeeded run's predictions, one per scored example, as JSON Lines or CSV."""

@@ -28,7 +28,7 @@ def run_language_model(
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
         device=spec.device,
         precision=spec.precision,
-        prompt=spec.prompt or project.setting("prompt") or "{source}\n",
+        prompt=spec.prompt or project.prompt,
     )
     advance(0)  # loading may take a while: show we are alive
     texts = [e["fields"]["text"] for e in examples]

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from annotation.models import Project, Release
-from annotation.projects.config import default_prompt
 from annotation.releases.bundle import read_examples
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
@@ -29,7 +28,7 @@ SHOT_DELIMITER = "\n\n"
 
 def prompt_of(spec: ModelSpec, project: Project) -> str:
     """The model's own prompt, else the project's, else the default over the fields."""
-    return spec.prompt or project.setting("prompt") or default_prompt(project.field_names)
+    return spec.prompt or project.prompt
 
 
 def verbalizers_of(spec: ModelSpec, project: Project) -> list[str]:

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from annotation.errors import DomainError
 from annotation.formfields import JSONObjectField
 from annotation.models import Project
-from annotation.projects.config import default_prompt, prompt_fields
+from annotation.projects.config import prompt_fields
 from annotation.projects.services import project_update
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
@@ -157,11 +157,7 @@ def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _previews(project: Project) -> list[dict[str, Any]]:
     """The first three examples as a zero-shot language model reads them."""
-    prompt = project.setting("prompt") or (
-        "{source}\n" if project.task_type == Project.TaskType.MINIMAL_PAIR
-        else default_prompt(project.field_names)
-    )  # fmt: skip
-    words = project.setting("verbalizers")
+    prompt = project.prompt
     out = []
     for example in project.examples.order_by("id")[:3]:
         if project.task_type == Project.TaskType.MINIMAL_PAIR:
@@ -175,7 +171,8 @@ def _previews(project: Project) -> list[dict[str, Any]]:
         else:
             context = render_prompt(prompt, example.fields)
             after = "Choices, each scored after it"
-            choices = [(label, " " + words.get(label, label)) for label in project.labels]
+            words = zip(project.labels, project.verbalizers, strict=True)
+            choices = [(label, " " + word) for label, word in words]
         out.append(
             {"id": example.external_id, "context": context, "after": after, "choices": choices}
         )
