@@ -16,7 +16,7 @@ from annotation.authoring.edits import fields_edit_distance, normalize_whitespac
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
-from annotation.validation.answers import clean_answers, same_answers
+from annotation.validation.answers import answer_text, clean_answers, same_answers
 from annotation.validation.queue import item_close_for, items_open_for
 
 Status = Perturbation.Status
@@ -102,7 +102,7 @@ def _check_answers(p: Perturbation) -> None:
     if p.project.setting("require_label_change") and same_answers(p.answers, p.pivot.answers):
         raise DomainError(
             "The answers must differ from the pivot's ("
-            + "; ".join(p.pivot.answers)
+            + "; ".join(answer_text(a) for a in p.pivot.answers)
             + ") once normalised.",
             field="answers",
         )

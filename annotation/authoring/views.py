@@ -17,6 +17,7 @@ from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
+from annotation.validation.answers import answer_text
 from annotation.validation.votes import vote_counts
 from config.edge import parse_id
 
@@ -139,7 +140,7 @@ def _editor(
         "tags": list(zip(project.tags.all(), TAG_KEYS, strict=False)),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
         "chosen_label": draft.label if draft else _flipped(project, pivot),
-        "draft_answers": "\n".join(draft.answers) if draft else "",
+        "draft_answers": "\n".join(answer_text(a) for a in draft.answers) if draft else "",
         "config": config,
         "guidelines": project.current_guidelines(),
     }

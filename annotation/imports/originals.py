@@ -44,7 +44,7 @@ class ParsedRow:
     label: str
     split: str
     metadata: dict[str, Any] = field(default_factory=dict)
-    answers: list[str] = field(default_factory=list)
+    answers: list[Any] = field(default_factory=list)  # texts, or lists of spans
 
 
 class RowParser:
@@ -116,7 +116,7 @@ class RowParser:
             return ""
         return label
 
-    def _answers(self, line: int, value: Any, errors: list[LineError]) -> list[str]:
+    def _answers(self, line: int, value: Any, errors: list[LineError]) -> list[Any]:
         """A JSON list of answers; a CSV cell holds one answer, or a JSON list of them."""
         if isinstance(value, str) and value.lstrip().startswith("["):
             with contextlib.suppress(ValueError):

@@ -13,7 +13,7 @@ from annotation.models import Project
 
 @dataclass
 class ParsedSet:
-    line: int
+    line: int | None
     original: ParsedRow
     perturbations: list[dict[str, Any]] = field(default_factory=list)  # fields, label, tags
 

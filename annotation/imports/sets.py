@@ -38,7 +38,7 @@ from annotation.models import (
 )
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
-from annotation.validation.answers import clean_answers, normalize_answer
+from annotation.validation.answers import answer_key, clean_answers
 from annotation.validation.queue import items_open_for
 
 
@@ -48,7 +48,7 @@ class SetsImported(NamedTuple):
     warnings: list[LineError]  # authoring rules the kept edits break
 
 
-def _check_text(project: Project, line: int, fields: Any, what: str) -> list[LineError]:
+def _check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:
     if not isinstance(fields, dict):
         return [LineError(line, f"{what}: fields must be an object.")]
     problems = [text_problem(fields.get(name), f"field {name!r}") for name in project.field_names]
@@ -56,9 +56,9 @@ def _check_text(project: Project, line: int, fields: Any, what: str) -> list[Lin
 
 
 def _check_perturbation(
-    project: Project, line: int, original: ParsedRow, p: dict[str, Any], tags: set[str]
+    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any], tags: set[str]
 ) -> list[LineError]:
-    errors = _check_text(project, line, p.get("fields"), "perturbation")
+    errors = _check_text(project, line, p.get("fields"), f"{_where(p)}perturbation")
     if project.is_free_text:
         if isinstance(p.get("answers"), str):
             errors.append(LineError(line, f"perturbation: {p['answers']}"))
@@ -77,16 +77,27 @@ def _check_perturbation(
         errors.append(LineError(line, "each perturbation needs at least one tag."))
     elif unknown := [t for t in names if t not in tags]:
         errors.append(LineError(line, f"unknown tag {unknown[0]!r}."))
-    if errors:
-        return errors
-    for name in project.field_names:
-        if name not in project.editable_field_names and p["fields"][name] != original.fields[name]:
-            errors.append(LineError(line, f"read-only field {name!r} differs from the original."))
     return errors
 
 
+def readonly_edits(
+    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
+) -> list[LineError]:
+    """Edits of the fields authors may not change: an error, or a warning for a published set."""
+    return [
+        LineError(line, f"{_where(p)}read-only field {name!r} differs from the original.")
+        for name in project.field_names
+        if name not in project.editable_field_names and p["fields"][name] != original.fields[name]
+    ]
+
+
+def _where(p: dict[str, Any]) -> str:
+    """Where a perturbation is in a published file, for messages about one of several."""
+    return f"{p['where']}: " if p.get("where") else ""
+
+
 def rule_warnings(
-    project: Project, line: int, original: ParsedRow, p: dict[str, Any]
+    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
 ) -> list[LineError]:
     """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
     and warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
@@ -95,17 +106,18 @@ def rule_warnings(
         normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
         for n in project.field_names
     )
+    where = _where(p)
     if same:
-        warnings.append(LineError(line, "the perturbation is identical to its original."))
+        warnings.append(LineError(line, f"{where}the perturbation is identical to its original."))
     if project.setting("require_label_change") and _truth(p) == _truth(original):
         kept = f"the label {p['label']!r}"
         if project.is_free_text:
             kept = "the original's answers"
-        warnings.append(LineError(line, f"the perturbation keeps {kept}."))
+        warnings.append(LineError(line, f"{where}the perturbation keeps {kept}."))
     ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
     if ratio > project.setting("max_edit_ratio"):
         warnings.append(
-            LineError(line, f"the edit changes {ratio:.0%} of the tokens (over the limit).")
+            LineError(line, f"{where}the edit changes {ratio:.0%} of the tokens (over the limit).")
         )
     return warnings
 
@@ -155,7 +167,8 @@ def _parse_set(
     if errors:
         return errors
     fields = {name: original["fields"][name] for name in project.field_names}
-    row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split, answers=list(answers))
+    kept = answers if isinstance(answers, list) else []
+    row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split, answers=kept)
     tags = set(project.tags.values_list("name", flat=True))
     items = []
     for p in parsed.perturbations:
@@ -167,6 +180,7 @@ def _parse_set(
             else resolve_label(str(raw), project.labels, label_map) or raw,
             "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
             "tags": p.get("tags") or default_tags,
+            "id": str(p["id"]) if isinstance(p.get("id"), str | int) else "",
         }
         errors += _check_perturbation(project, line, row, item, tags)
         if not errors:
@@ -184,19 +198,35 @@ def import_sets(
     author: str = "imported",
     accept: bool = False,
     strict: bool = False,
+    published: bool = False,
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
     label) is not created again, so importing a file twice changes nothing the second time.
     Edits that break the authoring rules are kept and reported as warnings, or refuse the
-    file when `strict`."""
+    file when `strict`. A `published` dataset is kept as published (docs/published/): edits of
+    read-only fields and repeats inside a set are kept with a warning, and the tags it names
+    are created."""
+    if published:
+        needed = {t for s in sets for p in s.perturbations for t in p["tags"] or []}
+        known = set(Tag.objects.filter(project=project).values_list("name", flat=True))
+        missing = sorted(t for t in needed - known if isinstance(t, str) and t.strip())
+    else:
+        missing = []
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
+    names = set(tags) | set(missing)
     errors, warnings = [], []
     for s in sets:
         for p in s.perturbations:
-            problems = _check_perturbation(project, s.line, s.original, p, set(tags))
+            problems = _check_perturbation(project, s.line, s.original, p, names)
             errors += problems
-            if not problems:
-                warnings += rule_warnings(project, s.line, s.original, p)
+            if problems:
+                continue
+            readonly = readonly_edits(project, s.line, s.original, p)
+            if published:
+                warnings += [LineError(e.line, f"{e.message} Kept as published.") for e in readonly]
+            else:
+                errors += readonly
+            warnings += rule_warnings(project, s.line, s.original, p)
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}
@@ -217,6 +247,8 @@ def import_sets(
     if errors:
         raise ImportRejected(errors)
     with transaction.atomic():
+        for name in missing:
+            tags[name] = Tag.objects.create(project=project, name=name)
         pseudo = inactive_user(f"pseudo-{author}")
         batch = ImportBatch.objects.create(
             project=project,
@@ -242,8 +274,10 @@ def import_sets(
         ]
         Example.objects.bulk_create(new, batch_size=2000)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
-        created, skipped = _create_perturbations(project, sets, pivots, tags, pseudo, accept)
-        result = SetsImported(created, skipped, group_errors(warnings))
+        created, skipped, repeats = _create_perturbations(
+            project, sets, pivots, tags, pseudo, accept, published
+        )
+        result = SetsImported(created, skipped, group_errors(warnings + repeats))
         audit(actor=user, action="sets_imported", project=project, source=source_name,
               sets=len(sets), perturbations=result.created, already_present=result.skipped,
               accepted=accept, author=author)  # fmt: skip
@@ -258,24 +292,34 @@ def _create_perturbations(
     tags: dict[str, Tag],
     author: Any,
     accept: bool,
-) -> tuple[int, int]:
+    published: bool,
+) -> tuple[int, int, list[LineError]]:
+    """Perturbations created, those already present, and (published) the repeats kept."""
     now = timezone.now()
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
     present = _present(project, pivots)
-    created, skipped = [], 0
+    created, skipped, repeats = [], 0, []
+    here: dict[tuple[Any, ...], tuple[int | None, str]] = {}  # first of each, in this import
     for s in sets:
         pivot = pivots[s.original.external_id]
-        for p in s.perturbations:
+        for n, p in enumerate(s.perturbations, 1):
             key = (pivot.pk, _text_key(p["fields"]), _truth(p))
-            if key in present:
+            where = p.get("where") or f"perturbation {n} of set {s.original.external_id!r}"
+            if key in here and published:
+                line, first = here[key]
+                at = f" (line {line})" if line and line != s.line else ""
+                repeats.append(LineError(s.line, f"{where} repeats {first}{at}; both are kept."))
+            elif key in present:
                 skipped += 1
                 continue
             present.add(key)
+            here.setdefault(key, (s.line, where))
             perturbation = Perturbation(
                 project=project,
                 pivot=pivot,
                 author=author,
+                external_id=p.get("id") or "",
                 fields=p["fields"],
                 label=p["label"],
                 answers=p.get("answers") or [],
@@ -297,7 +341,7 @@ def _create_perturbations(
     if not accept:
         for perturbation, _ in created:
             items_open_for(perturbation)
-    return len(created), skipped
+    return len(created), skipped, repeats
 
 
 def _truth(row: Any) -> Any:
@@ -306,7 +350,7 @@ def _truth(row: Any) -> Any:
         label, answers = row["label"], row.get("answers") or []
     else:
         label, answers = row.label, row.answers
-    return frozenset(normalize_answer(a) for a in answers) if answers else label
+    return frozenset(answer_key(a) for a in answers) if answers else label
 
 
 def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:

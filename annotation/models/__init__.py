@@ -1,7 +1,7 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
 from annotation.models.examples import Example, ImportBatch, ImportJob
-from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision
+from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
 from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote
@@ -25,5 +25,6 @@ __all__ = [
     "ValidationItem",
     "ValidatorStatus",
     "Vote",
+    "release_id",
     "user_or_none",
 ]

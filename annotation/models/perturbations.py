@@ -11,6 +11,11 @@ from annotation.models.examples import Example
 from annotation.models.projects import Project, Tag
 
 
+def release_id(external_id: str, pk: Any) -> str:
+    """A perturbation's id in releases: its published id, or p-<pk>."""
+    return external_id or f"p-{pk}"
+
+
 class Claim(models.Model):
     """An expert's time-limited reservation of a pivot. One row per pivot, taken over on expiry."""
 
@@ -51,6 +56,9 @@ class Perturbation(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="perturbations"
     )
+    # The id a published set gave this perturbation (kept by imports and releases); may equal its
+    # original's, as in ROPES. Empty for perturbations written here: releases call them p-<pk>.
+    external_id = models.CharField(max_length=255, blank=True)
     fields = models.JSONField()
     label = models.CharField(max_length=100, blank=True)
     # Free-text projects: the author's answers, and the validators' once disputed.
@@ -107,6 +115,10 @@ class Perturbation(models.Model):
 
     def __str__(self) -> str:
         return f"perturbation {self.pk} of {self.pivot}"
+
+    @property
+    def release_id(self) -> str:
+        return release_id(self.external_id, self.pk)
 
     @property
     def is_resolved(self) -> bool:

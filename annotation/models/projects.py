@@ -69,6 +69,10 @@ class Project(models.Model):
     def field_names(self) -> list[str]:
         return [f["name"] for f in self.fields]
 
+    def shown_fields(self, values: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """(name, value, kind) of each field, in display order, for the pages."""
+        return [(f["name"], values.get(f["name"], ""), f.get("kind", "text")) for f in self.fields]
+
     @property
     def editable_field_names(self) -> list[str]:
         return [f["name"] for f in self.fields if f["editable"]]

@@ -13,7 +13,7 @@ SPLITS = ("train", "dev", "test")
 # Bounds of numbers people type: beyond them is a mistake, and beyond PostgreSQL's integer.
 MAX_SECONDS_SPENT = 7 * 24 * 60 * 60
 MAX_TAG_TARGET = 1_000_000
-FIELD_KINDS = ("text", "image_url")
+FIELD_KINDS = ("text", "html", "image_url")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 # Column names the importer reserves for the example itself.
 RESERVED_FIELD_NAMES = {"id", "label", "split", "metadata"}
@@ -43,7 +43,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "answer_consistency": "f1",
 }
 CHOICE_SETTINGS = {
-    "answer_normalization": ("squad", "ropes"),
+    "answer_normalization": ("squad", "ropes", "drop"),
     "answer_consistency": ("f1", "em"),
 }
 MAX_PROMPT = 4000

@@ -72,7 +72,8 @@ SETTING_HELP = {
     "require_label_change": "an edit must flip the gold label",
     "control_rate": "share of items shown to validators as controls",
     "answer_match_f1": "free text: token F1 at which two answers match",
-    "answer_normalization": "free text: squad removes articles; ropes keeps them",
+    "answer_normalization": "free text: squad removes articles; ropes keeps them; drop compares "
+    "numbers as numbers and aligns the spans of multi-span answers",
     "answer_consistency": "free text: a set is consistent when every member has F1 above 0.8 "
     "(f1), or is an exact match (em)",
 }

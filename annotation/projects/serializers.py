@@ -3,12 +3,12 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import Project
-from annotation.projects.config import MAX_TAG_TARGET
+from annotation.projects.config import FIELD_KINDS, MAX_TAG_TARGET
 
 
 class FieldSpecSerializer(serializers.Serializer):
     name = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["text", "image_url"], default="text")
+    kind = serializers.ChoiceField(choices=list(FIELD_KINDS), default="text")
     editable = serializers.BooleanField(default=True)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 
-from annotation.models import Project, Release
+from annotation.models import Project, Release, release_id
 from annotation.releases.exports import LmEvalExport, ParquetExport
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
 from annotation.validation.answers import same_answers
@@ -243,7 +243,7 @@ class BundleWriter:
             self.authors.add(c.author_id)
             items.append(
                 {
-                    "id": f"p-{p['id']}",
+                    "id": release_id(p["external_id"], p["id"]),
                     "fields": p["fields"],
                     key: c.answers if self.free_text else c.label,
                     f"{key}_changed": changed,

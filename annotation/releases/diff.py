@@ -3,16 +3,19 @@
 from typing import Any
 
 from annotation.errors import DomainError
-from annotation.models import Release
+from annotation.models import Release, release_id
 
 
 def release_diff(old: Release, new: Release) -> dict[str, Any]:
     """Sets and perturbations added, removed or relabelled from `old` to `new`."""
     if old.project_id != new.project_id:
         raise DomainError("Both releases must belong to one project.", field="against")
-    columns = ("perturbation_id", "set_id", "label", "answers")
+    columns = ("perturbation_id", "set_id", "label", "answers", "perturbation__external_id")
     a = {e[0]: (e[1], e[3] or e[2]) for e in old.entries.values_list(*columns)}
     b = {e[0]: (e[1], e[3] or e[2]) for e in new.entries.values_list(*columns)}
+    ids = {
+        e[0]: release_id(e[4], e[0]) for r in (old, new) for e in r.entries.values_list(*columns)
+    }
     sets_a, sets_b = {v[0] for v in a.values()}, {v[0] for v in b.values()}
     relabelled = sorted(p for p in set(a) & set(b) if a[p][1] != b[p][1])
     return {
@@ -20,7 +23,7 @@ def release_diff(old: Release, new: Release) -> dict[str, Any]:
         "to": new.version,
         "sets_added": sorted(sets_b - sets_a),
         "sets_removed": sorted(sets_a - sets_b),
-        "perturbations_added": sorted(f"p-{p}" for p in set(b) - set(a)),
-        "perturbations_removed": sorted(f"p-{p}" for p in set(a) - set(b)),
-        "relabelled": [{"id": f"p-{p}", "from": a[p][1], "to": b[p][1]} for p in relabelled],
+        "perturbations_added": sorted(ids[p] for p in set(b) - set(a)),
+        "perturbations_removed": sorted(ids[p] for p in set(a) - set(b)),
+        "relabelled": [{"id": ids[p], "from": a[p][1], "to": b[p][1]} for p in relabelled],
     }

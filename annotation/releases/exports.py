@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
 from annotation.releases.files import HashingFile, file_sha256
+from annotation.validation.answers import answer_text
 
 LM_EVAL = "lm_eval"
 UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py
@@ -84,7 +85,7 @@ class LmEvalExport:
             doc = {**base, "id": member["id"], "role": role, **member["fields"],
                    "query": self.prompt.format(**member["fields"])}  # fmt: skip
             if self.project.is_free_text:
-                doc["answers"] = member["answers"]
+                doc["answers"] = [answer_text(a) for a in member["answers"]]
             else:
                 doc |= {"label": member["label"], "choices": self.choices,
                         "gold": self.project.labels.index(member["label"])}  # fmt: skip
@@ -185,10 +186,13 @@ class ParquetExport:
         self.rows: dict[str, list[dict[str, Any]]] = {}
 
     def add(self, record: dict[str, Any], examples: list[dict[str, Any]]) -> None:
-        sets = {**record, "perturbations": [_votes_listed(p) for p in record["perturbations"]]}
+        """One set and its examples; a multi-span answer becomes one text (its spans joined by
+        " | "), as the typed column is a list of strings."""
+        perturbations = [_texts(_votes_listed(p)) for p in record["perturbations"]]
+        sets = {**record, "original": _texts(record["original"]), "perturbations": perturbations}
         self._append("sets", record["split"], sets)
         for example in examples:
-            self._append("examples", record["split"], _votes_listed(example))
+            self._append("examples", record["split"], _texts(_votes_listed(example)))
 
     def _append(self, config: str, split: str, row: dict[str, Any]) -> None:
         rows = self.rows.setdefault(f"{config}/{split}", [])
@@ -220,6 +224,12 @@ class ParquetExport:
     def close(self) -> None:
         for writer in self.writers.values():
             writer.close()
+
+
+def _texts(row: dict[str, Any]) -> dict[str, Any]:
+    if "answers" not in row:
+        return row
+    return {**row, "answers": [answer_text(a) for a in row["answers"]]}
 
 
 def _votes_listed(row: dict[str, Any]) -> dict[str, Any]:

@@ -228,7 +228,7 @@ def _released_rows(
     stores this one's release entries while the bundle writes this chunk, so memory holds
     two chunks."""
     pivot_columns = ("id", "external_id", "fields", "label", "answers")
-    columns = ("id", "fields", "rationale", "edit_distance", "seconds_spent",
+    columns = ("id", "external_id", "fields", "rationale", "edit_distance", "seconds_spent",
                "guideline_version", "tag_names")  # fmt: skip
     width = len(pivot_columns)
     named = (*pivot_columns, *columns)

@@ -3,8 +3,10 @@ from typing import Any
 import markdown
 import nh3
 from django import template
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
+
+from annotation.validation.answers import answer_text
 
 register = template.Library()
 
@@ -33,17 +35,49 @@ def markdown_html(text: str) -> str:
     return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables"])))
 
 
+# What an `html` field may show (MATRES marks its events with coloured <strong> spans).
+FIELD_TAGS = {"p", "br", "span", "strong", "b", "em", "i", "u", "mark", "sub", "sup"}
+FIELD_STYLES = {"color", "background-color", "font-weight", "font-style", "text-decoration"}
+
+
+@register.filter
+def field_html(value: str, kind: str = "text") -> str:
+    """A field's value as its kind shows it (docs/task-types.md): text escaped, `html` sanitised
+    with its marks kept (nh3), `image_url` as the image with its URL (https only)."""
+    if kind == "html":
+        return mark_safe(
+            nh3.clean(value, tags=FIELD_TAGS, attributes={"span": {"style"}},
+                      filter_style_properties=FIELD_STYLES)
+        )  # fmt: skip
+    if kind == "image_url":
+        if value.startswith("https://"):
+            return format_html(
+                '<figure class="field-image"><img src="{}" alt="" loading="lazy">'
+                '<figcaption><a href="{}" rel="noopener noreferrer">{}</a></figcaption></figure>',
+                value, value, value,
+            )  # fmt: skip
+        return format_html('<span class="field-url">{}</span> <small class="muted">(an image '
+                           "is shown only from an https address)</small>", value)  # fmt: skip
+    return conditional_escape(value)
+
+
+@register.filter
+def answers_shown(answers: list[Any]) -> str:
+    """Answers for reading: alternatives apart with " · ", a multi-span answer's spans " | "."""
+    return " · ".join(answer_text(a) for a in answers)
+
+
 @register.filter
 def truth(row: Any) -> str:
     """An example's or perturbation's label, or its answers in a free-text project."""
     answers = getattr(row, "answers", None)
-    return " · ".join(answers) if answers else getattr(row, "label", "")
+    return answers_shown(answers) if answers else getattr(row, "label", "")
 
 
 @register.filter
 def majority(perturbation: Any) -> str:
     """What the validators' majority chose: a label, or the answer of a free-text item."""
-    return " · ".join(perturbation.majority_answers) or perturbation.majority_label
+    return answers_shown(perturbation.majority_answers) or perturbation.majority_label
 
 
 @register.simple_tag(takes_context=True)

@@ -16,6 +16,7 @@ from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
 from annotation.pagination import paginated
 from annotation.permissions import Role, project_for
+from annotation.templatetags.contrastlab import field_html
 from annotation.validation import adjudication, downloads, quality, queue, votes
 from annotation.validation.serializers import (
     AdjudicateSerializer,
@@ -31,6 +32,11 @@ def next_item_payload(project: Any, item: ValidationItem) -> dict[str, Any]:
     return {
         "item": item.pk,
         "fields": {name: item.fields.get(name, "") for name in project.field_names},
+        # Each field as the page shows it: escaped text, sanitised HTML, or an image.
+        "fields_html": {
+            name: str(field_html(value, kind))
+            for name, value, kind in project.shown_fields(item.fields)
+        },
         "labels": project.labels,
         "extra_labels": project.extra_labels,
         "flags": votes.FLAGS,

@@ -28,9 +28,7 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project,
         "item": item,
-        "fields": [(name, item.fields.get(name, "")) for name in project.field_names]
-        if item
-        else [],
+        "fields": project.shown_fields(item.fields) if item else [],
         "labels": project.all_labels,
         "n_task_labels": len(project.labels),
         "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],

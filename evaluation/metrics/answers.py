@@ -18,6 +18,7 @@ from evaluation.metrics.contrast import (
     resample_weights,
     safe_ratio,
 )
+from evaluation.metrics.drop import drop_best
 
 CONSISTENT_F1 = 0.8  # a set is consistent iff every member's F1 is above this
 
@@ -26,17 +27,21 @@ CONSISTENT_F1 = 0.8  # a set is consistent iff every member's F1 is above this
 class ScoredAnswer:
     set_id: str
     role: str  # "original" or "perturbed"
-    gold: tuple[str, ...]
-    predicted: str
+    gold: tuple[Any, ...]  # alternatives: each a text, or the spans of a multi-span answer
+    predicted: Any  # a text, or a tuple of spans
     tags: tuple[str, ...] = field(default=())
-    normalization: str = "squad"
+    normalization: str = "squad"  # squad, ropes (keeps articles) or drop (docs/metrics.md)
 
     @property
     def em(self) -> float:
+        if self.normalization == "drop":
+            return drop_best(self.predicted, list(self.gold))[0]
         return best_em(self.predicted, list(self.gold), self.normalization == "squad")
 
     @property
     def f1(self) -> float:
+        if self.normalization == "drop":
+            return drop_best(self.predicted, list(self.gold))[1]
         return best_f1(self.predicted, list(self.gold), self.normalization == "squad")
 
 

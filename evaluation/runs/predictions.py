@@ -23,11 +23,12 @@ from evaluation.runs.scoring import scored_answers
 ROLES = ("original", "perturbed")
 MISSING_LISTED = 100
 Key = tuple[str, str | None]  # an example's id and role
+Predicted = str | list[str]  # a label, an answer, or the spans of a multi-span answer
 
 
 def read_predictions(
     project: Project, examples: list[dict[str, Any]], data: bytes
-) -> dict[Key, str]:
+) -> dict[Key, Predicted]:
     """(example id, role) -> prediction, or ImportRejected with every bad line."""
     text = decode(data)
     entries: list[tuple[int | None, Any]] = []
@@ -44,7 +45,7 @@ def read_predictions(
     roles: dict[str, list[str]] = {}
     for e in examples:
         roles.setdefault(e["id"], []).append(e["role"])
-    out: dict[Key, str] = {}
+    out: dict[Key, Predicted] = {}
     errors: list[LineError] = []
     for line, entry in entries:
         if isinstance(entry, LineError):
@@ -67,7 +68,7 @@ def read_predictions(
 
 def _entry(
     project: Project, entry: dict[str, Any], roles: dict[str, list[str]]
-) -> tuple[str | None, Key, str]:
+) -> tuple[str | None, Key, Predicted]:
     """What is wrong with one prediction, or None; its example's (id, role); its value."""
     example_id, value, role = entry.get("id"), entry.get("prediction"), entry.get("role")
     key: Key = (str(example_id), role)
@@ -82,8 +83,8 @@ def _entry(
         return f"an original and its perturbation share id {key[0]!r}: give a role.", key, ""
     key = (key[0], role or held[0])
     if project.is_free_text:
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            value = " ".join(value)  # the spans of a multi-span answer, in order
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return None, key, value if len(value) > 1 else value[0]  # a multi-span answer
         if not isinstance(value, str):
             return "a prediction is an answer: text, or a list of spans.", key, ""
         return None, key, value
@@ -99,7 +100,8 @@ def run_predictions(
     """Prediction fields and metrics, as any run of the project's task type has them."""
     data = (Path(settings.MEDIA_ROOT) / spec.source).read_bytes()
     given = read_predictions(project, examples, data)
-    texts, missing = [], []
+    texts: list[Any] = []
+    missing = []
     for e in examples:
         value = given.get((e["id"], e["role"]))
         if value is None:

@@ -88,17 +88,17 @@ def failing_set_ids(run: EvaluationRun) -> list[str]:
 def failed_pairs(run: EvaluationRun, set_ids: list[str]) -> list[dict[str, Any]]:
     """The wrong pairs of these sets: both variants as a diff, their scores, and the model's
     own output for the set's source."""
-    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    examples = _by_key(run)
     predictions = _predictions_by_set(run)
     out = []
     for set_id in set_ids:
         members = predictions[set_id]
         original = next(p for p in members if p.role == "original")
         for good, bad in _wrong_pairs(members):
-            text = examples[good.example]["fields"]["text"]
+            text = examples[good.example, good.role]["fields"]["text"]
             out.append({
-                "set_id": set_id, "tags": examples[bad.example]["tags"],
-                "diff": word_diff(text, examples[bad.example]["fields"]["text"]),
+                "set_id": set_id, "tags": examples[bad.example, bad.role]["tags"],
+                "diff": word_diff(text, examples[bad.example, bad.role]["fields"]["text"]),
                 "correct": good.score, "contrastive": bad.score,
                 "output": original.output, "output_score": original.output_score,
             })  # fmt: skip
@@ -108,19 +108,27 @@ def failed_pairs(run: EvaluationRun, set_ids: list[str]) -> list[dict[str, Any]]
 def failed_sets(run: EvaluationRun, project: Any, set_ids: list[str]) -> list[dict[str, Any]]:
     """These sets, with each member's diff and prediction."""
     predictions = _predictions_by_set(run)
-    examples = {e["id"]: e for e in read_examples(run.release, run.split)}
+    examples = _by_key(run)
+    images = [f["name"] for f in project.fields if f.get("kind") == "image_url"]
     out = []
     for set_id in set_ids:
         members = predictions[set_id]
         original = next(p for p in members if p.role == "original")
-        base = project.editable_text(examples[original.example]["fields"])
+        base = project.editable_text(examples[original.example, "original"]["fields"])
         rows = []
         for p in members:
-            text = project.editable_text(examples[p.example]["fields"])
+            example = examples[p.example, p.role]
+            text = project.editable_text(example["fields"])
             diff = [("equal", text)] if p.role == "original" else word_diff(base, text)
-            rows.append({"p": p, "diff": diff, "tags": examples[p.example]["tags"]})
+            rows.append({"p": p, "diff": diff, "tags": example["tags"],
+                         "images": [example["fields"][name] for name in images]})  # fmt: skip
         out.append({"set_id": set_id, "rows": rows})
     return out
+
+
+def _by_key(run: EvaluationRun) -> dict[tuple[str, str], dict[str, Any]]:
+    """The split's examples by (id, role): an original and its perturbation may share an id."""
+    return {(e["id"], e["role"]): e for e in read_examples(run.release, run.split)}
 
 
 def prediction_rows(run: EvaluationRun, failed_only: bool = False) -> Iterator[dict[str, Any]]:

@@ -4,6 +4,7 @@ Prediction fields, and the split's metrics (docs/metrics.md)."""
 from typing import Any
 
 from annotation.errors import DomainError
+from annotation.validation.answers import answer_text
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
@@ -86,20 +87,22 @@ def run_reader(
 
 
 def scored_answers(
-    project: Any, examples: list[dict[str, Any]], texts: list[str]
+    project: Any, examples: list[dict[str, Any]], texts: list[Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each example's answer as Prediction fields (EM and F1 against its answers), and the
     QA metrics, by the project's official variant: for any model that answers in words."""
     rules = {"normalization": project.setting("answer_normalization"),
              "consistency": project.setting("answer_consistency")}  # fmt: skip
     scored = [
-        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]), text, tuple(e["tags"]),
+        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]),
+                     text if isinstance(text, str) else tuple(text), tuple(e["tags"]),
                      rules["normalization"])
         for e, text in zip(examples, texts, strict=True)
     ]  # fmt: skip
     rows = [
         {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
-         "gold_answers": e["answers"], "output": s.predicted, "em": s.em, "f1": s.f1}
+         "gold_answers": e["answers"], "output": answer_text(s.predicted), "em": s.em,
+         "f1": s.f1}
         for e, s in zip(examples, scored, strict=True)
     ]  # fmt: skip
     return rows, {**qa_metrics(scored, consistency=rules["consistency"]), "answer_rules": rules}

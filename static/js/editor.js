@@ -114,7 +114,9 @@
     return {
       pivot: config.pivot,
       fields,
-      ...(answers ? { answers: answers.value.split("\n").filter((line) => line.trim()) }
+      // One answer per line; " | " separates the spans of a multi-span answer.
+      ...(answers ? { answers: answers.value.split("\n").filter((line) => line.trim())
+                        .map((line) => (line.includes(" | ") ? line.split(" | ") : line)) }
                   : { label: label ? label.value : "" }),
       tags: Array.from(form.querySelectorAll("input[name=tags]:checked")).map((box) => box.value),
       rationale: form.querySelector("textarea[name=rationale]").value,

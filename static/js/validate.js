@@ -32,8 +32,10 @@
     form.action = at(form, next.item);
     const skip = document.getElementById("skip-form");
     skip.action = at(skip, next.item);
-    const texts = form.querySelectorAll(".item-text");
-    Object.values(next.fields).forEach((value, n) => { if (texts[n]) texts[n].textContent = value; });
+    // fields_html is the server's rendering: escaped text, sanitised HTML or an image.
+    form.querySelectorAll(".item-text").forEach((box) => {
+      box.innerHTML = next.fields_html[box.dataset.field] ?? "";
+    });
     form.querySelectorAll("input[name=flags]").forEach((box) => { box.checked = false; });
     if (answer) { answer.value = ""; answer.focus(); }
     started = Date.now();
