@@ -106,6 +106,11 @@ api_urls = [
 page_urls = [
     path("", project_views.project_list, name="project-list"),
     path("projects/new/", project_views.project_new, name="project-new"),
+    path(
+        "projects/new/published/",
+        import_views.published_import_page,
+        name="project-new-published",
+    ),
     path("p/<slug:slug>/", project_views.project_dashboard, name="project-dashboard"),
     path("p/<slug:slug>/settings/", project_views.project_settings, name="project-settings"),
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
@@ -145,6 +150,11 @@ page_urls = [
     path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
     path("p/<slug:slug>/releases/<id:pk>/", release_views.release_detail, name="release-detail"),
     path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),
+    path(
+        "p/<slug:slug>/import/published/",
+        import_views.published_import_page,
+        name="published-import",
+    ),
     path("p/<slug:slug>/imports/<id:pk>/", import_views.import_job_page, name="import-job"),
     path("p/<slug:slug>/disputes/<id:pk>/", validation_views.adjudicate, name="adjudicate"),
 ]

@@ -3,6 +3,7 @@ from typing import Any
 from django import forms
 
 from annotation.imports.background import FILE_FIELDS
+from annotation.imports.published import DATASETS
 from annotation.imports.readers import FORMATS
 from annotation.projects.config import SPLITS
 
@@ -68,3 +69,34 @@ class SetImportForm(forms.Form):
 
 class VoteImportForm(forms.Form):
     file = forms.FileField(help_text="JSON Lines, one item per line")
+
+
+class PublishedImportForm(forms.Form):
+    """A published contrast set in one step (docs/published/): the dataset and its own files,
+    in the order its repository names them."""
+
+    dataset = forms.ChoiceField(choices=[])
+    slug = forms.SlugField(
+        required=False, help_text="the new project's slug (default: the dataset)"
+    )
+    file1 = forms.FileField(
+        label="First file", help_text="the originals' file, where there are two"
+    )
+    file2 = forms.FileField(label="Second file", required=False)
+    file3 = forms.FileField(label="Third file", required=False, help_text="IMDb: dev_original.tsv")
+    file4 = forms.FileField(label="Fourth file", required=False, help_text="IMDb: dev_contrast.tsv")
+    validate = forms.BooleanField(
+        required=False, help_text="send the sets to validation instead of accepting them"
+    )
+
+    def __init__(self, *args: Any, new_project: bool = True, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].choices = [
+            (d.key, f"{d.name}: {d.files}") for d in DATASETS.values()
+        ]
+        if not new_project:
+            del self.fields["slug"]
+
+    def files_in_order(self) -> list[tuple[str, bytes]]:
+        uploads = [self.cleaned_data.get(f"file{n}") for n in range(1, 5)]
+        return [(u.name, u.read()) for u in uploads if u]

@@ -38,7 +38,7 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass
 class ParsedRow:
-    line: int
+    line: int | None  # None in a published JSON document, which names its sets by id
     external_id: str
     fields: dict[str, str]
     label: str
@@ -274,7 +274,7 @@ def _existing_ids(project: Project, rows: list[ParsedRow]) -> list[LineError]:
         )
     return [
         LineError(by_id[i], f"id {i!r} already exists in this project.")
-        for i in sorted(taken, key=by_id.__getitem__)
+        for i in sorted(taken, key=lambda i: by_id[i] or 0)
     ]
 
 

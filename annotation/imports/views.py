@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -13,10 +14,16 @@ from annotation.downloads import download
 from annotation.errors import DomainError, ImportRejected, group_errors
 from annotation.imports import preview
 from annotation.imports.background import import_or_queue
-from annotation.imports.forms import ImportForm, SetImportForm, VoteImportForm
+from annotation.imports.forms import (
+    ImportForm,
+    PublishedImportForm,
+    SetImportForm,
+    VoteImportForm,
+)
+from annotation.imports.published import DATASETS, import_published
 from annotation.imports.readers import LineError
 from annotation.models import ImportBatch, ImportJob
-from annotation.permissions import Role, project_for
+from annotation.permissions import Role, may_create_projects, project_for
 
 
 @login_required
@@ -199,6 +206,51 @@ def vote_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         "example_votes": json.dumps({labels[0]: ["w1", "w7"], labels[-1]: ["w2", "w3", "w4"]}),
     }  # fmt: skip
     return render(request, "annotation/vote_import.html", context, status=400 if errors else 200)
+
+
+@login_required
+def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
+    """A published contrast set in one step (docs/published/): into a new project made from
+    the dataset's template (no slug: New project), or into this project if it fits."""
+    if slug:
+        project = project_for(request.user, slug, Role.ADMIN)
+    elif not may_create_projects(request.user):
+        raise PermissionDenied("Only staff, or users granted can_create_projects, create projects.")
+    else:
+        project = None
+    fits = [d.key for d in DATASETS.values() if project and d.fits(project)]
+    form = PublishedImportForm(
+        request.POST or None, request.FILES or None, new_project=project is None,
+        initial={"dataset": fits[0] if fits else "imdb"},
+    )  # fmt: skip
+    errors: list[Any] = []
+    warnings: list[Any] = []
+    if request.method == "POST" and form.is_valid():
+        values = form.cleaned_data
+        try:
+            result = import_published(
+                dataset=values["dataset"], files=form.files_in_order(), user=request.user,
+                project=project, slug=values.get("slug") or "", accept=not values["validate"],
+            )  # fmt: skip
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        except DomainError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, result.summary())
+            for note in result.notes:
+                messages.info(request, note)
+            if not result.warnings:
+                return redirect("project-dashboard", slug=result.project.slug)
+            project, warnings = result.project, result.warnings
+            form = PublishedImportForm(new_project=False, initial={"dataset": values["dataset"]})
+    context = {
+        "project": project, "form": form, "errors": errors, "warnings": warnings,
+        "datasets": DATASETS.values(), "fits": fits,
+    }  # fmt: skip
+    return render(
+        request, "annotation/published_import.html", context, status=400 if errors else 200
+    )
 
 
 @login_required

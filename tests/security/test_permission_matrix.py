@@ -73,6 +73,7 @@ MATRIX = {
     "release-detail": (("get", ADMINS),),
     "set-import": (("get", ADMINS), ("post", ADMINS)),
     "vote-import": (("get", ADMINS), ("post", ADMINS)),
+    "published-import": (("get", ADMINS), ("post", ADMINS)),
     "import-skipped": (("get", ADMINS),),
     "import-job": (("get", ADMINS),),
     "models": (("get", ADMINS), ("post", ADMINS)),
@@ -94,7 +95,8 @@ MATRIX = {
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
 # users granted can_create_projects, whatever their projects (test_setup_pages.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
-                 "project-list", "password-set", "password-set-done", "project-new"}  # fmt: skip
+                 "project-list", "password-set", "password-set-done", "project-new",
+                 "project-new-published"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

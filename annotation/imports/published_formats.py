@@ -1,0 +1,492 @@
+"""Readers of the contrast sets published with Gardner et al. (2020), each in its own format
+(docs/published/). Each turns the dataset's files, in the order its repository names them (the
+originals first), into sets as the dataset's own evaluation script pairs them, with every
+published id kept. Problems name the file and the line, or the published id where the file is
+one JSON document.
+
+A reader returns (sets, notes): notes say what the official script also leaves out (e.g.
+PERSPECTRUM's rows whose original stance is "unk").
+"""
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from annotation.errors import ImportRejected
+from annotation.imports.originals import ParsedRow
+from annotation.imports.paired import ParsedSet
+from annotation.imports.readers import LineError, decode, read_delimited, read_jsonl
+from config.edge import strict_json_loads
+
+Files = list[tuple[str, bytes]]  # (name, contents), in the dataset's order
+Read = tuple[list[ParsedSet], list[str]]
+TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
+
+
+class Problems:
+    """Every problem of one import, each with its file, raised together at the end."""
+
+    def __init__(self) -> None:
+        self.errors: list[LineError] = []
+
+    def add(self, name: str, line: int | None, message: str) -> None:
+        self.errors.append(LineError(line, f"{name}: {message}"))
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise ImportRejected(self.errors)
+
+
+def _json(name: str, data: bytes) -> Any:
+    try:
+        return strict_json_loads(decode(data))
+    except ValueError as error:
+        raise ImportRejected([LineError(None, f"{name}: not a JSON document ({error}).")]) from None
+
+
+def _table(name: str, data: bytes, delimiter: str, columns: set[str], problems: Problems) -> Any:
+    """The rows of a CSV or TSV file with its header, each with its line number."""
+    rows = []
+    for line, row in read_delimited(decode(data), delimiter):
+        if isinstance(row, LineError):
+            problems.add(name, row.line, row.message)
+        elif missing := sorted(columns - set(row)):
+            problems.add(name, 1, f"the header lacks {', '.join(missing)}.")
+            break
+        else:
+            rows.append((line, row))
+    return rows
+
+
+def _perturbation(
+    pid: str, fields: dict[str, str], truth: Any, where: str, tags: list[str] | None = None
+) -> dict[str, Any]:
+    key = "label" if isinstance(truth, str) else "answers"
+    other: dict[str, Any] = {"answers": []} if key == "label" else {"label": ""}
+    return {"id": pid, "fields": fields, key: truth, **other, "tags": tags or [TAG], "where": where}
+
+
+def _expect(files: Files, count: int, names: str) -> None:
+    if len(files) != count:
+        raise ImportRejected(
+            [LineError(None, f"this dataset comes in {count} file(s): {names}; got {len(files)}.")]
+        )
+
+
+def imdb(files: Files) -> Read:
+    """Paired TSV (Sentiment, Text): row i of <split>_contrast.tsv perturbs row i of
+    <split>_original.tsv. Files come in pairs, originals first; the split is the name's prefix."""
+    if not files or len(files) % 2:
+        raise ImportRejected(
+            [
+                LineError(
+                    None,
+                    "IMDb comes in pairs of files: test_original.tsv, test_contrast.tsv "
+                    "(and dev_original.tsv, dev_contrast.tsv).",
+                )
+            ]
+        )
+    problems, sets = Problems(), []
+    for (original_name, original), (contrast_name, contrast) in zip(
+        files[::2], files[1::2], strict=True
+    ):
+        split = "dev" if original_name.startswith("dev") else "test"
+        columns = {"Sentiment", "Text"}
+        originals = _table(original_name, original, "\t", columns, problems)
+        contrasts = _table(contrast_name, contrast, "\t", columns, problems)
+        if len(originals) != len(contrasts):
+            problems.add(
+                contrast_name,
+                None,
+                f"{len(contrasts)} rows for {len(originals)} "
+                f"originals in {original_name}; row i pairs with row i.",
+            )
+            continue
+        for n, ((line, o), (_, c)) in enumerate(zip(originals, contrasts, strict=True), 1):
+            set_id = f"{split}-{n}"
+            row = ParsedRow(line, set_id, {"text": o["Text"]}, o["Sentiment"].lower(), split)
+            p = _perturbation(
+                f"{set_id}-contrast",
+                {"text": c["Text"]},
+                c["Sentiment"].lower(),
+                f"{contrast_name} line {line}",
+            )
+            sets.append(ParsedSet(None, row, [p]))
+    problems.raise_any()
+    return sets, []
+
+
+def boolq(files: Files) -> Read:
+    """boolq_perturbed.json: {"data": [{title, paragraph, question, answer, perturbed_questions:
+    [{perturbed_q, answer}]}]}. The first entry, a template ("Gold Answer"), and perturbations
+    left empty are not sets; ids are the entry's and the perturbation's positions."""
+    _expect(files, 1, "boolq_perturbed.json")
+    name, data = files[0]
+    document = _json(name, data)
+    entries = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
+    problems, sets, notes = Problems(), [], []
+    empty = 0
+    for n, entry in enumerate(entries):
+        where = f"data[{n}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("perturbed_questions"), list):
+            problems.add(name, None, f"{where}: expected an object with perturbed_questions.")
+            continue
+        if str(entry.get("answer", "")).strip().lower() not in ("true", "false"):
+            notes.append(f"{where} is not a question (answer {entry.get('answer')!r}): left out.")
+            continue
+        fields = {k: str(entry.get(k, "")) for k in ("title", "paragraph", "question")}
+        row = ParsedRow(None, f"boolq-{n}", fields, str(entry["answer"]).lower(), "test")
+        items = []
+        for j, q in enumerate(entry["perturbed_questions"]):
+            if not isinstance(q, dict):
+                problems.add(name, None, f"{where}.perturbed_questions[{j}]: expected an object.")
+            elif not str(q.get("perturbed_q", "")).strip():
+                empty += 1
+            else:
+                edited = {**fields, "question": str(q["perturbed_q"])}
+                items.append(
+                    _perturbation(
+                        f"boolq-{n}-{j}",
+                        edited,
+                        str(q.get("answer")).lower(),
+                        f"{where}.perturbed_questions[{j}]",
+                    )
+                )
+        if items:
+            sets.append(ParsedSet(None, row, items))
+    if empty:
+        notes.append(f"{empty} perturbation(s) left empty in the file: left out.")
+    problems.raise_any()
+    return sets, notes
+
+
+def perspectrum(files: Files) -> Read:
+    """perspectrum_minimal_pairs.csv: each row a claim, its contrast claim and one perspective,
+    with both stances. Rows whose original stance is "unk" (the perspective is not relevant) are
+    left out, as run_evaluation.py does."""
+    _expect(files, 1, "perspectrum_minimal_pairs.csv")
+    name, data = files[0]
+    columns = {
+        "original_claim",
+        "contrast_claim",
+        "perspective",
+        "original_stance_label",
+        "contrast_stance_label",
+    }
+    problems, sets = Problems(), []
+    unk = 0
+    for line, row in _table(name, data, ",", columns, problems):
+        if row["original_stance_label"] == "unk":
+            unk += 1
+            continue
+        set_id = f"perspectrum-{line}"
+        fields = {"claim": row["original_claim"], "perspective": row["perspective"]}
+        original = ParsedRow(line, set_id, fields, row["original_stance_label"], "test")
+        edited = {**fields, "claim": row["contrast_claim"]}
+        p = _perturbation(
+            f"{set_id}-contrast", edited, row["contrast_stance_label"], f"{name} line {line}"
+        )
+        sets.append(ParsedSet(None, original, [p]))
+    problems.raise_any()
+    return sets, [f"{unk} row(s) whose original stance is 'unk': left out."] if unk else []
+
+
+def mctaco(files: Files) -> Read:
+    """original.tsv and changed.tsv (index, sentence1, sentence2, label): the row of changed.tsv
+    with an index perturbs the row of original.tsv with the same index, and shares its id."""
+    _expect(files, 2, "original.tsv, changed.tsv")
+    columns = {"index", "sentence1", "sentence2", "label"}
+    problems = Problems()
+    (original_name, original), (changed_name, changed) = files
+    originals = {
+        r["index"]: (line, r)
+        for line, r in _table(original_name, original, "\t", columns, problems)
+    }
+    sets = []
+    for line, row in _table(changed_name, changed, "\t", columns, problems):
+        if row["index"] not in originals:
+            problems.add(changed_name, line, f"index {row['index']!r} is not in {original_name}.")
+            continue
+        o_line, o = originals[row["index"]]
+        fields = {"question": o["sentence1"], "answer": o["sentence2"]}
+        pivot = ParsedRow(o_line, row["index"], fields, o["label"].lower(), "test")
+        edited = {"question": row["sentence1"], "answer": row["sentence2"]}
+        p = _perturbation(row["index"], edited, row["label"].lower(), f"{changed_name} line {line}")
+        sets.append(ParsedSet(None, pivot, [p]))
+    problems.raise_any()
+    return sets, []
+
+
+MATRES_LABELS = {"equal": "simultaneous"}  # the CSV's name for MATRES's EQUAL
+
+
+def matres(files: Files) -> Read:
+    """Platinum_subset_minimal_pairs.csv (_unit_id, bodygraph, docid, decision, modified
+    bodygraph, new decision, reason): rows of one _unit_id are one set; the events are marked in
+    the HTML of the bodygraph; the reason is the perturbation's tag."""
+    _expect(files, 1, "Platinum_subset_minimal_pairs.csv")
+    name, data = files[0]
+    columns = {"_unit_id", "bodygraph", "decision", "modified bodygraph", "new decision", "reason"}
+    problems = Problems()
+    groups: dict[str, list[tuple[int, dict[str, str]]]] = defaultdict(list)
+    for line, row in _table(name, data, ",", columns, problems):
+        groups[row["_unit_id"]].append((line, row))
+    sets = []
+    for unit, rows in groups.items():
+        line, first = rows[0]
+        label = first["decision"].strip().lower()
+        pivot = ParsedRow(
+            line, unit, {"text": first["bodygraph"]}, MATRES_LABELS.get(label, label), "test"
+        )
+        items = []
+        for n, (row_line, row) in enumerate(rows, 1):
+            if row["bodygraph"] != first["bodygraph"]:
+                problems.add(
+                    name,
+                    row_line,
+                    f"_unit_id {unit} has another bodygraph on line "
+                    f"{line}; one set has one original.",
+                )
+            new = row["new decision"].strip().lower()
+            tag = [row["reason"].strip()] if row["reason"].strip() else None
+            items.append(
+                _perturbation(
+                    f"{unit}-{n}",
+                    {"text": row["modified bodygraph"]},
+                    MATRES_LABELS.get(new, new),
+                    f"{name} line {row_line}",
+                    tag,
+                )
+            )
+        sets.append(ParsedSet(None, pivot, items))
+    problems.raise_any()
+    return sets, []
+
+
+def nlvr2(files: Files) -> Read:
+    """contrast_set_nlvr2.jsonl (sentence, left_url, right_url, identifier, label): examples whose
+    identifiers differ only in the last two characters are one set (eval.py's groups); the
+    group's first line is the original."""
+    _expect(files, 1, "contrast_set_nlvr2.jsonl")
+    name, data = files[0]
+    problems = Problems()
+    groups: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for line, record in read_jsonl(decode(data)):
+        if isinstance(record, LineError):
+            problems.add(name, record.line, record.message)
+            continue
+        missing = {"sentence", "left_url", "right_url", "identifier", "label"} - set(record)
+        if missing:
+            problems.add(name, line, f"missing {', '.join(sorted(missing))}.")
+            continue
+        groups[str(record["identifier"])[:-2]].append((line, record))
+    sets = []
+    for members in groups.values():
+        (line, first), rest = members[0], members[1:]
+
+        def fields(r: dict[str, Any]) -> dict[str, str]:
+            return {k: str(r[k]) for k in ("sentence", "left_url", "right_url")}
+
+        pivot = ParsedRow(
+            line, str(first["identifier"]), fields(first), str(first["label"]).lower(), "test"
+        )
+        items = [
+            _perturbation(
+                str(r["identifier"]), fields(r), str(r["label"]).lower(), f"{name} line {n}"
+            )
+            for n, r in rest
+        ]
+        if not items:
+            problems.add(
+                name,
+                line,
+                f"{first['identifier']} is alone in its group: a set needs a perturbation.",
+            )
+        sets.append(ParsedSet(None, pivot, items))
+    problems.raise_any()
+    return sets, []
+
+
+def _squad_questions(name: str, data: bytes) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]}."""
+    document = _json(name, data)
+    articles = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(articles, list):
+        raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
+    for a, article in enumerate(articles):
+        for p, paragraph in enumerate((article or {}).get("paragraphs") or []):
+            for q, qa in enumerate(paragraph.get("qas") or []):
+                yield f"data[{a}].paragraphs[{p}].qas[{q}]", paragraph, qa
+
+
+def _spans(qa: Any) -> list[Any]:
+    """Quoref's answers: every span of one answer; several make one multi-span answer."""
+    texts = [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+    return [texts if len(texts) > 1 else texts[0]] if texts else []
+
+
+def _alternatives(qa: Any) -> list[Any]:
+    """SQuAD-shaped answers, each an alternative (ROPES)."""
+    return [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+
+
+def quoref(files: Files) -> Read:
+    """quoref_original_subset_….json then quoref_test_perturbations_….json, SQuAD-shaped: a
+    perturbation names its original by original_id (compute_metrics.py's sets); each question's
+    answer spans together are one answer; the context may be edited too."""
+    _expect(files, 2, "the original subset, then the perturbations")
+    (original_name, original), (perturbed_name, perturbed) = files
+    originals = {}
+    for _, paragraph, qa in _squad_questions(original_name, original):
+        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
+        originals[str(qa.get("id"))] = ParsedRow(
+            None, str(qa.get("id")), fields, "", "test", answers=_spans(qa)
+        )
+    problems = Problems()
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
+        if "original_id" not in qa:
+            problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
+                         "the perturbations' file comes second.")  # fmt: skip
+            continue
+        original_id = str(qa["original_id"])
+        if original_id not in originals:
+            problems.add(
+                perturbed_name,
+                None,
+                f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
+            )
+            continue
+        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
+        groups[original_id].append(
+            _perturbation(str(qa.get("id")), fields, _spans(qa), f"{perturbed_name} {where}")
+        )
+    problems.raise_any()
+    return [ParsedSet(None, originals[i], items) for i, items in groups.items()], []
+
+
+def ropes(files: Files) -> Read:
+    """ropes_contrast_set_original_….json then ropes_contrast_set_….json, SQuAD-shaped with
+    background and situation: the i-th question of one file pairs with the i-th of the other
+    (evaluate_contrast_set.py), and the two often share an id."""
+    _expect(files, 2, "the originals, then the contrast set")
+    (original_name, original), (contrast_name, contrast) = files
+    originals = list(_squad_questions(original_name, original))
+    contrasts = list(_squad_questions(contrast_name, contrast))
+    if len(originals) != len(contrasts):
+        raise ImportRejected(
+            [
+                LineError(
+                    None,
+                    f"{contrast_name}: {len(contrasts)} questions for "
+                    f"{len(originals)} in {original_name}; the i-th question "
+                    "of one pairs with the i-th of the other.",
+                )
+            ]
+        )
+
+    def fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
+        return {
+            "background": str(paragraph.get("background", "")),
+            "situation": str(paragraph.get("situation", "")),
+            "question": str(qa.get("question", "")),
+        }
+
+    sets = []
+    for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
+        pivot = ParsedRow(
+            None, str(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
+        )
+        p = _perturbation(
+            str(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
+        )
+        sets.append(ParsedSet(None, pivot, [p]))
+    return sets, []
+
+
+def _drop_answer(answer: Any) -> Any:
+    """A DROP answer as text or spans: its number, else its spans, else its date's parts."""
+    if not isinstance(answer, dict):
+        return None
+    if str(answer.get("number", "")).strip():
+        return str(answer["number"]).strip()
+    spans = [str(s) for s in answer.get("spans") or [] if str(s).strip()]
+    if spans:
+        return spans if len(spans) > 1 else spans[0]
+    date = answer.get("date") or {}
+    parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
+    return " ".join(p for p in parts if p) or None
+
+
+def _drop_answers(qa: dict[str, Any]) -> list[Any]:
+    found = [_drop_answer(qa.get("answer"))]
+    found += [_drop_answer(a) for a in qa.get("validated_answers") or []]
+    out: list[Any] = []
+    for a in found:
+        if a is not None and a not in out:
+            out.append(a)
+    return out
+
+
+def _drop_questions(name: str, data: bytes) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    document = _json(name, data)
+    if not isinstance(document, dict):
+        raise ImportRejected(
+            [LineError(None, f"{name}: expected {{passage id: {{passage, qa_pairs}}}}}}.")]
+        )
+    for passage_id, entry in document.items():
+        for qa in (entry or {}).get("qa_pairs") or []:
+            yield passage_id, str((entry or {}).get("passage", "")), qa
+
+
+def drop(files: Files) -> Read:
+    """The DROP test set (drop_dataset_test.json, DROP's own release) then
+    drop_contrast_sets_test.json: a perturbation's query_id is its original's with _N appended
+    (consistency.py); answers are numbers, spans or dates, with validated alternatives."""
+    _expect(files, 2, "the DROP test set, then drop_contrast_sets_test.json")
+    (original_name, original), (contrast_name, contrast) = files
+    originals = {
+        str(qa.get("query_id")): (passage, qa)
+        for _, passage, qa in _drop_questions(original_name, original)
+    }
+    problems = Problems()
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
+        query_id = str(qa.get("query_id"))
+        original_id = query_id.rsplit("_", 1)[0]
+        if original_id not in originals:
+            problems.add(
+                contrast_name,
+                None,
+                f"{passage_id} {query_id}: its original {original_id!r} is not in {original_name}.",
+            )
+            continue
+        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        groups[original_id].append(
+            _perturbation(
+                query_id, fields, _drop_answers(qa), f"{contrast_name} {passage_id} {query_id}"
+            )
+        )
+    problems.raise_any()
+    sets = []
+    for original_id, items in groups.items():
+        passage, qa = originals[original_id]
+        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        pivot = ParsedRow(None, original_id, fields, "", "test", answers=_drop_answers(qa))
+        sets.append(ParsedSet(None, pivot, items))
+    return sets, []
+
+
+READERS: dict[str, Callable[[Files], Read]] = {
+    "imdb": imdb,
+    "boolq": boolq,
+    "perspectrum": perspectrum,
+    "quoref": quoref,
+    "ropes": ropes,
+    "drop": drop,
+    "mctaco": mctaco,
+    "matres": matres,
+    "nlvr2": nlvr2,
+}

@@ -1,0 +1,215 @@
+"""Gardner et al.'s published contrast sets in one step: each format into a fresh project made
+from its template, paired as the dataset's own script pairs them, with every published id in
+the release; kept as published (repeats, read-only edits, answers SQuAD's rules empty) with
+warnings; bad files refused whole with the problem and where it is."""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from annotation.errors import ImportRejected
+from annotation.imports.published import DATASETS, import_published
+from annotation.models import Perturbation, Project, Release
+from tests.annotation.imports import published_files
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root(db, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+def release_examples(client_for, root, slug: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The examples.jsonl of a first release of the project."""
+    api = client_for(root)
+    made = api.post(f"/api/projects/{slug}/releases/", {"version": "1"}, format="json")
+    assert made.status_code == 201, made.json()
+    release = Release.objects.get(pk=made.json()["id"])
+    from django.conf import settings
+
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
+        return [json.loads(line) for line in bundle.read("examples.jsonl").splitlines()]
+
+
+@pytest.mark.parametrize("dataset", sorted(DATASETS))
+def test_each_format_imports_in_one_step_with_its_ids_released(dataset, root, client_for):
+    files, expected = published_files.BUILDERS[dataset]()
+    result = import_published(dataset=dataset, files=files, user=root)
+    project = result.project
+    assert result.project_created and project.slug == dataset
+    assert project.field_names == [f["name"] for f in DATASETS[dataset].fields]
+    perturbations = sum(len(ids) for ids in expected.values())
+    assert result.counts == {"test": (len(expected), perturbations)}
+    assert result.created == perturbations
+    assert Perturbation.objects.filter(project=project, status="accepted").count() == perturbations
+    examples = release_examples(client_for, root, dataset)
+    released = {(e["set_id"], e["role"], e["id"]) for e in examples}
+    wanted = {(o, "original", o) for o in expected}
+    wanted |= {(o, "perturbed", p) for o, ids in expected.items() for p in ids}
+    assert released == wanted  # every published id, in its set, with its role
+    # Importing the same files again adds nothing.
+    again = import_published(dataset=dataset, files=files, user=root, project=project)
+    assert (again.created, again.already_present) == (0, perturbations)
+
+
+def test_the_real_imdb_files_give_the_papers_counts(root):
+    data = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "imdb-contrast"
+    if not data.is_dir():
+        pytest.skip(f"{data} is absent (the real data stays outside the repository)")
+    names = ["test_original.tsv", "test_contrast.tsv", "dev_original.tsv", "dev_contrast.tsv"]
+    result = import_published(
+        dataset="imdb", files=[(n, (data / n).read_bytes()) for n in names], user=root
+    )
+    assert result.counts == {"test": (488, 488), "dev": (100, 100)}
+    assert result.test_counts == (488, 488) and result.matches_paper
+    assert "the paper's Table 2: 488 sets, 488" in result.summary()
+
+
+def test_a_repeated_boolq_perturbation_is_kept_with_a_warning_naming_both(root, client_for):
+    files, _ = published_files.boolq()
+    result = import_published(dataset="boolq", files=files, user=root)
+    repeats = [w.message for w in result.warnings if "repeats" in w.message]
+    assert repeats == [
+        "data[1].perturbed_questions[2] repeats data[1].perturbed_questions[1]; both are kept."
+    ]
+    assert any("data[0] is not a question" in note for note in result.notes)
+    assert any("1 perturbation(s) left empty" in note for note in result.notes)
+    texts = [e["question"] for e in release_examples(client_for, root, "boolq")]
+    assert texts.count("does a P.O. box contain the street address") == 2
+
+
+def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
+    files, _ = published_files.ropes()
+    result = import_published(dataset="ropes", files=files, user=root)
+    assert [w.message for w in result.warnings] == [
+        "ropes_contrast_set_032820.json data[0].paragraphs[1].qas[0]: read-only field "
+        "'background' differs from the original. Kept as published."
+    ]
+    project = result.project
+    assert project.setting("answer_normalization") == "ropes"
+    assert project.setting("answer_consistency") == "em"
+    by_key = {(e["id"], e["role"]): e for e in release_examples(client_for, root, "ropes")}
+    assert by_key["111", "original"]["answers"] == ["A"]
+    assert by_key["111", "perturbed"]["answers"] == ["B"]  # one id, told apart by role
+    assert by_key["333", "perturbed"]["background"] == "Warming up lowers the heart rate."
+
+
+def test_multi_span_answers_stay_one_answer_of_several_spans(root, client_for):
+    files, _ = published_files.quoref()
+    result = import_published(dataset="quoref", files=files, user=root)
+    assert any("'context' differs" in w.message for w in result.warnings)
+    by_key = {(e["id"], e["role"]): e for e in release_examples(client_for, root, "quoref")}
+    assert by_key["q1", "original"]["answers"] == [["Traci", "Gibson"]]
+    files, _ = published_files.drop()
+    import_published(dataset="drop", files=files, user=root)
+    by_key = {(e["id"], e["role"]): e for e in release_examples(client_for, root, "drop")}
+    assert by_key["aaa", "original"]["answers"] == ["26", "26 warships"]  # validated too
+    assert by_key["bbb", "original"]["answers"] == [["warships", "soldiers"]]
+    assert by_key["aaa_2", "perturbed"]["answers"] == ["1565"]  # the date, and its alternative
+    assert "ccc" not in {e["id"] for e in by_key.values()}  # only perturbed originals
+
+
+def test_matres_keeps_its_html_and_tags_its_reasons(root):
+    files, _ = published_files.matres()
+    result = import_published(dataset="matres", files=files, user=root)
+    project = result.project
+    assert project.fields[0]["kind"] == "html"
+    assert sorted(project.tags.values_list("name", flat=True)) == [
+        "appearance order", "gardner-2020", "tense"]  # fmt: skip
+    labels = sorted(Perturbation.objects.filter(project=project).values_list("label", flat=True))
+    assert labels == ["before", "simultaneous", "vague"]  # "equal" is MATRES's simultaneous
+
+
+@pytest.mark.parametrize(
+    ("dataset", "files", "problem"),
+    [
+        ("ropes", lambda: published_files.ropes()[0][:1], "comes in 2 file(s)"),
+        ("quoref", lambda: published_files.quoref()[0][::-1],
+         "(q1) has no original_id: the perturbations' file comes second."),
+        ("mctaco", lambda: [("original.tsv", b"index\tsentence1\tsentence2\tlabel\n0\ta\tb\tyes\n"),
+                            ("changed.tsv", b"index\tsentence1\tsentence2\tlabel\n7\ta\tc\tno\n")],
+         "changed.tsv: index '7' is not in original.tsv."),
+        ("imdb", lambda: [("test_original.tsv", b"Sentiment\tText\nPositive\tGood.\n"),
+                          ("test_contrast.tsv", b"Sentiment\tText\nMeh\tBad.\n")],
+         "unknown label 'meh'"),
+        ("boolq", lambda: [("boolq_perturbed.json", b"{not json")], "not a JSON document"),
+    ],
+)  # fmt: skip
+def test_a_bad_file_is_refused_whole_with_where_and_what(dataset, files, problem, root):
+    with pytest.raises(ImportRejected) as rejected:
+        import_published(dataset=dataset, files=files(), user=root)
+    assert any(problem in e.message for e in rejected.value.errors), rejected.value.errors
+    assert not Project.objects.filter(slug=dataset).exists()  # nothing was created
+
+
+def test_a_project_that_does_not_fit_is_refused(root, project):
+    files, _ = published_files.imdb()
+    from annotation.errors import DomainError
+
+    with pytest.raises(DomainError, match="IMDb needs a classification project with the fields"):
+        import_published(dataset="imdb", files=files, user=root, project=project_with_two_fields())
+
+
+def project_with_two_fields() -> Project:
+    from annotation.projects.services import project_create
+
+    return project_create(user=None, name="Two", slug="two", labels=["a", "b"], fields=[
+        {"name": "text", "editable": True}, {"name": "other", "editable": False}])  # fmt: skip
+
+
+def test_the_command_creates_the_project_and_reports_the_papers_counts(root, tmp_path):
+    files, _ = published_files.nlvr2()
+    paths = []
+    for name, content in files:
+        (tmp_path / name).write_bytes(content)
+        paths.append(str(tmp_path / name))
+    out = io.StringIO()
+    call_command("import_published", "nlvr2", *paths, "--project", "vision", stdout=out)
+    said = out.getvalue()
+    assert "Created project vision." in said
+    assert (
+        "Test: 2 sets, 5 examples (originals included); the paper's Table 2: 479 sets, 994" in said
+    )
+    assert "The counts differ from the paper's" in said  # a small file, not the published one
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"sentence": "x"}\n')
+        call_command("import_published", "nlvr2", str(bad), "--project", "other", stdout=out)
+
+
+def test_the_new_project_page_imports_a_published_set_in_one_step(root):
+    browser = Client()
+    browser.force_login(root)
+    assert "a published contrast set" in browser.get("/projects/new/").content.decode()
+    page = browser.get("/projects/new/published/")
+    assert page.status_code == 200 and "perspectrum_minimal_pairs.csv" in page.content.decode()
+    files, _ = published_files.perspectrum()
+    name, content = files[0]
+    answer = browser.post("/projects/new/published/", {
+        "dataset": "perspectrum", "slug": "stance", "file1": SimpleUploadedFile(name, content)})  # fmt: skip
+    assert answer.status_code == 302 and answer["Location"] == "/p/stance/"
+    said = [str(m) for m in answer.wsgi_request._messages]
+    assert said[0].startswith("PERSPECTRUM: test: 2 sets, 2 perturbations.")
+    assert "1 row(s) whose original stance is 'unk': left out." in said
+    # Into the project it made, from its own Import page: the dataset is chosen already.
+    page = browser.get("/p/stance/import/published/").content.decode()
+    assert '<option value="perspectrum" selected>' in page
+    refused = browser.post("/p/stance/import/published/", {
+        "dataset": "perspectrum",
+        "file1": SimpleUploadedFile(name, b"original_claim\nx\n")})  # fmt: skip
+    assert refused.status_code == 400 and "the header lacks" in refused.content.decode()
+
+
+def test_only_creators_may_make_a_project_from_a_published_set(db, client_for):
+    browser = Client()
+    browser.force_login(UserFactory(username="plain"))
+    assert browser.get("/projects/new/published/").status_code == 403
