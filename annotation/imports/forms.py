@@ -75,7 +75,7 @@ class PublishedImportForm(forms.Form):
     """A published contrast set in one step (docs/published/): the dataset and its own files,
     in the order its repository names them."""
 
-    dataset = forms.ChoiceField(choices=[])
+    dataset = forms.ChoiceField(choices=[(d.key, d.name) for d in DATASETS.values()])
     slug = forms.SlugField(
         required=False, help_text="the new project's slug (default: the dataset)"
     )
@@ -91,9 +91,6 @@ class PublishedImportForm(forms.Form):
 
     def __init__(self, *args: Any, new_project: bool = True, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["dataset"].choices = [
-            (d.key, f"{d.name}: {d.files}") for d in DATASETS.values()
-        ]
         if not new_project:
             del self.fields["slug"]
 

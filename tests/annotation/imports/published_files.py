@@ -86,10 +86,9 @@ def perspectrum() -> Built:
 
 def mctaco() -> Built:
     header = ["index", "sentence1", "sentence2", "label"]
-    original = _tsv(header, [["0", "He slept. How long did he sleep?", "8 hours", "yes"],
-                             ["1", "He slept. How long did he sleep?", "8 years", "no"]])  # fmt: skip
-    changed = _tsv(header, [["0", "He napped. How long did he nap?", "8 hours", "no"],
-                            ["1", "He napped. How long did he nap?", "20 minutes", "yes"]])  # fmt: skip
+    slept, napped = "He slept. How long did he sleep?", "He napped. How long did he nap?"
+    original = _tsv(header, [["0", slept, "8 hours", "yes"], ["1", slept, "8 years", "no"]])
+    changed = _tsv(header, [["0", napped, "8 hours", "no"], ["1", napped, "20 minutes", "yes"]])
     files = [("original.tsv", original), ("changed.tsv", changed)]
     return files, {"0": ["0"], "1": ["1"]}  # an original and its perturbation share the index
 

@@ -194,8 +194,10 @@ def test_the_new_project_page_imports_a_published_set_in_one_step(root):
     assert page.status_code == 200 and "perspectrum_minimal_pairs.csv" in page.content.decode()
     files, _ = published_files.perspectrum()
     name, content = files[0]
-    answer = browser.post("/projects/new/published/", {
-        "dataset": "perspectrum", "slug": "stance", "file1": SimpleUploadedFile(name, content)})  # fmt: skip
+    upload = SimpleUploadedFile(name, content)
+    answer = browser.post(
+        "/projects/new/published/", {"dataset": "perspectrum", "slug": "stance", "file1": upload}
+    )
     assert answer.status_code == 302 and answer["Location"] == "/p/stance/"
     said = [str(m) for m in answer.wsgi_request._messages]
     assert said[0].startswith("PERSPECTRUM: test: 2 sets, 2 perturbations.")
