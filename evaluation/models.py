@@ -148,7 +148,9 @@ class Prediction(models.Model):
     """One model prediction on one released example. A re-run replaces them."""
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="predictions")
-    example = models.CharField(max_length=255)  # the release's example id: ex-17 or p-42
+    # The release's example id (ex-17, p-42 or a published id), which an original and its
+    # perturbation may share: the role tells them apart.
+    example = models.CharField(max_length=255)
     set_id = models.CharField(max_length=255)
     role = models.CharField(max_length=10)  # original or perturbed
     gold = models.CharField(max_length=100, blank=True)
@@ -169,7 +171,9 @@ class Prediction(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "example"], name="prediction_once_per_example")
+            models.UniqueConstraint(
+                fields=["run", "example", "role"], name="prediction_once_per_example"
+            )
         ]
 
     def __str__(self) -> str:

@@ -4,14 +4,17 @@ from a template that fits the dataset, and kept as published: every id, repeats 
 and edits of read-only fields (with warnings), answers of any shape. The counts of the paper's
 Table 2 are reported beside the file's."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
 from annotation.errors import DomainError, ImportRejected
+from annotation.imports import published_formats as formats
+from annotation.imports import published_qa as qa
 from annotation.imports.paired import ParsedSet
-from annotation.imports.published_formats import READERS, TAG, Files
+from annotation.imports.published_formats import TAG, Files, Read
 from annotation.imports.readers import LineError, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
@@ -70,6 +73,11 @@ class Dataset:
         }
 
 
+READERS: dict[str, Callable[[Files], Read]] = {
+    "imdb": formats.imdb, "boolq": formats.boolq, "perspectrum": formats.perspectrum,
+    "quoref": qa.quoref, "ropes": qa.ropes, "drop": qa.drop, "mctaco": formats.mctaco,
+    "matres": formats.matres, "nlvr2": formats.nlvr2,
+}  # fmt: skip
 CLASSIFICATION, FREE_TEXT = Project.TaskType.CLASSIFICATION, Project.TaskType.FREE_TEXT
 DATASETS = {
     d.key: d

@@ -1,15 +1,14 @@
 """Readers of the contrast sets published with Gardner et al. (2020), each in its own format
-(docs/published/). Each turns the dataset's files, in the order its repository names them (the
-originals first), into sets as the dataset's own evaluation script pairs them, with every
-published id kept. Problems name the file and the line, or the published id where the file is
-one JSON document.
+(docs/published/): the classification sets here, the question-answering ones in published_qa.
+Each turns the dataset's files, in the order its repository names them (the originals first),
+into sets as the dataset's own evaluation script pairs them, with every published id kept.
+Problems name the file and the line, or the published id where the file is one JSON document.
 
 A reader returns (sets, notes): notes say what the official script also leaves out (e.g.
 PERSPECTRUM's rows whose original stance is "unk").
 """
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from annotation.errors import ImportRejected
@@ -37,7 +36,7 @@ class Problems:
             raise ImportRejected(self.errors)
 
 
-def _json(name: str, data: bytes) -> Any:
+def read_json(name: str, data: bytes) -> Any:
     try:
         return strict_json_loads(decode(data))
     except ValueError as error:
@@ -58,7 +57,7 @@ def _table(name: str, data: bytes, delimiter: str, columns: set[str], problems: 
     return rows
 
 
-def _perturbation(
+def perturbation(
     pid: str, fields: dict[str, str], truth: Any, where: str, tags: list[str] | None = None
 ) -> dict[str, Any]:
     key = "label" if isinstance(truth, str) else "answers"
@@ -66,7 +65,7 @@ def _perturbation(
     return {"id": pid, "fields": fields, key: truth, **other, "tags": tags or [TAG], "where": where}
 
 
-def _expect(files: Files, count: int, names: str) -> None:
+def expect(files: Files, count: int, names: str) -> None:
     if len(files) != count:
         raise ImportRejected(
             [LineError(None, f"this dataset comes in {count} file(s): {names}; got {len(files)}.")]
@@ -105,7 +104,7 @@ def imdb(files: Files) -> Read:
         for n, ((line, o), (_, c)) in enumerate(zip(originals, contrasts, strict=True), 1):
             set_id = f"{split}-{n}"
             row = ParsedRow(line, set_id, {"text": o["Text"]}, o["Sentiment"].lower(), split)
-            p = _perturbation(
+            p = perturbation(
                 f"{set_id}-contrast",
                 {"text": c["Text"]},
                 c["Sentiment"].lower(),
@@ -120,9 +119,9 @@ def boolq(files: Files) -> Read:
     """boolq_perturbed.json: {"data": [{title, paragraph, question, answer, perturbed_questions:
     [{perturbed_q, answer}]}]}. The first entry, a template ("Gold Answer"), and perturbations
     left empty are not sets; ids are the entry's and the perturbation's positions."""
-    _expect(files, 1, "boolq_perturbed.json")
+    expect(files, 1, "boolq_perturbed.json")
     name, data = files[0]
-    document = _json(name, data)
+    document = read_json(name, data)
     entries = document.get("data") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
@@ -147,7 +146,7 @@ def boolq(files: Files) -> Read:
             else:
                 edited = {**fields, "question": str(q["perturbed_q"])}
                 items.append(
-                    _perturbation(
+                    perturbation(
                         f"boolq-{n}-{j}",
                         edited,
                         str(q.get("answer")).lower(),
@@ -166,7 +165,7 @@ def perspectrum(files: Files) -> Read:
     """perspectrum_minimal_pairs.csv: each row a claim, its contrast claim and one perspective,
     with both stances. Rows whose original stance is "unk" (the perspective is not relevant) are
     left out, as run_evaluation.py does."""
-    _expect(files, 1, "perspectrum_minimal_pairs.csv")
+    expect(files, 1, "perspectrum_minimal_pairs.csv")
     name, data = files[0]
     columns = {
         "original_claim",
@@ -185,7 +184,7 @@ def perspectrum(files: Files) -> Read:
         fields = {"claim": row["original_claim"], "perspective": row["perspective"]}
         original = ParsedRow(line, set_id, fields, row["original_stance_label"], "test")
         edited = {**fields, "claim": row["contrast_claim"]}
-        p = _perturbation(
+        p = perturbation(
             f"{set_id}-contrast", edited, row["contrast_stance_label"], f"{name} line {line}"
         )
         sets.append(ParsedSet(None, original, [p]))
@@ -196,7 +195,7 @@ def perspectrum(files: Files) -> Read:
 def mctaco(files: Files) -> Read:
     """original.tsv and changed.tsv (index, sentence1, sentence2, label): the row of changed.tsv
     with an index perturbs the row of original.tsv with the same index, and shares its id."""
-    _expect(files, 2, "original.tsv, changed.tsv")
+    expect(files, 2, "original.tsv, changed.tsv")
     columns = {"index", "sentence1", "sentence2", "label"}
     problems = Problems()
     (original_name, original), (changed_name, changed) = files
@@ -213,7 +212,7 @@ def mctaco(files: Files) -> Read:
         fields = {"question": o["sentence1"], "answer": o["sentence2"]}
         pivot = ParsedRow(o_line, row["index"], fields, o["label"].lower(), "test")
         edited = {"question": row["sentence1"], "answer": row["sentence2"]}
-        p = _perturbation(row["index"], edited, row["label"].lower(), f"{changed_name} line {line}")
+        p = perturbation(row["index"], edited, row["label"].lower(), f"{changed_name} line {line}")
         sets.append(ParsedSet(None, pivot, [p]))
     problems.raise_any()
     return sets, []
@@ -226,7 +225,7 @@ def matres(files: Files) -> Read:
     """Platinum_subset_minimal_pairs.csv (_unit_id, bodygraph, docid, decision, modified
     bodygraph, new decision, reason): rows of one _unit_id are one set; the events are marked in
     the HTML of the bodygraph; the reason is the perturbation's tag."""
-    _expect(files, 1, "Platinum_subset_minimal_pairs.csv")
+    expect(files, 1, "Platinum_subset_minimal_pairs.csv")
     name, data = files[0]
     columns = {"_unit_id", "bodygraph", "decision", "modified bodygraph", "new decision", "reason"}
     problems = Problems()
@@ -252,7 +251,7 @@ def matres(files: Files) -> Read:
             new = row["new decision"].strip().lower()
             tag = [row["reason"].strip()] if row["reason"].strip() else None
             items.append(
-                _perturbation(
+                perturbation(
                     f"{unit}-{n}",
                     {"text": row["modified bodygraph"]},
                     MATRES_LABELS.get(new, new),
@@ -269,7 +268,7 @@ def nlvr2(files: Files) -> Read:
     """contrast_set_nlvr2.jsonl (sentence, left_url, right_url, identifier, label): examples whose
     identifiers differ only in the last two characters are one set (eval.py's groups); the
     group's first line is the original."""
-    _expect(files, 1, "contrast_set_nlvr2.jsonl")
+    expect(files, 1, "contrast_set_nlvr2.jsonl")
     name, data = files[0]
     problems = Problems()
     groups: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
@@ -293,7 +292,7 @@ def nlvr2(files: Files) -> Read:
             line, str(first["identifier"]), fields(first), str(first["label"]).lower(), "test"
         )
         items = [
-            _perturbation(
+            perturbation(
                 str(r["identifier"]), fields(r), str(r["label"]).lower(), f"{name} line {n}"
             )
             for n, r in rest
@@ -307,186 +306,3 @@ def nlvr2(files: Files) -> Read:
         sets.append(ParsedSet(None, pivot, items))
     problems.raise_any()
     return sets, []
-
-
-def _squad_questions(name: str, data: bytes) -> Iterator[tuple[str, dict[str, Any], Any]]:
-    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]}."""
-    document = _json(name, data)
-    articles = document.get("data") if isinstance(document, dict) else None
-    if not isinstance(articles, list):
-        raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
-    for a, article in enumerate(articles):
-        for p, paragraph in enumerate((article or {}).get("paragraphs") or []):
-            for q, qa in enumerate(paragraph.get("qas") or []):
-                yield f"data[{a}].paragraphs[{p}].qas[{q}]", paragraph, qa
-
-
-def _spans(qa: Any) -> list[Any]:
-    """Quoref's answers: every span of one answer; several make one multi-span answer."""
-    texts = [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
-    return [texts if len(texts) > 1 else texts[0]] if texts else []
-
-
-def _alternatives(qa: Any) -> list[Any]:
-    """SQuAD-shaped answers, each an alternative (ROPES)."""
-    return [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
-
-
-def quoref(files: Files) -> Read:
-    """quoref_original_subset_….json then quoref_test_perturbations_….json, SQuAD-shaped: a
-    perturbation names its original by original_id (compute_metrics.py's sets); each question's
-    answer spans together are one answer; the context may be edited too."""
-    _expect(files, 2, "the original subset, then the perturbations")
-    (original_name, original), (perturbed_name, perturbed) = files
-    originals = {}
-    for _, paragraph, qa in _squad_questions(original_name, original):
-        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
-        originals[str(qa.get("id"))] = ParsedRow(
-            None, str(qa.get("id")), fields, "", "test", answers=_spans(qa)
-        )
-    problems = Problems()
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
-        if "original_id" not in qa:
-            problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
-                         "the perturbations' file comes second.")  # fmt: skip
-            continue
-        original_id = str(qa["original_id"])
-        if original_id not in originals:
-            problems.add(
-                perturbed_name,
-                None,
-                f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
-            )
-            continue
-        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
-        groups[original_id].append(
-            _perturbation(str(qa.get("id")), fields, _spans(qa), f"{perturbed_name} {where}")
-        )
-    problems.raise_any()
-    return [ParsedSet(None, originals[i], items) for i, items in groups.items()], []
-
-
-def ropes(files: Files) -> Read:
-    """ropes_contrast_set_original_….json then ropes_contrast_set_….json, SQuAD-shaped with
-    background and situation: the i-th question of one file pairs with the i-th of the other
-    (evaluate_contrast_set.py), and the two often share an id."""
-    _expect(files, 2, "the originals, then the contrast set")
-    (original_name, original), (contrast_name, contrast) = files
-    originals = list(_squad_questions(original_name, original))
-    contrasts = list(_squad_questions(contrast_name, contrast))
-    if len(originals) != len(contrasts):
-        raise ImportRejected(
-            [
-                LineError(
-                    None,
-                    f"{contrast_name}: {len(contrasts)} questions for "
-                    f"{len(originals)} in {original_name}; the i-th question "
-                    "of one pairs with the i-th of the other.",
-                )
-            ]
-        )
-
-    def fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
-        return {
-            "background": str(paragraph.get("background", "")),
-            "situation": str(paragraph.get("situation", "")),
-            "question": str(qa.get("question", "")),
-        }
-
-    sets = []
-    for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
-        pivot = ParsedRow(
-            None, str(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
-        )
-        p = _perturbation(
-            str(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
-        )
-        sets.append(ParsedSet(None, pivot, [p]))
-    return sets, []
-
-
-def _drop_answer(answer: Any) -> Any:
-    """A DROP answer as text or spans: its number, else its spans, else its date's parts."""
-    if not isinstance(answer, dict):
-        return None
-    if str(answer.get("number", "")).strip():
-        return str(answer["number"]).strip()
-    spans = [str(s) for s in answer.get("spans") or [] if str(s).strip()]
-    if spans:
-        return spans if len(spans) > 1 else spans[0]
-    date = answer.get("date") or {}
-    parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
-    return " ".join(p for p in parts if p) or None
-
-
-def _drop_answers(qa: dict[str, Any]) -> list[Any]:
-    found = [_drop_answer(qa.get("answer"))]
-    found += [_drop_answer(a) for a in qa.get("validated_answers") or []]
-    out: list[Any] = []
-    for a in found:
-        if a is not None and a not in out:
-            out.append(a)
-    return out
-
-
-def _drop_questions(name: str, data: bytes) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    document = _json(name, data)
-    if not isinstance(document, dict):
-        raise ImportRejected(
-            [LineError(None, f"{name}: expected {{passage id: {{passage, qa_pairs}}}}}}.")]
-        )
-    for passage_id, entry in document.items():
-        for qa in (entry or {}).get("qa_pairs") or []:
-            yield passage_id, str((entry or {}).get("passage", "")), qa
-
-
-def drop(files: Files) -> Read:
-    """The DROP test set (drop_dataset_test.json, DROP's own release) then
-    drop_contrast_sets_test.json: a perturbation's query_id is its original's with _N appended
-    (consistency.py); answers are numbers, spans or dates, with validated alternatives."""
-    _expect(files, 2, "the DROP test set, then drop_contrast_sets_test.json")
-    (original_name, original), (contrast_name, contrast) = files
-    originals = {
-        str(qa.get("query_id")): (passage, qa)
-        for _, passage, qa in _drop_questions(original_name, original)
-    }
-    problems = Problems()
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
-        query_id = str(qa.get("query_id"))
-        original_id = query_id.rsplit("_", 1)[0]
-        if original_id not in originals:
-            problems.add(
-                contrast_name,
-                None,
-                f"{passage_id} {query_id}: its original {original_id!r} is not in {original_name}.",
-            )
-            continue
-        fields = {"passage": passage, "question": str(qa.get("question", ""))}
-        groups[original_id].append(
-            _perturbation(
-                query_id, fields, _drop_answers(qa), f"{contrast_name} {passage_id} {query_id}"
-            )
-        )
-    problems.raise_any()
-    sets = []
-    for original_id, items in groups.items():
-        passage, qa = originals[original_id]
-        fields = {"passage": passage, "question": str(qa.get("question", ""))}
-        pivot = ParsedRow(None, original_id, fields, "", "test", answers=_drop_answers(qa))
-        sets.append(ParsedSet(None, pivot, items))
-    return sets, []
-
-
-READERS: dict[str, Callable[[Files], Read]] = {
-    "imdb": imdb,
-    "boolq": boolq,
-    "perspectrum": perspectrum,
-    "quoref": quoref,
-    "ropes": ropes,
-    "drop": drop,
-    "mctaco": mctaco,
-    "matres": matres,
-    "nlvr2": nlvr2,
-}

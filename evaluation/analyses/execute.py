@@ -42,12 +42,13 @@ def _progress(analysis: Analysis, total: int) -> Any:
 def run_instability(analysis: Analysis) -> dict[str, Any]:
     ids = analysis.params["runs"]
     advance = _progress(analysis, len(ids))
-    per_run: list[dict[str, Any]] = []
+    per_run: list[dict[tuple[str, str], Any]] = []
     for run_id in ids:
         rows = Prediction.objects.filter(run_id=run_id).values_list(
             "example", "set_id", "role", "gold", "label"
         )
-        per_run.append({example: (set_id, role, gold == label)
+        # Keyed with the role: an original and its perturbation may share an id.
+        per_run.append({(example, role): (set_id, role, gold == label)
                         for example, set_id, role, gold, label in rows})  # fmt: skip
         advance()
     examples = sorted(set.intersection(*(set(run) for run in per_run)))

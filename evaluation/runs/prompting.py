@@ -15,6 +15,7 @@ import numpy as np
 
 from annotation.models import Project, Release
 from annotation.releases.bundle import read_examples
+from annotation.validation.answers import answer_text
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
@@ -136,7 +137,9 @@ def run_generation(
     model = load(spec)
     advance(0)
     chat = _chat(model) if spec.chat_template else None
-    texts = contexts(spec, project, release, examples, lambda e: (e["answers"] or [""])[0], chat)
+    texts = contexts(
+        spec, project, release, examples, lambda e: answer_text((e["answers"] or [""])[0]), chat
+    )
     answers = model.generate(
         texts,
         stop=spec.stop or [],

@@ -113,7 +113,7 @@ def answer_all(client_for, crowd, responses: list[dict]) -> int:  # type: ignore
     for validator, response in zip(crowd, responses, strict=True):
         api = client_for(validator)
         shown = api.get("/api/projects/curie/validation/next/").json()
-        assert set(shown) == {"item", "fields", "labels", "extra_labels", "flags"}
+        assert set(shown) == {"item", "fields", "fields_html", "labels", "extra_labels", "flags"}
         assert shown["labels"] == [] and shown["extra_labels"] == ["unanswerable"]
         items.add(shown["item"])
         sent = api.post(f"/api/projects/curie/validation/{shown['item']}/vote/", response)

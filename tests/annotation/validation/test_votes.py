@@ -119,7 +119,7 @@ def test_validators_never_see_intended_label_pivot_or_other_votes(
     api = client_for(viewer)
     responses = [api.get(f"/api/projects/{project.slug}/validation/next/")]
     body = responses[0].json()
-    assert set(body) == {"item", "fields", "labels", "extra_labels", "flags"}
+    assert set(body) == {"item", "fields", "fields_html", "labels", "extra_labels", "flags"}
     assert body["fields"] == {"text": f"{SECRET_TEXT} bad"}
     page = Client()
     page.force_login(viewer)
@@ -185,7 +185,7 @@ def test_the_vote_response_carries_the_next_item(no_controls, people, crowd, cli
                             "flags": []}  # fmt: skip
     assert body["next"]["item"] == ({i.pk for i in items} - {first["item"]}).pop()
     assert api.get(f"{base}/next/").json() == body["next"]  # leased: the same item again
-    assert set(body["next"]) == {"item", "fields", "labels", "extra_labels", "flags"}
+    assert set(body["next"]) == {"item", "fields", "fields_html", "labels", "extra_labels", "flags"}
     last = api.post(f"{base}/{body['next']['item']}/vote/", {"label": "positive"}, format="json")
     assert last.json()["next"] is None
     again = api.post(f"{base}/{first['item']}/vote/", {"label": "negative"}, format="json")

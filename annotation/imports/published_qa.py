@@ -1,0 +1,190 @@
+"""Readers of the question-answering contrast sets published with Gardner et al. (2020):
+Quoref, ROPES and DROP, SQuAD-shaped or DROP-shaped JSON documents (docs/published/). As in
+published_formats, each returns (sets, notes) paired as the dataset's own script pairs them."""
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.errors import ImportRejected
+from annotation.imports.originals import ParsedRow
+from annotation.imports.paired import ParsedSet
+from annotation.imports.published_formats import (
+    Files,
+    Problems,
+    Read,
+    expect,
+    perturbation,
+    read_json,
+)
+from annotation.imports.readers import LineError
+
+
+def _squad_questions(name: str, data: bytes) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]}."""
+    document = read_json(name, data)
+    articles = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(articles, list):
+        raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
+    for a, article in enumerate(articles):
+        for p, paragraph in enumerate((article or {}).get("paragraphs") or []):
+            for q, qa in enumerate(paragraph.get("qas") or []):
+                yield f"data[{a}].paragraphs[{p}].qas[{q}]", paragraph, qa
+
+
+def _spans(qa: Any) -> list[Any]:
+    """Quoref's answers: every span of one answer; several make one multi-span answer."""
+    texts = [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+    return [texts if len(texts) > 1 else texts[0]] if texts else []
+
+
+def _alternatives(qa: Any) -> list[Any]:
+    """SQuAD-shaped answers, each an alternative (ROPES)."""
+    return [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+
+
+def quoref(files: Files) -> Read:
+    """quoref_original_subset_….json then quoref_test_perturbations_….json, SQuAD-shaped: a
+    perturbation names its original by original_id (compute_metrics.py's sets); each question's
+    answer spans together are one answer; the context may be edited too."""
+    expect(files, 2, "the original subset, then the perturbations")
+    (original_name, original), (perturbed_name, perturbed) = files
+    originals = {}
+    for _, paragraph, qa in _squad_questions(original_name, original):
+        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
+        originals[str(qa.get("id"))] = ParsedRow(
+            None, str(qa.get("id")), fields, "", "test", answers=_spans(qa)
+        )
+    problems = Problems()
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
+        if "original_id" not in qa:
+            problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
+                         "the perturbations' file comes second.")  # fmt: skip
+            continue
+        original_id = str(qa["original_id"])
+        if original_id not in originals:
+            problems.add(
+                perturbed_name,
+                None,
+                f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
+            )
+            continue
+        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
+        groups[original_id].append(
+            perturbation(str(qa.get("id")), fields, _spans(qa), f"{perturbed_name} {where}")
+        )
+    problems.raise_any()
+    return [ParsedSet(None, originals[i], items) for i, items in groups.items()], []
+
+
+def ropes(files: Files) -> Read:
+    """ropes_contrast_set_original_….json then ropes_contrast_set_….json, SQuAD-shaped with
+    background and situation: the i-th question of one file pairs with the i-th of the other
+    (evaluate_contrast_set.py), and the two often share an id."""
+    expect(files, 2, "the originals, then the contrast set")
+    (original_name, original), (contrast_name, contrast) = files
+    originals = list(_squad_questions(original_name, original))
+    contrasts = list(_squad_questions(contrast_name, contrast))
+    if len(originals) != len(contrasts):
+        raise ImportRejected(
+            [
+                LineError(
+                    None,
+                    f"{contrast_name}: {len(contrasts)} questions for "
+                    f"{len(originals)} in {original_name}; the i-th question "
+                    "of one pairs with the i-th of the other.",
+                )
+            ]
+        )
+
+    def fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
+        return {
+            "background": str(paragraph.get("background", "")),
+            "situation": str(paragraph.get("situation", "")),
+            "question": str(qa.get("question", "")),
+        }
+
+    sets = []
+    for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
+        pivot = ParsedRow(
+            None, str(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
+        )
+        p = perturbation(
+            str(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
+        )
+        sets.append(ParsedSet(None, pivot, [p]))
+    return sets, []
+
+
+def _drop_answer(answer: Any) -> Any:
+    """A DROP answer as text or spans: its number, else its spans, else its date's parts."""
+    if not isinstance(answer, dict):
+        return None
+    if str(answer.get("number", "")).strip():
+        return str(answer["number"]).strip()
+    spans = [str(s) for s in answer.get("spans") or [] if str(s).strip()]
+    if spans:
+        return spans if len(spans) > 1 else spans[0]
+    date = answer.get("date") or {}
+    parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
+    return " ".join(p for p in parts if p) or None
+
+
+def _drop_answers(qa: dict[str, Any]) -> list[Any]:
+    found = [_drop_answer(qa.get("answer"))]
+    found += [_drop_answer(a) for a in qa.get("validated_answers") or []]
+    out: list[Any] = []
+    for a in found:
+        if a is not None and a not in out:
+            out.append(a)
+    return out
+
+
+def _drop_questions(name: str, data: bytes) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    document = read_json(name, data)
+    if not isinstance(document, dict):
+        raise ImportRejected(
+            [LineError(None, f"{name}: expected {{passage id: {{passage, qa_pairs}}}}}}.")]
+        )
+    for passage_id, entry in document.items():
+        for qa in (entry or {}).get("qa_pairs") or []:
+            yield passage_id, str((entry or {}).get("passage", "")), qa
+
+
+def drop(files: Files) -> Read:
+    """The DROP test set (drop_dataset_test.json, DROP's own release) then
+    drop_contrast_sets_test.json: a perturbation's query_id is its original's with _N appended
+    (consistency.py); answers are numbers, spans or dates, with validated alternatives."""
+    expect(files, 2, "the DROP test set, then drop_contrast_sets_test.json")
+    (original_name, original), (contrast_name, contrast) = files
+    originals = {
+        str(qa.get("query_id")): (passage, qa)
+        for _, passage, qa in _drop_questions(original_name, original)
+    }
+    problems = Problems()
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
+        query_id = str(qa.get("query_id"))
+        original_id = query_id.rsplit("_", 1)[0]
+        if original_id not in originals:
+            problems.add(
+                contrast_name,
+                None,
+                f"{passage_id} {query_id}: its original {original_id!r} is not in {original_name}.",
+            )
+            continue
+        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        groups[original_id].append(
+            perturbation(
+                query_id, fields, _drop_answers(qa), f"{contrast_name} {passage_id} {query_id}"
+            )
+        )
+    problems.raise_any()
+    sets = []
+    for original_id, items in groups.items():
+        passage, qa = originals[original_id]
+        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        pivot = ParsedRow(None, original_id, fields, "", "test", answers=_drop_answers(qa))
+        sets.append(ParsedSet(None, pivot, items))
+    return sets, []

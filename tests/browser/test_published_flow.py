@@ -1,0 +1,80 @@
+"""A published contrast set from the browser alone: New project → a published contrast set,
+then its fields as their kinds show them. MATRES's HTML marks are shown sanitised (its colours
+and bold kept, a script or a handler dropped) on the validation page and in the editor; NLVR2's
+image addresses are shown as images, on the first item and on the next one the page loads."""
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Project
+from tests.annotation.imports import published_files
+from tests.browser.conftest import screenshot
+from tests.factories import UserFactory, member
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = b"<script>alert(1)</script><img src=x onerror=alert(1)>"  # no comma, no quote: CSV
+
+
+def import_from_the_page(page, tmp_path, dataset, files, validate=True):  # type: ignore[no-untyped-def]
+    page.goto("/projects/new/")
+    page.click("#from-published")
+    page.select_option("select[name=dataset]", dataset)
+    for n, (name, content) in enumerate(files, 1):
+        path = tmp_path / name
+        path.write_bytes(content)
+        page.set_input_files(f"input[name=file{n}]", str(path))
+    if validate:
+        page.check("input[name=validate]")
+    page.click("#published-form button[type=submit]")
+
+
+def test_matres_html_and_nlvr2_images_show_as_their_kinds(page, login, tmp_path):
+    UserFactory(username="root", is_staff=True, is_superuser=True)
+    login("root")
+    files, _ = published_files.matres()
+    name, content = files[0]
+    content = content.replace(b"<strong>said </strong>", b"<strong>said </strong>" + HOSTILE)
+    import_from_the_page(page, tmp_path, "matres", [(name, content)])
+    page.get_by_role("status").first.wait_for()
+    assert "MATRES: test: 2 sets, 3 perturbations." in page.inner_text("main")
+    screenshot(page, "published-matres-dashboard")
+    matres = Project.objects.get(slug="matres")
+    member(matres, "vera", "validator")
+    member(matres, "ed", "expert")
+
+    files, _ = published_files.nlvr2()
+    import_from_the_page(page, tmp_path, "nlvr2", files)
+    page.get_by_role("status").first.wait_for()
+    nlvr2 = Project.objects.get(slug="nlvr2")
+    vera = matres.memberships.get(user__username="vera").user
+    nlvr2.memberships.create(user=vera, role="validator")
+
+    login("vera")
+    page.goto("/p/matres/validate/")
+    text = page.locator(".item-text").first
+    text.locator("strong").first.wait_for()
+    assert text.locator("span[style*='color']").count() >= 2  # the two events, coloured
+    assert text.locator("script, img").count() == 0
+    assert "alert" not in text.inner_text()
+    screenshot(page, "published-matres-validate")
+
+    page.goto("/p/nlvr2/validate/")
+    images = page.locator(".item-text figure.field-image img")
+    assert images.count() == 2
+    first = images.nth(1).get_attribute("src")
+    assert first and first.startswith("https://img.example/")
+    assert "https://img.example/a.jpg" in page.locator(".item-text figcaption").first.inner_text()
+    screenshot(page, "published-nlvr2-validate")
+    page.keyboard.press("1")  # a vote; the next item comes from the API's fields_html
+    expect(page.locator("#done-count")).to_have_text("1")
+    assert page.locator(".item-text figure.field-image img").count() == 2
+    assert page.locator(".item-text figure.field-image img").nth(1).get_attribute("src") != first
+
+    login("ed")
+    pivot = matres.examples.get(external_id="1702137622")
+    page.goto(f"/p/matres/pivots/{pivot.pk}/edit/")
+    page.click("#claim")
+    page.locator("#pivot-text strong").first.wait_for()
+    assert page.locator("#pivot-text script, #pivot-text img").count() == 0
+    screenshot(page, "published-matres-editor")

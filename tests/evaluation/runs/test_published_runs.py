@@ -1,0 +1,117 @@
+"""Published free-text sets scored from a predictions file under their datasets' own rules,
+each checked against an independent computation: DROP's (lm-evaluation-harness's port of
+drop_eval.py) for DROP and Quoref, ROPES's script's rules (written here) for ROPES, whose
+originals and perturbations share ids (told apart by role)."""
+
+import json
+import re
+import string
+from collections import defaultdict
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from lm_eval.tasks.drop.utils import get_metrics
+
+from annotation.imports.published import import_published
+from annotation.releases.bundle import read_examples
+from evaluation.runs.execute import run_evaluation
+from tests.annotation.imports import published_files
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root(db, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+def released(dataset, root, client_for):  # type: ignore[no-untyped-def]
+    files, _ = published_files.BUILDERS[dataset]()
+    import_published(dataset=dataset, files=files, user=root)
+    api = client_for(root)
+    made = api.post(f"/api/projects/{dataset}/releases/", {"version": "1"}, format="json")
+    assert made.status_code == 201, made.json()
+    from annotation.models import Release
+
+    release = Release.objects.get(pk=made.json()["id"])
+    return api, release, read_examples(release, "test")
+
+
+def scored(api, release, lines):  # type: ignore[no-untyped-def]
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    body = {"release": release.pk, "split": "test",
+            "predictions": SimpleUploadedFile("p.jsonl", content)}  # fmt: skip
+    answer = api.post("/api/evaluations/", body, format="multipart")
+    assert answer.status_code == 202, answer.json()
+    run = run_evaluation(answer.json()["id"])
+    assert run is not None and run.status == "succeeded", run and run.error
+    return run
+
+
+def by_role(examples, values):  # type: ignore[no-untyped-def]
+    """Mean of `values` (one per example) over originals and over perturbations."""
+    out = {}
+    for role in ("original", "perturbed"):
+        picked = [v for e, v in zip(examples, values, strict=True) if e["role"] == role]
+        out[role] = sum(picked) / len(picked)
+    return out
+
+
+def consistency(examples, right):  # type: ignore[no-untyped-def]
+    sets = defaultdict(list)
+    for e, r in zip(examples, right, strict=True):
+        sets[e["set_id"]].append(r)
+    return sum(map(all, sets.values())) / len(sets)
+
+
+@pytest.mark.parametrize("dataset", ["drop", "quoref"])
+def test_drop_and_quoref_runs_score_as_drop_eval(dataset, root, client_for):
+    api, release, examples = released(dataset, root, client_for)
+    guesses = ["26", ["soldiers", "warships"], "1565", "2,000", "Traci", ["Gibson", "Traci"]]
+    lines = [{"id": e["id"], "role": e["role"], "prediction": guesses[n % len(guesses)]}
+             for n, e in enumerate(examples)]  # fmt: skip
+    run = scored(api, release, lines)
+    pairs = [
+        [get_metrics(line["prediction"], gold) for gold in e["answers"]]
+        for line, e in zip(lines, examples, strict=True)
+    ]
+    em = [max(p[0] for p in alternatives) for alternatives in pairs]
+    f1 = [max(p[1] for p in alternatives) for alternatives in pairs]
+    m = run.metrics
+    assert m["answer_rules"]["normalization"] == "drop"
+    assert m["original_em"] == pytest.approx(by_role(examples, em)["original"])
+    assert m["perturbed_f1"] == pytest.approx(by_role(examples, f1)["perturbed"])
+    rule = m["answer_rules"]["consistency"]
+    right = [e == 1.0 for e in em] if rule == "em" else [f > 0.8 for f in f1]
+    assert m["consistency"] == pytest.approx(consistency(examples, right))
+    assert {(p.example, p.role): p.correct for p in run.predictions.all()} == {
+        (e["id"], e["role"]): r for e, r in zip(examples, right, strict=True)}  # fmt: skip
+
+
+def test_a_ropes_run_keeps_articles_and_needs_roles_for_shared_ids(root, client_for):
+    api, release, examples = released("ropes", root, client_for)
+    shared = {"id": "111", "prediction": "B"}  # both roles hold id 111
+    content = json.dumps(shared).encode()
+    body = {"release": release.pk, "split": "test",
+            "predictions": SimpleUploadedFile("p.jsonl", content)}  # fmt: skip
+    refused = api.post("/api/evaluations/", body, format="multipart")
+    assert refused.status_code == 400 and "give a role" in json.dumps(refused.json())
+    guesses = {"original": "the A", "perturbed": "B"}
+    lines = [{"id": e["id"], "role": e["role"], "prediction": guesses[e["role"]]}
+             for e in examples]  # fmt: skip
+    run = scored(api, release, lines)
+
+    def normal(text):  # type: ignore[no-untyped-def]
+        # ROPES's script: lower case, no punctuation, white space fixed; articles kept.
+        text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+        return " ".join(text.split())
+
+    em = [max(float(normal(line["prediction"]) == normal(a)) for a in e["answers"])
+          for line, e in zip(lines, examples, strict=True)]  # fmt: skip
+    m = run.metrics
+    assert m["original_em"] == by_role(examples, em)["original"] == 0.0  # "the A" is not "A"
+    assert m["perturbed_em"] == pytest.approx(by_role(examples, em)["perturbed"])
+    assert m["consistency"] == pytest.approx(consistency(examples, [x == 1.0 for x in em]))
+    assert re.sub(r"\b(a|an|the)\b", "", normal("the A")).strip() == ""  # SQuAD's would erase it
