@@ -52,8 +52,9 @@ def field_html(value: str, kind: str = "text") -> str:
     if kind == "image_url":
         if value.startswith("https://"):
             return format_html(
-                '<figure class="field-image"><img src="{}" alt="" loading="lazy">'
-                '<figcaption><a href="{}" rel="noopener noreferrer">{}</a></figcaption></figure>',
+                '<figure class="field-image"><img src="{}" alt="(the image did not load)" '
+                'loading="lazy"><figcaption><a href="{}" rel="noopener noreferrer">{}</a>'
+                "</figcaption></figure>",
                 value, value, value,
             )  # fmt: skip
         return format_html('<span class="field-url">{}</span> <small class="muted">(an image '
