@@ -1,7 +1,9 @@
 """Projects, their label schema and taxonomy, guidelines, roles and the audit log."""
 
+from html import unescape
 from typing import Any
 
+import nh3
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -79,8 +81,13 @@ class Project(models.Model):
 
     def editable_text(self, fields: dict[str, str]) -> str:
         """The editable fields of an example or a perturbation as one text: what an edit
-        changes, for diffs and for the analyses of edits."""
-        return " ".join(fields[name] for name in self.editable_field_names)
+        changes, for diffs and for the analyses of edits. An `html` field counts as its text,
+        without its tags."""
+        html = {f["name"] for f in self.fields if f.get("kind") == "html"}
+        return " ".join(
+            unescape(nh3.clean(fields[name], tags=set())) if name in html else fields[name]
+            for name in self.editable_field_names
+        )
 
     @property
     def is_free_text(self) -> bool:

@@ -77,6 +77,42 @@
     }));
   }
 
+  // A field of kind html or image_url shows the edit as the pages will (docs/task-types.md):
+  // HTML rebuilt from the allowed elements only, with text nodes and colour styles; an image
+  // from an https address. The server sanitises again wherever the value is shown.
+  const ALLOWED = new Set(["P", "BR", "SPAN", "STRONG", "B", "EM", "I", "U", "MARK", "SUB", "SUP"]);
+  const STYLES = ["color", "background-color", "font-weight", "font-style", "text-decoration"];
+
+  function rebuilt(node) {
+    if (node.nodeType === Node.TEXT_NODE) return [document.createTextNode(node.textContent)];
+    if (node.nodeType !== Node.ELEMENT_NODE || ["SCRIPT", "STYLE"].includes(node.tagName)) return [];
+    const children = Array.from(node.childNodes).flatMap(rebuilt);
+    if (!ALLOWED.has(node.tagName)) return children;
+    const el = document.createElement(node.tagName);
+    if (node.tagName === "SPAN") {
+      STYLES.forEach((name) => {
+        const value = node.style.getPropertyValue(name);
+        if (value) el.style.setProperty(name, value);
+      });
+    }
+    el.append(...children);
+    return [el];
+  }
+
+  function renderPreview(target, kind, value) {
+    if (kind === "html") {
+      const parsed = new DOMParser().parseFromString(value, "text/html");
+      target.replaceChildren(...Array.from(parsed.body.childNodes).flatMap(rebuilt));
+    } else if (value.startsWith("https://")) {
+      const img = document.createElement("img");
+      img.src = value;
+      img.alt = "(the image did not load)";
+      target.replaceChildren(img);
+    } else {
+      target.textContent = "An image is shown only from an https address.";
+    }
+  }
+
   const editors = Array.from(form.querySelectorAll("textarea[data-field]"));
   const meter = document.getElementById("edit-meter");
   const meterBar = meter.querySelector("span");
@@ -88,6 +124,8 @@
       const name = area.dataset.field;
       const before = config.pivotFields[name];
       renderDiff(document.getElementById(`diff-${name}`), diff(before, area.value));
+      const preview = document.getElementById(`preview-${name}`);
+      if (preview) renderPreview(preview, preview.dataset.kind, area.value);
       const a = tokens(before), b = tokens(area.value);
       changed += levenshtein(a, b);
       longest += Math.max(a.length, b.length);
