@@ -80,6 +80,11 @@ api_urls = [
         name="api-import-votes",
     ),
     path(
+        "projects/<slug:slug>/import/published/",
+        import_api.PublishedImportView.as_view(),
+        name="api-import-published",
+    ),
+    path(
         "projects/<slug:slug>/import/sets/",
         import_api.SetImportView.as_view(),
         name="api-import-sets",

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -11,14 +12,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.background import files_and_options, import_or_queue, job_answer
+from annotation.imports.published import import_published
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportResultSerializer,
+    PublishedImportSerializer,
     SetImportSerializer,
     VoteImportInputSerializer,
 )
-from annotation.models import ImportJob
-from annotation.permissions import Role, project_for
+from annotation.models import ImportJob, Project
+from annotation.permissions import Role, may_create_projects, project_for
 
 QUEUED = OpenApiResponse(
     description="A large upload (over IMPORT_BACKGROUND_BYTES), queued: the import job, whose "
@@ -91,6 +94,47 @@ class VoteImportView(APIView):
         data.is_valid(raise_exception=True)
         files = {"file": data.validated_data["file"]}
         return _import(request, project, ImportJob.Kind.VOTES, files, {})
+
+
+class PublishedImportView(APIView):
+    """A published contrast set in one step (docs/published/): into the project `slug`, whose
+    admins may import, or into a new project of that slug, made by a user who may create
+    projects."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": PublishedImportSerializer},
+        responses={200: dict, 201: dict, 400: REFUSED},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = None
+        if Project.objects.filter(slug=slug).exists():
+            project = project_for(request.user, slug, Role.ADMIN)
+        elif not may_create_projects(request.user):
+            raise PermissionDenied("Only staff, or users granted can_create_projects, create "
+                                   "projects.")  # fmt: skip
+        data = PublishedImportSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = import_published(
+            dataset=data.validated_data["dataset"], files=data.files_in_order(),
+            user=request.user, project=project, slug=slug,
+            accept=not data.validated_data["to_validation"],
+        )  # fmt: skip
+        sets, examples = result.test_counts
+        answer = {
+            "project": result.project.slug, "project_created": result.project_created,
+            "counts": {split: {"sets": n, "perturbations": m}
+                       for split, (n, m) in result.counts.items()},
+            "test": {"sets": sets, "examples": examples},
+            "paper": {"sets": result.dataset.paper_sets,
+                      "examples": result.dataset.paper_examples},
+            "matches_paper": result.matches_paper, "perturbations": result.created,
+            "already_present": result.already_present,
+            "warnings": [w.as_dict() for w in result.warnings], "notes": result.notes,
+        }  # fmt: skip
+        created = result.created or result.project_created
+        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class ImportJobView(APIView):

@@ -85,7 +85,7 @@ class PublishedImportForm(forms.Form):
     file2 = forms.FileField(label="Second file", required=False)
     file3 = forms.FileField(label="Third file", required=False, help_text="IMDb: dev_original.tsv")
     file4 = forms.FileField(label="Fourth file", required=False, help_text="IMDb: dev_contrast.tsv")
-    validate = forms.BooleanField(
+    to_validation = forms.BooleanField(
         required=False, help_text="send the sets to validation instead of accepting them"
     )
 

@@ -161,6 +161,8 @@ def import_published(
     spec = DATASETS.get(dataset)
     if spec is None:
         raise DomainError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}.")
+    if project is not None:
+        _check_fit(project, spec)
     sets, notes = READERS[dataset](files)
     with transaction.atomic():
         created = project is None
@@ -169,7 +171,6 @@ def import_published(
             if Project.objects.filter(slug=slug).exists():
                 raise DomainError(f"a project with the slug {slug!r} exists; import into it.")
             project = project_create(user=user, slug=slug, **spec.template())
-        _check_fit(project, spec)
         _check_truths(project, sets)
         result = import_sets(
             project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),

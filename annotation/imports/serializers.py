@@ -2,6 +2,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.imports.published import DATASETS
 from config.edge import strict_json_loads
 
 
@@ -67,3 +68,18 @@ class SetImportSerializer(serializers.Serializer):
 
 class VoteImportInputSerializer(serializers.Serializer):
     file = serializers.FileField()
+
+
+class PublishedImportSerializer(serializers.Serializer):
+    dataset = serializers.ChoiceField(choices=list(DATASETS), help_text="docs/published/")
+    file1 = serializers.FileField(help_text="the dataset's first file (the originals')")
+    file2 = serializers.FileField(required=False)
+    file3 = serializers.FileField(required=False, help_text="IMDb: dev_original.tsv")
+    file4 = serializers.FileField(required=False, help_text="IMDb: dev_contrast.tsv")
+    to_validation = serializers.BooleanField(
+        default=False, help_text="send the sets to validation instead of accepting them"
+    )
+
+    def files_in_order(self) -> list[tuple[str, bytes]]:
+        uploads = [self.validated_data.get(f"file{n}") for n in range(1, 5)]
+        return [(u.name, u.read()) for u in uploads if u]

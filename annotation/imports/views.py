@@ -230,7 +230,7 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
         try:
             result = import_published(
                 dataset=values["dataset"], files=form.files_in_order(), user=request.user,
-                project=project, slug=values.get("slug") or "", accept=not values["validate"],
+                project=project, slug=values.get("slug") or "", accept=not values["to_validation"],
             )  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors

@@ -25,7 +25,7 @@ def import_from_the_page(page, tmp_path, dataset, files, validate=True):  # type
         path.write_bytes(content)
         page.set_input_files(f"input[name=file{n}]", str(path))
     if validate:
-        page.check("input[name=validate]")
+        page.check("input[name=to_validation]")
     page.click("#published-form button[type=submit]")
 
 

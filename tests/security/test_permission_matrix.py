@@ -38,6 +38,7 @@ MATRIX = {
     "api-validator-qualify": (("post", ADMINS),),
     "api-import-votes": (("post", ADMINS),),
     "api-import-sets": (("post", ADMINS),),
+    "api-import-published": (("post", ADMINS),),
     "api-import-job": (("get", ADMINS),),
     "api-releases": (("get", ADMINS), ("post", ADMINS)),
     "api-release": (("get", ADMINS),),

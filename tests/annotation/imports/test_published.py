@@ -215,3 +215,30 @@ def test_only_creators_may_make_a_project_from_a_published_set(db, client_for):
     browser = Client()
     browser.force_login(UserFactory(username="plain"))
     assert browser.get("/projects/new/published/").status_code == 403
+
+
+def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_for, project):
+    files, _ = published_files.ropes()
+
+    def body(**more):  # type: ignore[no-untyped-def]
+        uploads = {f"file{n}": SimpleUploadedFile(name, content)
+                   for n, (name, content) in enumerate(files, 1)}  # fmt: skip
+        return {"dataset": "ropes", **uploads, **more}
+
+    plain = client_for(UserFactory(username="plain"))
+    assert plain.post("/api/projects/qa/import/published/", body()).status_code == 403
+    answer = client_for(root).post("/api/projects/qa/import/published/", body())
+    assert answer.status_code == 201, answer.json()
+    said = answer.json()
+    assert said["project"] == "qa" and said["project_created"]
+    assert said["test"] == {"sets": 2, "examples": 2}
+    assert said["paper"] == {"sets": 974, "examples": 974} and not said["matches_paper"]
+    assert said["perturbations"] == 2
+    assert said["warnings"][0]["message"].endswith("Kept as published.")
+    again = client_for(root).post("/api/projects/qa/import/published/", body())
+    assert again.status_code == 200 and again.json()["already_present"] == 2
+    # An existing project's slug: only its admins; the others as if it did not exist.
+    assert plain.post(f"/api/projects/{project.slug}/import/published/", body()).status_code == 404
+    refused = client_for(root).post(f"/api/projects/{project.slug}/import/published/", body())
+    assert refused.status_code == 400
+    assert "ROPES needs a free-text project" in refused.json()["detail"]
