@@ -11,6 +11,7 @@ import argparse
 import json
 import random
 import time
+from typing import Any
 
 from seed import bench_database, text
 
@@ -25,7 +26,7 @@ def drop_files(scale: int, rng: random.Random) -> tuple[bytes, bytes, bytes]:
     extra = set(rng.sample(sorted(perturbed), 324 * scale))  # 947 perturbations over 623 originals
     for p in range(passages):
         passage = text(rng, 220)
-        qas = []
+        qas: list[dict[str, Any]] = []
         for q in range(per_passage):
             n = p * per_passage + q
             answer = {"number": str(n % 97), "date": {"day": "", "month": "", "year": ""},
@@ -37,7 +38,7 @@ def drop_files(scale: int, rng: random.Random) -> tuple[bytes, bytes, bytes]:
         pairs = []
         for qa in mine:
             n = int(qa["query_id"][1:])
-            set_line = {"set_id": qa["query_id"], "split": "test", "original": {
+            set_line: dict[str, Any] = {"set_id": qa["query_id"], "split": "test", "original": {
                 "id": qa["query_id"], "fields": {"passage": passage, "question": qa["question"]},
                 "answers": [qa["answer"]["number"]]}, "perturbations": []}  # fmt: skip
             for k in range(1, 3 if n in extra else 2):
