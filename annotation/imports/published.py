@@ -137,13 +137,16 @@ class PublishedImport:
 
     def summary(self) -> str:
         d = self.dataset
-        counted = "examples (originals included)" if d.originals_counted else "perturbations"
-        splits = "; ".join(f"{split}: {n} sets, {m} perturbations"
-                           for split, (n, m) in sorted(self.counts.items()))  # fmt: skip
+        unit = "examples (originals included)" if d.originals_counted else "perturbations"
+        order = sorted(self.counts.items(), key=lambda item: (item[0] != "test", item[0]))
+        splits = "; ".join(f"{split}: {n} sets, {m} perturbations" for split, (n, m) in order)
         sets, examples = self.test_counts
-        return (f"{d.name}: {splits}. Test: {sets} sets, {examples} {counted}; the paper's "
-                f"Table 2: {d.paper_sets} sets, {d.paper_examples}. {self.created} perturbations "
-                f"added, {self.already_present} already here.")  # fmt: skip
+        paper = f"The paper's Table 2: {d.paper_sets} sets, {d.paper_examples} {unit}"
+        paper += (
+            ": the same." if self.matches_paper else f"; here on test: {sets} sets, {examples}."
+        )
+        return (f"{d.name}: {splits}. {paper} {self.created} perturbations added, "
+                f"{self.already_present} already here.")  # fmt: skip
 
 
 def import_published(

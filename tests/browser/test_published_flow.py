@@ -26,6 +26,7 @@ def import_from_the_page(page, tmp_path, dataset, files, validate=True):  # type
         page.set_input_files(f"input[name=file{n}]", str(path))
     if validate:
         page.check("input[name=to_validation]")
+    screenshot(page, f"published-{dataset}-form")
     page.click("#published-form button[type=submit]")
 
 

@@ -71,7 +71,10 @@ def test_the_real_imdb_files_give_the_papers_counts(root):
     )
     assert result.counts == {"test": (488, 488), "dev": (100, 100)}
     assert result.test_counts == (488, 488) and result.matches_paper
-    assert "the paper's Table 2: 488 sets, 488" in result.summary()
+    assert result.summary() == (
+        "IMDb: test: 488 sets, 488 perturbations; dev: 100 sets, 100 perturbations. The paper's "
+        "Table 2: 488 sets, 488 perturbations: the same. 588 perturbations added, 0 already here."
+    )
 
 
 def test_a_repeated_boolq_perturbation_is_kept_with_a_warning_naming_both(root, client_for):
@@ -177,7 +180,8 @@ def test_the_command_creates_the_project_and_reports_the_papers_counts(root, tmp
     said = out.getvalue()
     assert "Created project vision." in said
     assert (
-        "Test: 2 sets, 5 examples (originals included); the paper's Table 2: 479 sets, 994" in said
+        "The paper's Table 2: 479 sets, 994 examples (originals included); here on test: 2 sets, 5."
+        in said
     )
     assert "The counts differ from the paper's" in said  # a small file, not the published one
     with pytest.raises(CommandError, match="Nothing was imported"):
@@ -200,7 +204,7 @@ def test_the_new_project_page_imports_a_published_set_in_one_step(root):
     )
     assert answer.status_code == 302 and answer["Location"] == "/p/stance/"
     said = [str(m) for m in answer.wsgi_request._messages]
-    assert said[0].startswith("PERSPECTRUM: test: 2 sets, 2 perturbations.")
+    assert said[0].startswith("PERSPECTRUM: test: 2 sets, 2 perturbations. The paper's Table 2")
     assert "1 row(s) whose original stance is 'unk': left out." in said
     # Into the project it made, from its own Import page: the dataset is chosen already.
     page = browser.get("/p/stance/import/published/").content.decode()
