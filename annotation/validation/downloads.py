@@ -4,10 +4,10 @@ its counted votes per label. Validators appear by username, as on the Validators
 from collections.abc import Iterator
 from typing import Any
 
-from annotation.models import Project, ValidationItem, Vote
+from annotation.models import Project, ValidationItem, Vote, release_id
 from annotation.validation.stats import validator_figures
 
-ITEM = ("perturbation_id", "control__external_id", "external_id")
+ITEM = ("perturbation_id", "perturbation__external_id", "control__external_id", "external_id")
 VOTE_COLUMNS = {
     "split": "item__split", "validator": "validator__username", "label": "label",
     "answer": "answer", "flags": "flags", "counted": "counts", "seconds_spent": "seconds_spent",
@@ -19,18 +19,20 @@ ITEM_COLUMNS = {
 }  # fmt: skip
 
 
-def item_ref(perturbation_id: int | None, control_id: str | None, external_id: str) -> str:
-    """An item as people know it: p-<id> for a perturbation (its id in releases), the
-    original's id for a control, the file's id for an imported item."""
+def item_ref(
+    perturbation_id: int | None, published_id: str | None, control_id: str | None, external_id: str
+) -> str:
+    """An item as people know it: a perturbation's id in releases (its published id, or
+    p-<id>), the original's id for a control, the file's id for an imported item."""
     if perturbation_id is not None:
-        return f"p-{perturbation_id}"
+        return release_id(published_id or "", perturbation_id)
     return f"control:{control_id}" if control_id is not None else external_id
 
 
 def _rows(queryset: Any, prefix: str, columns: dict[str, str]) -> Iterator[dict[str, Any]]:
     lookups = [prefix + name for name in ITEM] + list(columns.values())
     for values in queryset.values_list(*lookups).iterator(chunk_size=5000):
-        row = {"item": item_ref(*values[:3]), **dict(zip(columns, values[3:], strict=True))}
+        row = {"item": item_ref(*values[:4]), **dict(zip(columns, values[4:], strict=True))}
         if "created_at" in row:
             row["created_at"] = row["created_at"].isoformat()
         yield row
