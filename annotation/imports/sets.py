@@ -5,6 +5,7 @@ Imported perturbations are credited to a named pseudo-author (an inactive accoun
 either marked accepted or sent to validation. All sets or none are imported.
 """
 
+from collections import defaultdict
 from typing import Any, NamedTuple
 
 from django.db import transaction
@@ -80,15 +81,22 @@ def _check_perturbation(
     return errors
 
 
-def readonly_edits(
-    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
-) -> list[LineError]:
-    """Edits of the fields authors may not change: an error, or a warning for a published set."""
+def readonly_edits(project: Project, original: ParsedRow, p: dict[str, Any]) -> list[str]:
+    """The fields authors may not change that this perturbation changes."""
     return [
-        LineError(line, f"{_where(p)}read-only field {name!r} differs from the original.")
+        name
         for name in project.field_names
         if name not in project.editable_field_names and p["fields"][name] != original.fields[name]
     ]
+
+
+def _kept_edits(name: str, wheres: list[str]) -> LineError:
+    """One warning for every published perturbation that edits a read-only field."""
+    shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
+    return LineError(
+        None, f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
+        f"published: {shown}.",
+    )  # fmt: skip
 
 
 def _where(p: dict[str, Any]) -> str:
@@ -215,18 +223,21 @@ def import_sets(
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
     names = set(tags) | set(missing)
     errors, warnings = [], []
+    kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it
     for s in sets:
         for p in s.perturbations:
             problems = _check_perturbation(project, s.line, s.original, p, names)
             errors += problems
             if problems:
                 continue
-            readonly = readonly_edits(project, s.line, s.original, p)
-            if published:
-                warnings += [LineError(e.line, f"{e.message} Kept as published.") for e in readonly]
-            else:
-                errors += readonly
+            for name in readonly_edits(project, s.original, p):
+                if published:
+                    kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
+                else:
+                    errors.append(LineError(s.line, f"{_where(p)}read-only field {name!r} "
+                                            "differs from the original."))  # fmt: skip
             warnings += rule_warnings(project, s.line, s.original, p)
+    warnings += [_kept_edits(name, wheres) for name, wheres in kept.items()]
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}

@@ -94,8 +94,8 @@ def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
     files, _ = published_files.ropes()
     result = import_published(dataset="ropes", files=files, user=root)
     assert [w.message for w in result.warnings] == [
-        "ropes_contrast_set_032820.json data[0].paragraphs[1].qas[0]: read-only field "
-        "'background' differs from the original. Kept as published."
+        "1 perturbation(s) edit the read-only field 'background', kept as published: "
+        "ropes_contrast_set_032820.json data[0].paragraphs[1].qas[0]."
     ]
     project = result.project
     assert project.setting("answer_normalization") == "ropes"
@@ -109,7 +109,7 @@ def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
 def test_multi_span_answers_stay_one_answer_of_several_spans(root, client_for):
     files, _ = published_files.quoref()
     result = import_published(dataset="quoref", files=files, user=root)
-    assert any("'context' differs" in w.message for w in result.warnings)
+    assert any("edit the read-only field 'context'" in w.message for w in result.warnings)
     by_key = {(e["id"], e["role"]): e for e in release_examples(client_for, root, "quoref")}
     assert by_key["q1", "original"]["answers"] == [["Traci", "Gibson"]]
     files, _ = published_files.drop()
@@ -238,7 +238,9 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
     assert said["test"] == {"sets": 2, "examples": 2}
     assert said["paper"] == {"sets": 974, "examples": 974} and not said["matches_paper"]
     assert said["perturbations"] == 2
-    assert said["warnings"][0]["message"].endswith("Kept as published.")
+    assert (
+        "edit the read-only field 'background', kept as published" in said["warnings"][0]["message"]
+    )
     again = client_for(root).post("/api/projects/qa/import/published/", body())
     assert again.status_code == 200 and again.json()["already_present"] == 2
     # An existing project's slug: only its admins; the others as if it did not exist.
