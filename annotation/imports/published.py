@@ -15,7 +15,7 @@ from annotation.imports import published_formats as formats
 from annotation.imports import published_qa as qa
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published_formats import TAG, Files, Read
-from annotation.imports.readers import LineError, resolve_label
+from annotation.imports.readers import LineError, id_problem, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
 from annotation.projects.services import project_create
@@ -200,8 +200,8 @@ def _check_fit(project: Project, spec: Dataset) -> None:
 
 
 def _check_truths(project: Project, sets: list[ParsedSet]) -> None:
-    """Labels named as the project names them; answers of any shape kept (even those that
-    normalise to nothing under SQuAD's rules)."""
+    """Ids present; labels named as the project names them; answers of any shape kept (even
+    those that normalise to nothing under SQuAD's rules)."""
     errors: list[LineError] = []
 
     def truth(line: int | None, where: str, value: Any) -> Any:
@@ -219,8 +219,14 @@ def _check_truths(project: Project, sets: list[ParsedSet]) -> None:
     key = "answers" if project.is_free_text else "label"
     for s in sets:
         o = s.original
-        setattr(o, key, truth(s.line, f"set {o.external_id!r}: original", getattr(o, key)))
+        where = f"set {o.external_id!r}: original"
+        if problem := id_problem(o.external_id, "the original's id"):
+            errors.append(LineError(s.line, f"{where}: {problem}"))
+        setattr(o, key, truth(s.line, where, getattr(o, key)))
         for p in s.perturbations:
-            p[key] = truth(s.line, p.get("where") or "perturbation", p[key])
+            where = p.get("where") or "perturbation"
+            if problem := id_problem(p["id"], "the perturbation's id"):
+                errors.append(LineError(s.line, f"{where}: {problem}"))
+            p[key] = truth(s.line, where, p[key])
     if errors:
         raise ImportRejected(errors)

@@ -36,6 +36,11 @@ class Problems:
             raise ImportRejected(self.errors)
 
 
+def text_of(value: Any) -> str:
+    """A published value as text: None is empty, numbers are written out."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
 def read_json(name: str, data: bytes) -> Any:
     try:
         return strict_json_loads(decode(data))
@@ -132,24 +137,24 @@ def boolq(files: Files) -> Read:
         if not isinstance(entry, dict) or not isinstance(entry.get("perturbed_questions"), list):
             problems.add(name, None, f"{where}: expected an object with perturbed_questions.")
             continue
-        if str(entry.get("answer", "")).strip().lower() not in ("true", "false"):
+        if text_of(entry.get("answer")).strip().lower() not in ("true", "false"):
             notes.append(f"{where} is not a question (answer {entry.get('answer')!r}): left out.")
             continue
-        fields = {k: str(entry.get(k, "")) for k in ("title", "paragraph", "question")}
-        row = ParsedRow(None, f"boolq-{n}", fields, str(entry["answer"]).lower(), "test")
+        fields = {k: text_of(entry.get(k)) for k in ("title", "paragraph", "question")}
+        row = ParsedRow(None, f"boolq-{n}", fields, text_of(entry["answer"]).lower(), "test")
         items = []
         for j, q in enumerate(entry["perturbed_questions"]):
             if not isinstance(q, dict):
                 problems.add(name, None, f"{where}.perturbed_questions[{j}]: expected an object.")
-            elif not str(q.get("perturbed_q", "")).strip():
+            elif not text_of(q.get("perturbed_q")).strip():
                 empty += 1
             else:
-                edited = {**fields, "question": str(q["perturbed_q"])}
+                edited = {**fields, "question": text_of(q["perturbed_q"])}
                 items.append(
                     perturbation(
                         f"boolq-{n}-{j}",
                         edited,
-                        str(q.get("answer")).lower(),
+                        text_of(q.get("answer")).lower(),
                         f"{where}.perturbed_questions[{j}]",
                     )
                 )
@@ -280,20 +285,24 @@ def nlvr2(files: Files) -> Read:
         if missing:
             problems.add(name, line, f"missing {', '.join(sorted(missing))}.")
             continue
-        groups[str(record["identifier"])[:-2]].append((line, record))
+        groups[text_of(record["identifier"])[:-2]].append((line, record))
     sets = []
     for members in groups.values():
         (line, first), rest = members[0], members[1:]
 
         def fields(r: dict[str, Any]) -> dict[str, str]:
-            return {k: str(r[k]) for k in ("sentence", "left_url", "right_url")}
+            return {k: text_of(r[k]) for k in ("sentence", "left_url", "right_url")}
 
         pivot = ParsedRow(
-            line, str(first["identifier"]), fields(first), str(first["label"]).lower(), "test"
+            line,
+            text_of(first["identifier"]),
+            fields(first),
+            text_of(first["label"]).lower(),
+            "test",
         )
         items = [
             perturbation(
-                str(r["identifier"]), fields(r), str(r["label"]).lower(), f"{name} line {n}"
+                text_of(r["identifier"]), fields(r), text_of(r["label"]).lower(), f"{name} line {n}"
             )
             for n, r in rest
         ]

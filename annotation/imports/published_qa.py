@@ -3,7 +3,6 @@ Quoref, ROPES and DROP, SQuAD-shaped or DROP-shaped JSON documents (docs/publish
 published_formats, each returns (sets, notes) paired as the dataset's own script pairs them."""
 
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 from annotation.errors import ImportRejected
@@ -16,31 +15,57 @@ from annotation.imports.published_formats import (
     expect,
     perturbation,
     read_json,
+    text_of,
 )
 from annotation.imports.readers import LineError
 
 
-def _squad_questions(name: str, data: bytes) -> Iterator[tuple[str, dict[str, Any], Any]]:
-    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]}."""
+def _objects(value: Any, where: str, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of a list, each with its position; anything else is a problem."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(f"{where}: expected a list.")
+        return []
+    out = []
+    for n, item in enumerate(value):
+        if isinstance(item, dict):
+            out.append((n, item))
+        else:
+            problems.append(f"{where}[{n}]: expected an object.")
+    return out
+
+
+def _squad_questions(name: str, data: bytes) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]};
+    a part of another shape refuses the file with where it is."""
     document = read_json(name, data)
     articles = document.get("data") if isinstance(document, dict) else None
     if not isinstance(articles, list):
         raise ImportRejected([LineError(None, f'{name}: expected {{"data": [...]}}.')])
-    for a, article in enumerate(articles):
-        for p, paragraph in enumerate((article or {}).get("paragraphs") or []):
-            for q, qa in enumerate(paragraph.get("qas") or []):
-                yield f"data[{a}].paragraphs[{p}].qas[{q}]", paragraph, qa
+    problems: list[str] = []
+    out = []
+    for a, article in _objects(articles, "data", problems):
+        for p, paragraph in _objects(article.get("paragraphs"), f"data[{a}].paragraphs", problems):
+            where = f"data[{a}].paragraphs[{p}]"
+            for q, qa in _objects(paragraph.get("qas"), f"{where}.qas", problems):
+                out.append((f"{where}.qas[{q}]", paragraph, qa))
+    if problems:
+        raise ImportRejected([LineError(None, f"{name}: {problem}") for problem in problems])
+    return out
 
 
 def _spans(qa: Any) -> list[Any]:
     """Quoref's answers: every span of one answer; several make one multi-span answer."""
-    texts = [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+    answers = qa.get("answers") if isinstance(qa.get("answers"), list) else []
+    texts = [text_of(a.get("text")) for a in answers if isinstance(a, dict)]
     return [texts if len(texts) > 1 else texts[0]] if texts else []
 
 
 def _alternatives(qa: Any) -> list[Any]:
     """SQuAD-shaped answers, each an alternative (ROPES)."""
-    return [str(a.get("text", "")) for a in qa.get("answers") or [] if isinstance(a, dict)]
+    answers = qa.get("answers") if isinstance(qa.get("answers"), list) else []
+    return [text_of(a.get("text")) for a in answers if isinstance(a, dict)]
 
 
 def quoref(files: Files) -> Read:
@@ -51,9 +76,12 @@ def quoref(files: Files) -> Read:
     (original_name, original), (perturbed_name, perturbed) = files
     originals = {}
     for _, paragraph, qa in _squad_questions(original_name, original):
-        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
-        originals[str(qa.get("id"))] = ParsedRow(
-            None, str(qa.get("id")), fields, "", "test", answers=_spans(qa)
+        fields = {
+            "context": text_of(paragraph.get("context")),
+            "question": text_of(qa.get("question")),
+        }
+        originals[text_of(qa.get("id"))] = ParsedRow(
+            None, text_of(qa.get("id")), fields, "", "test", answers=_spans(qa)
         )
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -62,7 +90,7 @@ def quoref(files: Files) -> Read:
             problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
                          "the perturbations' file comes second.")  # fmt: skip
             continue
-        original_id = str(qa["original_id"])
+        original_id = text_of(qa["original_id"])
         if original_id not in originals:
             problems.add(
                 perturbed_name,
@@ -70,9 +98,12 @@ def quoref(files: Files) -> Read:
                 f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
             )
             continue
-        fields = {"context": str(paragraph.get("context", "")), "question": str(qa["question"])}
+        fields = {
+            "context": text_of(paragraph.get("context")),
+            "question": text_of(qa.get("question")),
+        }
         groups[original_id].append(
-            perturbation(str(qa.get("id")), fields, _spans(qa), f"{perturbed_name} {where}")
+            perturbation(text_of(qa.get("id")), fields, _spans(qa), f"{perturbed_name} {where}")
         )
     problems.raise_any()
     return [ParsedSet(None, originals[i], items) for i, items in groups.items()], []
@@ -100,18 +131,18 @@ def ropes(files: Files) -> Read:
 
     def fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
         return {
-            "background": str(paragraph.get("background", "")),
-            "situation": str(paragraph.get("situation", "")),
-            "question": str(qa.get("question", "")),
+            "background": text_of(paragraph.get("background")),
+            "situation": text_of(paragraph.get("situation")),
+            "question": text_of(qa.get("question")),
         }
 
     sets = []
     for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
         pivot = ParsedRow(
-            None, str(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
+            None, text_of(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
         )
         p = perturbation(
-            str(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
+            text_of(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
         )
         sets.append(ParsedSet(None, pivot, [p]))
     return sets, []
@@ -121,19 +152,23 @@ def _drop_answer(answer: Any) -> Any:
     """A DROP answer as text or spans: its number, else its spans, else its date's parts."""
     if not isinstance(answer, dict):
         return None
-    if str(answer.get("number", "")).strip():
-        return str(answer["number"]).strip()
-    spans = [str(s) for s in answer.get("spans") or [] if str(s).strip()]
+    if text_of(answer.get("number")).strip():
+        return text_of(answer["number"]).strip()
+    given = answer.get("spans")
+    spans = [text_of(s) for s in given if text_of(s).strip()] if isinstance(given, list) else []
     if spans:
         return spans if len(spans) > 1 else spans[0]
-    date = answer.get("date") or {}
-    parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
+    date = answer.get("date")
+    if not isinstance(date, dict):
+        return None
+    parts = [text_of(date.get(k)).strip() for k in ("day", "month", "year")]
     return " ".join(p for p in parts if p) or None
 
 
 def _drop_answers(qa: dict[str, Any]) -> list[Any]:
+    validated = qa.get("validated_answers")
     found = [_drop_answer(qa.get("answer"))]
-    found += [_drop_answer(a) for a in qa.get("validated_answers") or []]
+    found += [_drop_answer(a) for a in validated] if isinstance(validated, list) else []
     out: list[Any] = []
     for a in found:
         if a is not None and a not in out:
@@ -141,15 +176,24 @@ def _drop_answers(qa: dict[str, Any]) -> list[Any]:
     return out
 
 
-def _drop_questions(name: str, data: bytes) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def _drop_questions(name: str, data: bytes) -> list[tuple[str, str, dict[str, Any]]]:
+    """(passage id, passage, qa) of a DROP-shaped file: {passage id: {passage, qa_pairs}}."""
     document = read_json(name, data)
     if not isinstance(document, dict):
         raise ImportRejected(
-            [LineError(None, f"{name}: expected {{passage id: {{passage, qa_pairs}}}}}}.")]
+            [LineError(None, f"{name}: expected {{passage id: {{passage, qa_pairs}}}}.")]
         )
+    problems: list[str] = []
+    out = []
     for passage_id, entry in document.items():
-        for qa in (entry or {}).get("qa_pairs") or []:
-            yield passage_id, str((entry or {}).get("passage", "")), qa
+        if not isinstance(entry, dict):
+            problems.append(f"{passage_id}: expected an object with passage and qa_pairs.")
+            continue
+        for _, qa in _objects(entry.get("qa_pairs"), f"{passage_id}.qa_pairs", problems):
+            out.append((passage_id, text_of(entry.get("passage")), qa))
+    if problems:
+        raise ImportRejected([LineError(None, f"{name}: {problem}") for problem in problems])
+    return out
 
 
 def drop(files: Files) -> Read:
@@ -159,13 +203,13 @@ def drop(files: Files) -> Read:
     expect(files, 2, "the DROP test set, then drop_contrast_sets_test.json")
     (original_name, original), (contrast_name, contrast) = files
     originals = {
-        str(qa.get("query_id")): (passage, qa)
+        text_of(qa.get("query_id")): (passage, qa)
         for _, passage, qa in _drop_questions(original_name, original)
     }
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
-        query_id = str(qa.get("query_id"))
+        query_id = text_of(qa.get("query_id"))
         original_id = query_id.rsplit("_", 1)[0]
         if original_id not in originals:
             problems.add(
@@ -174,7 +218,7 @@ def drop(files: Files) -> Read:
                 f"{passage_id} {query_id}: its original {original_id!r} is not in {original_name}.",
             )
             continue
-        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        fields = {"passage": passage, "question": text_of(qa.get("question"))}
         groups[original_id].append(
             perturbation(
                 query_id, fields, _drop_answers(qa), f"{contrast_name} {passage_id} {query_id}"
@@ -184,7 +228,7 @@ def drop(files: Files) -> Read:
     sets = []
     for original_id, items in groups.items():
         passage, qa = originals[original_id]
-        fields = {"passage": passage, "question": str(qa.get("question", ""))}
+        fields = {"passage": passage, "question": text_of(qa.get("question"))}
         pivot = ParsedRow(None, original_id, fields, "", "test", answers=_drop_answers(qa))
         sets.append(ParsedSet(None, pivot, items))
     return sets, []

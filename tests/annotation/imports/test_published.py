@@ -3,6 +3,7 @@ from its template, paired as the dataset's own script pairs them, with every pub
 the release; kept as published (repeats, read-only edits, answers SQuAD's rules empty) with
 warnings; bad files refused whole with the problem and where it is."""
 
+import contextlib
 import io
 import json
 import zipfile
@@ -12,8 +13,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from annotation.errors import ImportRejected
+from annotation.errors import DomainError, ImportRejected
 from annotation.imports.published import DATASETS, import_published
 from annotation.models import Perturbation, Project, Release
 from tests.annotation.imports import published_files
@@ -156,8 +159,6 @@ def test_a_bad_file_is_refused_whole_with_where_and_what(dataset, files, problem
 
 def test_a_project_that_does_not_fit_is_refused(root, project):
     files, _ = published_files.imdb()
-    from annotation.errors import DomainError
-
     with pytest.raises(DomainError, match="IMDb needs a classification project with the fields"):
         import_published(dataset="imdb", files=files, user=root, project=project_with_two_fields())
 
@@ -248,3 +249,52 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
     refused = client_for(root).post(f"/api/projects/{project.slug}/import/published/", body())
     assert refused.status_code == 400
     assert "ROPES needs a free-text project" in refused.json()["detail"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "A", "FALSE", "x_1"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["data", "paragraphs", "qas", "question", "id", "answers",
+                                       "text", "original_id", "qa_pairs", "passage", "answer",
+                                       "query_id", "perturbed_questions", "perturbed_q",
+                                       "context", "spans", "number", "date"]), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+ODD_SHAPES = [
+    ("quoref", [{"data": [[1]]}, {"data": []}]),
+    ("quoref", [{"data": [{"paragraphs": [5]}]}, {"data": []}]),
+    ("quoref", [{"data": [{"paragraphs": [{"qas": [3]}]}]}, {"data": []}]),
+    ("quoref", [{"data": [{"paragraphs": [{"qas": [{"id": 1}]}]}]},
+                {"data": [{"paragraphs": [{"qas": [{"id": 2, "original_id": 1}]}]}]}]),
+    ("ropes", [{"data": [{"paragraphs": [{"qas": [{"id": 1, "answers": [1]}]}]}]},
+               {"data": [{"paragraphs": [{"qas": [7]}]}]}]),
+    ("drop", [{"p": [1]}, {"p": {"qa_pairs": [1]}}]),
+    ("drop", [{"p": {"qa_pairs": [{"query_id": "a"}]}},
+              {"p": {"qa_pairs": [{"query_id": "a_1", "answer": {"spans": "xy", "date": [1]}}]}}]),
+    ("boolq", [{"data": [{"perturbed_questions": [{"perturbed_q": ["x"], "answer": None}],
+                          "answer": "TRUE"}]}]),
+    ("nlvr2", [{"sentence": None, "left_url": 1, "right_url": [], "identifier": 5, "label": 0}]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("dataset", "documents"), ODD_SHAPES)
+def test_files_of_odd_shapes_are_refused_with_where(dataset, documents, root):
+    files = [(f"f{n}.json", json.dumps(d).encode()) for n, d in enumerate(documents)]
+    with pytest.raises(ImportRejected) as rejected:
+        import_published(dataset=dataset, files=files, user=root)
+    assert all(e.message for e in rejected.value.errors)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(dataset=st.sampled_from(sorted(DATASETS)), documents=st.lists(JSON, min_size=1, max_size=2))
+def test_any_file_is_imported_or_refused_with_a_reason_never_a_crash(root, dataset, documents):
+    """Whatever the files hold, the import answers with its problems (a 400), never a 500."""
+    files = [(f"f{n}.json", json.dumps(d).encode()) for n, d in enumerate(documents)]
+    slug = f"fuzz-{dataset}"
+    project = Project.objects.filter(slug=slug).first()
+    with contextlib.suppress(ImportRejected, DomainError):
+        import_published(dataset=dataset, files=files, user=root, project=project, slug=slug)
