@@ -169,32 +169,36 @@ def boolq(files: Files) -> Read:
 def perspectrum(files: Files) -> Read:
     """perspectrum_minimal_pairs.csv: each row a claim, its contrast claim and one perspective,
     with both stances. Rows whose original stance is "unk" (the perspective is not relevant) are
-    left out, as run_evaluation.py does."""
+    left out, and any other stance than "pos" reads as "neg", as run_evaluation.py does."""
     expect(files, 1, "perspectrum_minimal_pairs.csv")
     name, data = files[0]
-    columns = {
-        "original_claim",
-        "contrast_claim",
-        "perspective",
-        "original_stance_label",
-        "contrast_stance_label",
-    }
+    columns = {"original_claim", "contrast_claim", "perspective", "original_stance_label",
+               "contrast_stance_label"}  # fmt: skip
     problems, sets = Problems(), []
-    unk = 0
+    unk, read_as_neg = 0, 0
+
+    def stance(value: str) -> str:
+        nonlocal read_as_neg
+        read_as_neg += value not in ("pos", "neg")
+        return "pos" if value == "pos" else "neg"
+
     for line, row in _table(name, data, ",", columns, problems):
         if row["original_stance_label"] == "unk":
             unk += 1
             continue
         set_id = f"perspectrum-{line}"
         fields = {"claim": row["original_claim"], "perspective": row["perspective"]}
-        original = ParsedRow(line, set_id, fields, row["original_stance_label"], "test")
+        original = ParsedRow(line, set_id, fields, stance(row["original_stance_label"]), "test")
         edited = {**fields, "claim": row["contrast_claim"]}
-        p = perturbation(
-            f"{set_id}-contrast", edited, row["contrast_stance_label"], f"{name} line {line}"
-        )
+        p = perturbation(f"{set_id}-contrast", edited, stance(row["contrast_stance_label"]),
+                         f"{name} line {line}")  # fmt: skip
         sets.append(ParsedSet(None, original, [p]))
     problems.raise_any()
-    return sets, [f"{unk} row(s) whose original stance is 'unk': left out."] if unk else []
+    notes = [f"{unk} row(s) whose original stance is 'unk': left out."] if unk else []
+    if read_as_neg:
+        notes.append(f"{read_as_neg} stance(s) neither 'pos' nor 'neg': read as 'neg', as "
+                     "run_evaluation.py reads them.")  # fmt: skip
+    return sets, notes
 
 
 def mctaco(files: Files) -> Read:

@@ -210,7 +210,7 @@ def drop(files: Files) -> Read:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
         query_id = text_of(qa.get("query_id"))
-        original_id = query_id.rsplit("_", 1)[0]
+        original_id = query_id.split("_")[0]  # as consistency.py reads it
         if original_id not in originals:
             problems.add(
                 contrast_name,

@@ -78,10 +78,12 @@ def perspectrum() -> Built:
         ["Zoos should close.", "Zoos should stay open.", "Toilets have lids.", "0", "unk", "0",
          "unk"],
         ["Homework helps.", "Homework harms.", "Practice builds skill.", "1", "pos", "1", "neg"],
+        ["Tea is healthy.", "Tea is harmful.", "Tea has antioxidants.", "1", "pos", "0", "unk"],
     ]  # fmt: skip
     files = [("perspectrum_minimal_pairs.csv", _csv(header, rows))]
     return files, {"perspectrum-2": ["perspectrum-2-contrast"],
-                   "perspectrum-4": ["perspectrum-4-contrast"]}  # fmt: skip
+                   "perspectrum-4": ["perspectrum-4-contrast"],
+                   "perspectrum-5": ["perspectrum-5-contrast"]}  # fmt: skip
 
 
 def mctaco() -> Built:

@@ -205,8 +205,16 @@ def test_the_new_project_page_imports_a_published_set_in_one_step(root):
     )
     assert answer.status_code == 302 and answer["Location"] == "/p/stance/"
     said = [str(m) for m in answer.wsgi_request._messages]
-    assert said[0].startswith("PERSPECTRUM: test: 2 sets, 2 perturbations. The paper's Table 2")
+    assert said[0].startswith("PERSPECTRUM: test: 3 sets, 3 perturbations. The paper's Table 2")
     assert "1 row(s) whose original stance is 'unk': left out." in said
+    assert (
+        "1 stance(s) neither 'pos' nor 'neg': read as 'neg', as run_evaluation.py reads them."
+        in said
+    )
+    contrast = Perturbation.objects.get(
+        project__slug="stance", external_id="perspectrum-5-contrast"
+    )
+    assert contrast.label == "neg"
     # Into the project it made, from its own Import page: the dataset is chosen already.
     page = browser.get("/p/stance/import/published/").content.decode()
     assert '<option value="perspectrum" selected>' in page
