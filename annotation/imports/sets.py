@@ -26,7 +26,15 @@ from annotation.imports.readers import (
     over_row_limit,
     read_jsonl,
     resolve_label,
-    text_problem,
+)
+from annotation.imports.set_checks import (
+    check_perturbation,
+    check_text,
+    kept_edits,
+    readonly_edits,
+    rule_warnings,
+    truth_of,
+    where_of,
 )
 from annotation.models import (
     Example,
@@ -39,7 +47,7 @@ from annotation.models import (
 )
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
-from annotation.validation.answers import answer_key, clean_answers
+from annotation.validation.answers import clean_answers
 from annotation.validation.queue import items_open_for
 
 
@@ -47,87 +55,6 @@ class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
     warnings: list[LineError]  # authoring rules the kept edits break
-
-
-def _check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:
-    if not isinstance(fields, dict):
-        return [LineError(line, f"{what}: fields must be an object.")]
-    problems = [text_problem(fields.get(name), f"field {name!r}") for name in project.field_names]
-    return [LineError(line, f"{what}: {problem}") for problem in problems if problem]
-
-
-def _check_perturbation(
-    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any], tags: set[str]
-) -> list[LineError]:
-    errors = _check_text(project, line, p.get("fields"), f"{_where(p)}perturbation")
-    if project.is_free_text:
-        if isinstance(p.get("answers"), str):
-            errors.append(LineError(line, f"perturbation: {p['answers']}"))
-    elif p.get("label") not in project.labels:
-        errors.append(
-            LineError(
-                line,
-                f"unknown label {p.get('label')!r}; the project's labels are "
-                f"{', '.join(project.labels)}.",
-            )
-        )
-    names = p.get("tags")
-    if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
-        errors.append(LineError(line, "tags must be a list of tag names."))
-    elif not names:
-        errors.append(LineError(line, "each perturbation needs at least one tag."))
-    elif unknown := [t for t in names if t not in tags]:
-        errors.append(LineError(line, f"unknown tag {unknown[0]!r}."))
-    return errors
-
-
-def readonly_edits(project: Project, original: ParsedRow, p: dict[str, Any]) -> list[str]:
-    """The fields authors may not change that this perturbation changes."""
-    return [
-        name
-        for name in project.field_names
-        if name not in project.editable_field_names and p["fields"][name] != original.fields[name]
-    ]
-
-
-def _kept_edits(name: str, wheres: list[str]) -> LineError:
-    """One warning for every published perturbation that edits a read-only field."""
-    shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
-    return LineError(
-        None, f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
-        f"published: {shown}.",
-    )  # fmt: skip
-
-
-def _where(p: dict[str, Any]) -> str:
-    """Where a perturbation is in a published file, for messages about one of several."""
-    return f"{p['where']}: " if p.get("where") else ""
-
-
-def rule_warnings(
-    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
-) -> list[LineError]:
-    """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
-    and warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
-    warnings = []
-    same = all(
-        normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
-        for n in project.field_names
-    )
-    where = _where(p)
-    if same:
-        warnings.append(LineError(line, f"{where}the perturbation is identical to its original."))
-    if project.setting("require_label_change") and _truth(p) == _truth(original):
-        kept = f"the label {p['label']!r}"
-        if project.is_free_text:
-            kept = "the original's answers"
-        warnings.append(LineError(line, f"{where}the perturbation keeps {kept}."))
-    ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
-    if ratio > project.setting("max_edit_ratio"):
-        warnings.append(
-            LineError(line, f"{where}the edit changes {ratio:.0%} of the tokens (over the limit).")
-        )
-    return warnings
 
 
 def parse_sets_jsonl(
@@ -159,7 +86,7 @@ def _parse_set(
     if isinstance(parsed, str):
         return [LineError(line, parsed)]
     original = parsed.original
-    errors = _check_text(project, line, original.get("fields"), "original")
+    errors = check_text(project, line, original.get("fields"), "original")
     label: str | None = ""
     answers = clean_answers(original.get("answers")) if project.is_free_text else []
     if isinstance(answers, str):
@@ -190,7 +117,7 @@ def _parse_set(
             "tags": p.get("tags") or default_tags,
             "id": str(p["id"]) if isinstance(p.get("id"), str | int) else "",
         }
-        errors += _check_perturbation(project, line, row, item, tags)
+        errors += check_perturbation(project, line, row, item, tags)
         if not errors:
             item["fields"] = {name: p["fields"][name] for name in project.field_names}
         items.append(item)
@@ -226,7 +153,7 @@ def import_sets(
     kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it
     for s in sets:
         for p in s.perturbations:
-            problems = _check_perturbation(project, s.line, s.original, p, names)
+            problems = check_perturbation(project, s.line, s.original, p, names)
             errors += problems
             if problems:
                 continue
@@ -234,10 +161,10 @@ def import_sets(
                 if published:
                     kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
                 else:
-                    errors.append(LineError(s.line, f"{_where(p)}read-only field {name!r} "
+                    errors.append(LineError(s.line, f"{where_of(p)}read-only field {name!r} "
                                             "differs from the original."))  # fmt: skip
             warnings += rule_warnings(project, s.line, s.original, p)
-    warnings += [_kept_edits(name, wheres) for name, wheres in kept.items()]
+    warnings += [kept_edits(name, wheres) for name, wheres in kept.items()]
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}
@@ -251,7 +178,7 @@ def import_sets(
     }
     for external_id, example in existing.items():
         s = seen[external_id]
-        if (example.fields, _truth(example)) != (s.original.fields, _truth(s.original)):
+        if (example.fields, truth_of(example)) != (s.original.fields, truth_of(s.original)):
             errors.append(
                 LineError(s.line, f"id {external_id!r} exists with another text or label.")
             )
@@ -315,7 +242,7 @@ def _create_perturbations(
     for s in sets:
         pivot = pivots[s.original.external_id]
         for n, p in enumerate(s.perturbations, 1):
-            key = (pivot.pk, _text_key(p["fields"]), _truth(p))
+            key = (pivot.pk, _text_key(p["fields"]), truth_of(p))
             where = p.get("where") or f"perturbation {n} of set {s.original.external_id!r}"
             if key in here and published:
                 line, first = here[key]
@@ -355,15 +282,6 @@ def _create_perturbations(
     return len(created), skipped, repeats
 
 
-def _truth(row: Any) -> Any:
-    """What an edit must change: the label, or the normalised answers of a free-text set."""
-    if isinstance(row, dict):
-        label, answers = row["label"], row.get("answers") or []
-    else:
-        label, answers = row.label, row.answers
-    return frozenset(answer_key(a) for a in answers) if answers else label
-
-
 def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, normalize_whitespace(text)) for name, text in fields.items()))
 
@@ -374,7 +292,7 @@ def _present(project: Project, pivots: dict[str, Example]) -> set[tuple[Any, ...
     rows = rows.exclude(status=Perturbation.Status.WITHDRAWN)
     columns = ("pivot_id", "fields", "label", "answers")
     return {
-        (pivot_id, _text_key(fields), _truth({"label": label, "answers": answers}))
+        (pivot_id, _text_key(fields), truth_of({"label": label, "answers": answers}))
         for pivot_id, fields, label, answers in rows.values_list(*columns)
     }
 

@@ -1,0 +1,101 @@
+"""What a set import checks of each perturbation (docs/workflows.md): its shape, label or
+answers and tags (errors), the fields authors may not change (errors, or warnings for a
+published set), and the authoring rules a kept edit breaks (warnings)."""
+
+from typing import Any
+
+from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.imports.originals import ParsedRow
+from annotation.imports.readers import LineError, text_problem
+from annotation.models import Project
+from annotation.validation.answers import answer_key
+
+
+def check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:
+    if not isinstance(fields, dict):
+        return [LineError(line, f"{what}: fields must be an object.")]
+    problems = [text_problem(fields.get(name), f"field {name!r}") for name in project.field_names]
+    return [LineError(line, f"{what}: {problem}") for problem in problems if problem]
+
+
+def check_perturbation(
+    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any], tags: set[str]
+) -> list[LineError]:
+    errors = check_text(project, line, p.get("fields"), f"{where_of(p)}perturbation")
+    if project.is_free_text:
+        if isinstance(p.get("answers"), str):
+            errors.append(LineError(line, f"perturbation: {p['answers']}"))
+    elif p.get("label") not in project.labels:
+        errors.append(
+            LineError(
+                line,
+                f"unknown label {p.get('label')!r}; the project's labels are "
+                f"{', '.join(project.labels)}.",
+            )
+        )
+    names = p.get("tags")
+    if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
+        errors.append(LineError(line, "tags must be a list of tag names."))
+    elif not names:
+        errors.append(LineError(line, "each perturbation needs at least one tag."))
+    elif unknown := [t for t in names if t not in tags]:
+        errors.append(LineError(line, f"unknown tag {unknown[0]!r}."))
+    return errors
+
+
+def readonly_edits(project: Project, original: ParsedRow, p: dict[str, Any]) -> list[str]:
+    """The fields authors may not change that this perturbation changes."""
+    return [
+        name
+        for name in project.field_names
+        if name not in project.editable_field_names and p["fields"][name] != original.fields[name]
+    ]
+
+
+def kept_edits(name: str, wheres: list[str]) -> LineError:
+    """One warning for every published perturbation that edits a read-only field."""
+    shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
+    return LineError(
+        None, f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
+        f"published: {shown}.",
+    )  # fmt: skip
+
+
+def where_of(p: dict[str, Any]) -> str:
+    """Where a perturbation is in a published file, for messages about one of several."""
+    return f"{p['where']}: " if p.get("where") else ""
+
+
+def rule_warnings(
+    project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
+) -> list[LineError]:
+    """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
+    and warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
+    warnings = []
+    same = all(
+        normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
+        for n in project.field_names
+    )
+    where = where_of(p)
+    if same:
+        warnings.append(LineError(line, f"{where}the perturbation is identical to its original."))
+    if project.setting("require_label_change") and truth_of(p) == truth_of(original):
+        kept = f"the label {p['label']!r}"
+        if project.is_free_text:
+            kept = "the original's answers"
+        warnings.append(LineError(line, f"{where}the perturbation keeps {kept}."))
+    ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
+    if ratio > project.setting("max_edit_ratio"):
+        warnings.append(
+            LineError(line, f"{where}the edit changes {ratio:.0%} of the tokens (over the limit).")
+        )
+    return warnings
+
+
+def truth_of(row: Any) -> Any:
+    """What an edit must change: the label, or the normalised answers of a free-text set."""
+    if isinstance(row, dict):
+        label, answers = row["label"], row.get("answers") or []
+    else:
+        label, answers = row.label, row.answers
+    return frozenset(answer_key(a) for a in answers) if answers else label
