@@ -19,7 +19,7 @@ from annotation.imports.readers import LineError, id_problem, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
 from annotation.projects.services import project_create
-from annotation.validation.answers import clean_answers
+from annotation.validation.answers import answer_key, answer_text, clean_answers
 
 
 def _fields(*specs: str) -> list[dict[str, Any]]:
@@ -174,7 +174,7 @@ def import_published(
             if Project.objects.filter(slug=slug).exists():
                 raise DomainError(f"a project with the slug {slug!r} exists; import into it.")
             project = project_create(user=user, slug=slug, **spec.template())
-        _check_truths(project, sets)
+        warnings = _check_truths(project, sets)
         result = import_sets(
             project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),
             author=f"gardner-2020-{dataset}", accept=accept, published=True,
@@ -183,8 +183,9 @@ def import_published(
     for s in sets:
         n, m = counts.get(s.original.split, (0, 0))
         counts[s.original.split] = (n + 1, m + len(s.perturbations))
+    warnings += result.warnings
     return PublishedImport(
-        project, spec, created, counts, result.created, result.skipped, result.warnings, notes
+        project, spec, created, counts, result.created, result.skipped, warnings, notes
     )
 
 
@@ -199,16 +200,19 @@ def _check_fit(project: Project, spec: Dataset) -> None:
         )
 
 
-def _check_truths(project: Project, sets: list[ParsedSet]) -> None:
-    """Ids present; labels named as the project names them; answers of any shape kept (even
-    those that normalise to nothing under SQuAD's rules)."""
+def _check_truths(project: Project, sets: list[ParsedSet]) -> list[LineError]:
+    """Ids present; labels named as the project names them; answers of any shape kept, those
+    that normalise to nothing under SQuAD's rules (ROPES's "A") with a warning."""
     errors: list[LineError] = []
+    erased: list[str] = []
 
     def truth(line: int | None, where: str, value: Any) -> Any:
         if project.is_free_text:
             answers = clean_answers(value, published=True)
             if isinstance(answers, str):
                 errors.append(LineError(line, f"{where}: {answers}"))
+            else:
+                erased.extend(answer_text(a) for a in answers if not answer_key(answer_text(a)))
             return answers
         label = resolve_label(value, project.labels, {})
         if label is None:
@@ -230,3 +234,13 @@ def _check_truths(project: Project, sets: list[ParsedSet]) -> None:
             p[key] = truth(s.line, where, p[key])
     if errors:
         raise ImportRejected(errors)
+    if not erased:
+        return []
+    shown = ", ".join(repr(a) for a in dict.fromkeys(erased[:50]))
+    if project.setting("answer_normalization") == "ropes":
+        said = "the project scores by ROPES's rules, which keep them."
+    else:
+        said = ("under this project's rules no prediction can match them; ROPES's "
+                "(answer_normalization: ropes) keep them.")  # fmt: skip
+    return [LineError(None, f"{len(erased)} answer(s) normalise to nothing under SQuAD's rules "
+                            f"({shown}), kept as published: {said}")]  # fmt: skip
