@@ -73,7 +73,7 @@ def same_answers(first: list[Any], second: list[Any]) -> bool:
 def clean_answers(value: object, published: bool = False) -> list[Answer] | str:
     """The answers as a list of distinct non-empty answers (a text, or a list of two or more
     spans), or what is wrong with them. A `published` set keeps answers that normalise to
-    nothing under SQuAD's rules (ROPES's "A" and "B")."""
+    nothing under SQuAD's rules (ROPES's group "A")."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(_answer_shape(a) for a in value):
