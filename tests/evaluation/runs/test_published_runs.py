@@ -1,7 +1,8 @@
 """Published free-text sets scored from a predictions file under their datasets' own rules,
-each checked against an independent computation: DROP's (lm-evaluation-harness's port of
-drop_eval.py) for DROP and Quoref, ROPES's script's rules (written here) for ROPES, whose
-originals and perturbations share ids (told apart by role)."""
+each checked against an independent computation written in the tests: DROP's metric from its
+definition (tests/evaluation/metrics/test_drop.py, itself checked against lm-evaluation-harness's
+port of drop_eval.py) for DROP and Quoref, ROPES's script's rules for ROPES, whose originals and
+perturbations share ids (told apart by role)."""
 
 import json
 import re
@@ -10,12 +11,12 @@ from collections import defaultdict
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from lm_eval.tasks.drop.utils import get_metrics
 
 from annotation.imports.published import import_published
 from annotation.releases.bundle import read_examples
 from evaluation.runs.execute import run_evaluation
 from tests.annotation.imports import published_files
+from tests.evaluation.metrics.test_drop import by_hand
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +75,7 @@ def test_drop_and_quoref_runs_score_as_drop_eval(dataset, root, client_for):
              for n, e in enumerate(examples)]  # fmt: skip
     run = scored(api, release, lines)
     pairs = [
-        [get_metrics(line["prediction"], gold) for gold in e["answers"]]
+        [by_hand(line["prediction"], gold) for gold in e["answers"]]
         for line, e in zip(lines, examples, strict=True)
     ]
     em = [max(p[0] for p in alternatives) for alternatives in pairs]
