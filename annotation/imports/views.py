@@ -208,6 +208,9 @@ def vote_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/vote_import.html", context, status=400 if errors else 200)
 
 
+PUBLISHED_WARNINGS = "published-import-warnings"
+
+
 @login_required
 def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
     """A published contrast set in one step (docs/published/): into a new project made from
@@ -242,8 +245,11 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
                 messages.info(request, note)
             if not result.warnings:
                 return redirect("project-dashboard", slug=result.project.slug)
-            project, warnings = result.project, result.warnings
-            form = PublishedImportForm(new_project=False, initial={"dataset": values["dataset"]})
+            # Shown once on the project's own page, grouped and counted (post, then get).
+            request.session[PUBLISHED_WARNINGS] = [w.as_dict() for w in result.warnings]
+            return redirect("published-import", slug=result.project.slug)
+    elif project is not None:
+        warnings = [LineError(**w) for w in request.session.pop(PUBLISHED_WARNINGS, [])]
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
         "datasets": DATASETS.values(), "fits": fits,

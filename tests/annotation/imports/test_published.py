@@ -307,3 +307,17 @@ def test_any_file_is_imported_or_refused_with_a_reason_never_a_crash(root, datas
     project = Project.objects.filter(slug=slug).first()
     with contextlib.suppress(ImportRejected, DomainError):
         import_published(dataset=dataset, files=files, user=root, project=project, slug=slug)
+
+
+def test_warnings_show_once_on_the_projects_own_page_after_the_import(root):
+    browser = Client()
+    browser.force_login(root)
+    files, _ = published_files.ropes()
+    uploads = {f"file{n}": SimpleUploadedFile(name, content)
+               for n, (name, content) in enumerate(files, 1)}  # fmt: skip
+    answer = browser.post("/projects/new/published/", {"dataset": "ropes", **uploads})
+    assert answer.status_code == 302 and answer["Location"] == "/p/ropes/import/published/"
+    page = browser.get(answer["Location"]).content.decode()
+    assert "Imported, with 2 warnings" in page and "edit the read-only field" in page
+    assert 'aria-current="page">Import</a>' in page  # the project's tabs, Import current
+    assert "Imported, with" not in browser.get(answer["Location"]).content.decode()
