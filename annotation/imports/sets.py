@@ -108,6 +108,7 @@ def _parse_set(
     items = []
     for p in parsed.perturbations:
         raw = p.get("label")
+        given_id = str(p["id"]) if isinstance(p.get("id"), str | int) else ""
         item = {
             "fields": p.get("fields"),
             "label": ""
@@ -115,9 +116,11 @@ def _parse_set(
             else resolve_label(str(raw), project.labels, label_map) or raw,
             "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
             "tags": p.get("tags") or default_tags,
-            "id": str(p["id"]) if isinstance(p.get("id"), str | int) else "",
+            "id": given_id,
         }
         errors += check_perturbation(project, line, row, item, tags)
+        if given_id and (problem := id_problem(given_id, "a perturbation's id")):
+            errors.append(LineError(line, problem))
         if not errors:
             item["fields"] = {name: p["fields"][name] for name in project.field_names}
         items.append(item)

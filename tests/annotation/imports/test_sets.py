@@ -71,6 +71,10 @@ GOOD_SET: dict[str, Any] = {
         ),
         ({**GOOD_SET, "original": {**GOOD_SET["original"], "id": "i" * 256}}, "longer than 255"),
         (
+            {**GOOD_SET, "perturbations": [{**GOOD_SET["perturbations"][0], "id": "p" * 256}]},
+            "a perturbation's id is longer than 255",
+        ),
+        (
             {
                 **GOOD_SET,
                 "perturbations": [{"fields": {"text": "A good  film."}, "label": "negative"}],
@@ -332,3 +336,23 @@ def test_a_sets_file_past_the_row_limit_is_refused_with_its_line(
         {"line": 3, "message": "more than 2 rows; that is the limit."}
     ]
     assert not Perturbation.objects.exists() and not project.examples.exists()
+
+
+def test_a_perturbations_id_in_sets_jsonl_is_kept_and_released(
+    project, people, client_for, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    line = {**GOOD_SET, "perturbations": [{**GOOD_SET["perturbations"][0], "id": "cs-7"}]}
+    admin = client_for(people["admin"])
+    answer = import_sets(admin, project, format="sets_jsonl", accept="true",
+                         file=SimpleUploadedFile("s.jsonl", json.dumps(line).encode()))  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert Perturbation.objects.get().external_id == "cs-7"
+    release = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"},
+                         format="json")  # fmt: skip
+    assert release.status_code == 201, release.json()
+    from annotation.models import Release
+    from annotation.releases.bundle import read_examples
+
+    ids = {(e["role"], e["id"]) for e in read_examples(Release.objects.get(), "test")}
+    assert ids == {("original", "o1"), ("perturbed", "cs-7")}
