@@ -40,10 +40,13 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.GET.get("against"):
         other = get_object_or_404(others, pk=parse_id(request.GET["against"]))
         diff = release_diff(other, release)
+    # The card's YAML header (the Hub's configs) is shown as it is, the rest as Markdown.
+    header, _, card = dataset_card(project, release).removeprefix("---\n").partition("\n---\n")
     context = {
         "project": project,
         "release": release,
-        "card": dataset_card(project, release),
+        "card_header": header,
+        "card": card,
         "others": others,
         "diff": diff,
         "splits": sorted(release.counts.get("sets", {})),

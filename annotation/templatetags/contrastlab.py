@@ -32,7 +32,7 @@ def current(context: Any, names: str) -> str:
 @register.filter
 def markdown_html(text: str) -> str:
     """Markdown as sanitised HTML: tables kept, scripts and handlers dropped (nh3)."""
-    return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables"])))
+    return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables", "fenced_code"])))
 
 
 # What an `html` field may show (MATRES marks its events with coloured <strong> spans).

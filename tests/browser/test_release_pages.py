@@ -21,6 +21,8 @@ def test_admin_publishes_downloads_and_diffs_releases(
     assert "Release 1.0 published" in page.inner_text(".messages")
     card = page.locator("#dataset-card table").first.inner_text()  # rendered, not raw Markdown
     assert "test\t1\t1\t1\t0" in card
+    assert "- config_name: examples" in page.inner_text(".card-header")  # the Hub's header, as is
+    assert "load_dataset(" in page.locator("#dataset-card pre code").first.inner_text()
     with page.expect_download() as download:
         page.click("text=Download the bundle (zip)")
     assert download.value.suggested_filename == f"{project.slug}-1.0.zip"
