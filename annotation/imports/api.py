@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.background import files_and_options, import_or_queue, job_answer
-from annotation.imports.published import import_published
+from annotation.imports.published import import_published, uploads_in_order
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportResultSerializer,
@@ -117,7 +117,7 @@ class PublishedImportView(APIView):
         data = PublishedImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = import_published(
-            dataset=data.validated_data["dataset"], files=data.files_in_order(),
+            dataset=data.validated_data["dataset"], files=uploads_in_order(data.validated_data),
             user=request.user, project=project, slug=slug,
             accept=not data.validated_data["to_validation"],
         )  # fmt: skip

@@ -93,7 +93,3 @@ class PublishedImportForm(forms.Form):
         super().__init__(*args, **kwargs)
         if not new_project:
             del self.fields["slug"]
-
-    def files_in_order(self) -> list[tuple[str, bytes]]:
-        uploads = [self.cleaned_data.get(f"file{n}") for n in range(1, 5)]
-        return [(u.name, u.read()) for u in uploads if u]

@@ -189,6 +189,12 @@ def import_published(
     )
 
 
+def uploads_in_order(values: dict[str, Any]) -> Files:
+    """The files of the page's or the API's form (file1 to file4), in the dataset's order."""
+    uploads = [values.get(f"file{n}") for n in range(1, 5)]
+    return [(u.name, u.read()) for u in uploads if u]
+
+
 def _check_fit(project: Project, spec: Dataset) -> None:
     """A project made otherwise must have the dataset's task type and fields."""
     if not spec.fits(project):

@@ -79,7 +79,3 @@ class PublishedImportSerializer(serializers.Serializer):
     to_validation = serializers.BooleanField(
         default=False, help_text="send the sets to validation instead of accepting them"
     )
-
-    def files_in_order(self) -> list[tuple[str, bytes]]:
-        uploads = [self.validated_data.get(f"file{n}") for n in range(1, 5)]
-        return [(u.name, u.read()) for u in uploads if u]

@@ -144,13 +144,11 @@ def import_sets(
     file when `strict`. A `published` dataset is kept as published (docs/published/): edits of
     read-only fields and repeats inside a set are kept with a warning, and the tags it names
     are created."""
+    tags = {t.name: t for t in Tag.objects.filter(project=project)}
+    missing: list[str] = []
     if published:
         needed = {t for s in sets for p in s.perturbations for t in p["tags"] or []}
-        known = set(Tag.objects.filter(project=project).values_list("name", flat=True))
-        missing = sorted(t for t in needed - known if isinstance(t, str) and t.strip())
-    else:
-        missing = []
-    tags = {t.name: t for t in Tag.objects.filter(project=project)}
+        missing = sorted(t for t in needed - set(tags) if isinstance(t, str) and t.strip())
     names = set(tags) | set(missing)
     errors, warnings = [], []
     kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it

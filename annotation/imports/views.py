@@ -20,7 +20,7 @@ from annotation.imports.forms import (
     SetImportForm,
     VoteImportForm,
 )
-from annotation.imports.published import DATASETS, import_published
+from annotation.imports.published import DATASETS, import_published, uploads_in_order
 from annotation.imports.readers import LineError
 from annotation.models import ImportBatch, ImportJob
 from annotation.permissions import Role, may_create_projects, project_for
@@ -232,7 +232,7 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
         values = form.cleaned_data
         try:
             result = import_published(
-                dataset=values["dataset"], files=form.files_in_order(), user=request.user,
+                dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
                 project=project, slug=values.get("slug") or "", accept=not values["to_validation"],
             )  # fmt: skip
         except ImportRejected as rejected:
