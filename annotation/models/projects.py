@@ -12,6 +12,11 @@ from django.utils import timezone
 from annotation.projects.config import DEFAULT_SETTINGS, default_prompt
 
 
+def plain_text(value: str, kind: str) -> str:
+    """A field's value as plain text: an `html` field without its tags, others as they are."""
+    return unescape(nh3.clean(value, tags=set())) if kind == "html" else value
+
+
 class Project(models.Model):
     class TaskType(models.TextChoices):
         CLASSIFICATION = "classification"
@@ -83,11 +88,8 @@ class Project(models.Model):
         """The editable fields of an example or a perturbation as one text: what an edit
         changes, for diffs and for the analyses of edits. An `html` field counts as its text,
         without its tags."""
-        html = {f["name"] for f in self.fields if f.get("kind") == "html"}
-        return " ".join(
-            unescape(nh3.clean(fields[name], tags=set())) if name in html else fields[name]
-            for name in self.editable_field_names
-        )
+        kinds = {f["name"]: f.get("kind", "text") for f in self.fields}
+        return " ".join(plain_text(fields[name], kinds[name]) for name in self.editable_field_names)
 
     @property
     def is_free_text(self) -> bool:

@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
+from annotation.models.projects import plain_text
 from annotation.validation.answers import answer_text
 
 register = template.Library()
@@ -60,6 +61,12 @@ def field_html(value: str, kind: str = "text") -> str:
         return format_html('<span class="field-url">{}</span> <small class="muted">(an image '
                            "is shown only from an https address)</small>", value)  # fmt: skip
     return conditional_escape(value)
+
+
+@register.filter
+def plain_fields(fields: dict[str, str], project: Any) -> list[tuple[str, str]]:
+    """(name, text) of an example's fields for excerpts: HTML fields without their tags."""
+    return [(name, plain_text(value, kind)) for name, value, kind in project.shown_fields(fields)]
 
 
 @register.filter

@@ -135,6 +135,10 @@ def test_matres_keeps_its_html_and_tags_its_reasons(root):
         "appearance order", "gardner-2020", "tense"]  # fmt: skip
     labels = sorted(Perturbation.objects.filter(project=project).values_list("label", flat=True))
     assert labels == ["before", "simultaneous", "vague"]  # "equal" is MATRES's simultaneous
+    browser = Client()
+    browser.force_login(root)
+    pivots = browser.get("/p/matres/pivots/").content.decode()
+    assert "He said it rained ." in pivots and "&lt;span" not in pivots  # excerpts as text
 
 
 @pytest.mark.parametrize(

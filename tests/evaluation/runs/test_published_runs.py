@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from annotation.imports.published import import_published
 from annotation.releases.bundle import read_examples
@@ -51,6 +52,13 @@ def scored(api, release, lines):  # type: ignore[no-untyped-def]
     return run
 
 
+def run_page(root, slug, run):  # type: ignore[no-untyped-def]
+    """The run's page as its project's admin reads it."""
+    browser = Client()
+    browser.force_login(root)
+    return browser.get(f"/p/{slug}/evaluations/{run.pk}/").content.decode()
+
+
 def by_role(examples, values):  # type: ignore[no-untyped-def]
     """Mean of `values` (one per example) over originals and over perturbations."""
     out = {}
@@ -89,6 +97,9 @@ def test_drop_and_quoref_runs_score_as_drop_eval(dataset, root, client_for):
     assert m["consistency"] == pytest.approx(consistency(examples, right))
     assert {(p.example, p.role): p.correct for p in run.predictions.all()} == {
         (e["id"], e["role"]): r for e, r in zip(examples, right, strict=True)}  # fmt: skip
+    page = run_page(root, dataset, run)
+    assert "scored by DROP's metric" in page
+    assert ("every member an exact match" if rule == "em" else "every member F1 &gt; 0.8") in page
 
 
 def test_a_ropes_run_keeps_articles_and_needs_roles_for_shared_ids(root, client_for):
@@ -116,3 +127,6 @@ def test_a_ropes_run_keeps_articles_and_needs_roles_for_shared_ids(root, client_
     assert m["perturbed_em"] == pytest.approx(by_role(examples, em)["perturbed"])
     assert m["consistency"] == pytest.approx(consistency(examples, [x == 1.0 for x in em]))
     assert re.sub(r"\b(a|an|the)\b", "", normal("the A")).strip() == ""  # SQuAD's would erase it
+    page = run_page(root, "ropes", run)
+    assert "normalised as in ROPES's script (SQuAD's rules, articles kept)" in page
+    assert "every member an exact match" in page
