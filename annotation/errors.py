@@ -75,8 +75,9 @@ def group_errors(errors: list[Any]) -> list[Any]:
     if len(grouped) > MAX_REPORTED:
         rest = [error for message in list(lines)[MAX_REPORTED:] for error in lines[message]]
         where = len({error.line for error in rest if error.line is not None})
+        on = f", on {where} more line{'s' * (where != 1)}" if where else ""
         more = dataclasses.replace(
-            rest[0], line=None, message=f"and {len(rest)} more problems, on {where} more lines."
+            rest[0], line=None, message=f"and {len(rest)} more ({len(errors)} in all){on}."
         )
         grouped = [*grouped[:MAX_REPORTED], more]
     return grouped

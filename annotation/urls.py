@@ -121,6 +121,11 @@ page_urls = [
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
     path("p/<slug:slug>/import/votes/", import_views.vote_import_page, name="vote-import"),
     path(
+        "p/<slug:slug>/import/batches/<id:pk>/warnings/",
+        import_views.import_warnings,
+        name="import-warnings",
+    ),
+    path(
         "p/<slug:slug>/import/batches/<id:pk>/skipped/",
         import_views.skipped_lines,
         name="import-skipped",
@@ -129,6 +134,7 @@ page_urls = [
     path("p/<slug:slug>/pivots/", authoring_views.pivot_browser, name="pivots"),
     path("p/<slug:slug>/pivots/sample/", authoring_views.pivot_sample, name="pivot-sample"),
     path("p/<slug:slug>/pivots/<id:pk>/claim/", authoring_views.pivot_claim, name="pivot-claim"),
+    path("p/<slug:slug>/pivots/<id:pk>/answer/", authoring_views.pivot_answer, name="pivot-answer"),
     path("p/<slug:slug>/pivots/<id:pk>/edit/", authoring_views.editor_new, name="editor-new"),
     path(
         "p/<slug:slug>/perturbations/<id:pk>/edit/",

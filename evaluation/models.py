@@ -4,7 +4,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Project, Release
-from evaluation.metrics.answers import member_right
+from annotation.validation.answers import AnswerRules
 
 
 def default_stop() -> list[str]:
@@ -185,7 +185,7 @@ class Prediction(models.Model):
         0.8, or an exact match: docs/metrics.md)."""
         if self.f1 is not None:
             rule = (self.run.metrics.get("answer_rules") or {}).get("consistency", "f1")
-            return member_right(self.em or 0.0, self.f1, rule)
+            return AnswerRules(consistency=rule).right(self.em or 0.0, self.f1)
         return self.label == self.gold
 
 

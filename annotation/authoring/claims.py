@@ -8,8 +8,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, Project
+from annotation.validation.answers import AnswerRules, clean_answers
 
 Status = Perturbation.Status
 
@@ -79,3 +81,25 @@ def pivot_sample(*, project: Project, expert: Any, split: str, strategy: str) ->
         except DomainError:
             continue  # someone claimed it meanwhile
     raise DomainError(f"No unclaimed, unused pivot is left in the {split} split.", code="conflict")
+
+
+@transaction.atomic
+def pivot_answer_write(*, pivot: Example, expert: Any, answers: Any) -> Example:
+    """Write the answer of an original that waits for one (a published DROP set imported
+    without DROP's test set), once, under the project's answer rules; the expert must hold
+    the pivot."""
+    pivot = Example.objects.select_for_update().select_related("project").get(pk=pivot.pk)
+    project = pivot.project
+    if not project.is_free_text or not pivot.waits_for_answer:
+        raise DomainError("This original already has its answer.", code="conflict")
+    claim = Claim.objects.filter(example=pivot, expert=expert).first()
+    if claim is None or not claim.is_live():
+        raise DomainError("Claim this pivot before you write its answer.", code="conflict")
+    cleaned = clean_answers(answers, AnswerRules.of(project))
+    if isinstance(cleaned, str):
+        raise DomainError(cleaned, field="answers")
+    pivot.answers = cleaned
+    pivot.save(update_fields=["answers"])
+    audit(actor=expert, action="original_answer_written", project=project,
+          example=pivot.external_id, answers=cleaned)  # fmt: skip
+    return pivot

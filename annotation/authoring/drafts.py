@@ -12,11 +12,12 @@ from django.utils import timezone
 
 from annotation.audit import audit
 from annotation.authoring.claims import live_perturbations, pivot_claim
-from annotation.authoring.edits import fields_edit_distance, normalize_whitespace, tokenize
+from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.authoring.rules import edit_problems
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
-from annotation.validation.answers import answer_text, clean_answers, same_answers
+from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import item_close_for, items_open_for
 
 Status = Perturbation.Status
@@ -57,55 +58,33 @@ def _check_claim(pivot: Example, author: Any) -> Claim | None:
 
 def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
     project, pivot = p.project, p.pivot
-    editable = project.editable_field_names
-    if all(
-        normalize_whitespace(p.fields[n]) == normalize_whitespace(pivot.fields[n]) for n in editable
-    ):
+    if project.is_free_text and not p.answers:
+        raise DomainError("Write the answer(s) to the edited question.", field="answers")
+    if not project.is_free_text and p.label not in project.labels:
+        known = ", ".join(project.labels)
         raise DomainError(
-            "The edit is identical to the pivot (after normalising whitespace).", field="fields"
+            f"Unknown label {p.label!r}; choose one of {known}."
+            if p.label
+            else "Choose the intended label.",
+            field="label",
         )
-    if all(not tokenize(p.fields[n]) for n in editable):
-        raise DomainError("The edited text is empty.", field="fields")
+    problems = edit_problems(
+        project, pivot, p.fields, p.label, p.answers, allow_large_edit=p.allow_large_edit
+    )
+    if problems:
+        first = problems[0]
+        message = first.message[0].upper() + first.message[1:]
+        if "of the tokens" in message:
+            message += " Make a smaller edit, or ask an admin to allow this one."
+        raise DomainError(message, field=first.field)
     mine = {n: normalize_whitespace(p.fields[n]) for n in project.field_names}
     for sibling in live_perturbations(pivot).exclude(pk=p.pk).exclude(status=Status.DRAFT):
         if {n: normalize_whitespace(sibling.fields[n]) for n in project.field_names} == mine:
             raise DomainError(
                 f"Perturbation {sibling.pk} of this pivot already has this text.", field="fields"
             )
-    if project.is_free_text:
-        _check_answers(p)
-    elif not p.label:
-        raise DomainError("Choose the intended label.", field="label")
-    elif p.label not in project.labels:
-        raise DomainError(
-            f"Unknown label {p.label!r}; choose one of {', '.join(project.labels)}.", field="label"
-        )
-    must_change = project.setting("require_label_change") and not project.is_free_text
-    if must_change and p.label == pivot.label:
-        raise DomainError(
-            f"The label must differ from the pivot's label ({pivot.label}).", field="label"
-        )
     if not tag_names:
         raise DomainError("Choose at least one tag.", field="tags")
-    limit = project.setting("max_edit_ratio")
-    if p.edit_distance > limit and not p.allow_large_edit:
-        raise DomainError(
-            f"The edit changes {p.edit_distance:.0%} of the tokens; the limit is {limit:.0%}. "
-            "Make a smaller edit, or ask an admin to allow this one.",
-            field="fields",
-        )
-
-
-def _check_answers(p: Perturbation) -> None:
-    if not p.answers:
-        raise DomainError("Write the answer(s) to the edited question.", field="answers")
-    if p.project.setting("require_label_change") and same_answers(p.answers, p.pivot.answers):
-        raise DomainError(
-            "The answers must differ from the pivot's ("
-            + "; ".join(answer_text(a) for a in p.pivot.answers)
-            + ") once normalised.",
-            field="answers",
-        )
 
 
 def _resolve_tags(project: Project, tag_names: Any) -> list[Any]:
@@ -212,7 +191,7 @@ def draft_save(
     if answers is not None:
         if not project.is_free_text:
             raise DomainError("This project's perturbations take a label, not answers.")
-        cleaned = clean_answers(answers) if answers else []
+        cleaned = clean_answers(answers, AnswerRules.of(project)) if answers else []
         if isinstance(cleaned, str):
             raise DomainError(cleaned, field="answers")
         perturbation.answers = cleaned

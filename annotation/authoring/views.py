@@ -17,7 +17,7 @@ from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
-from annotation.validation.answers import answer_text
+from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
 from config.edge import parse_id
 
@@ -62,6 +62,21 @@ def pivot_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     draft = parse_id(request.POST.get("draft"))
     if draft is not None:
         return redirect("editor-draft", slug=slug, pk=draft)
+    return redirect("editor-new", slug=slug, pk=pivot.pk)
+
+
+@login_required
+@require_POST
+def pivot_answer(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The answer of an original that waits for one, written by the expert who holds it."""
+    project = project_for(request.user, slug, *AUTHORS)
+    pivot = get_object_or_404(Example, project=project, pk=pk)
+    lines = [line for line in request.POST.get("answers", "").splitlines() if line.strip()]
+    try:
+        claims.pivot_answer_write(pivot=pivot, expert=request.user, answers=split_spans(lines))
+        messages.success(request, "The original's answer is saved.")
+    except DomainError as error:
+        flash_refusal(request, error)
     return redirect("editor-new", slug=slug, pk=pivot.pk)
 
 

@@ -131,7 +131,8 @@ class PublishedImportView(APIView):
                       "examples": result.dataset.paper_examples},
             "matches_paper": result.matches_paper, "perturbations": result.created,
             "already_present": result.already_present,
-            "warnings": [w.as_dict() for w in result.warnings], "notes": result.notes,
+            "warnings": [w.as_dict() for w in result.warnings],
+            "warning_count": result.warning_count, "batch": result.batch, "notes": result.notes,
         }  # fmt: skip
         created = result.created or result.project_created
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -38,6 +38,8 @@ def import_now(
         "perturbations": result.created,
         "already_present": result.skipped,
         "warnings": [w.as_dict() for w in result.warnings],
+        "warning_count": result.warning_count,
+        "batch": result.batch,
     }
 
 

@@ -28,7 +28,7 @@ from annotation.imports.readers import (
 )
 from annotation.models import Example, ImportBatch, Project, user_or_none
 from annotation.projects.config import SPLITS
-from annotation.validation.answers import clean_answers
+from annotation.validation.answers import AnswerRules, clean_answers
 from config.edge import strict_json_loads
 
 INSERT_BATCH = 2000
@@ -121,7 +121,8 @@ class RowParser:
         if isinstance(value, str) and value.lstrip().startswith("["):
             with contextlib.suppress(ValueError):
                 value = strict_json_loads(value)
-        answers = clean_answers(value) if value is not None else "missing answers."
+        rules = AnswerRules.of(self.project)
+        answers = clean_answers(value, rules) if value is not None else "missing answers."
         if isinstance(answers, str):
             errors.append(LineError(line, f"{self._named('answers')}: {answers}"))
             return []

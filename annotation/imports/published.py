@@ -19,7 +19,7 @@ from annotation.imports.readers import LineError, id_problem, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
 from annotation.projects.services import project_create
-from annotation.validation.answers import answer_key, answer_text, clean_answers
+from annotation.validation.answers import clean_answers
 
 
 def _fields(*specs: str) -> list[dict[str, Any]]:
@@ -51,6 +51,7 @@ class Dataset:
     labels: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     originals_counted: bool = False  # the paper's examples count the originals too (NLVR2)
+    label_map: dict[str, str] = field(default_factory=dict)  # the files' names for labels
 
     def fits(self, project: Project) -> bool:
         """Whether a project has this dataset's task type and fields."""
@@ -87,7 +88,7 @@ DATASETS = {
                 ["negative", "positive"]),
         Dataset("boolq", "BoolQ", "boolq_perturbed.json", 70, 339, CLASSIFICATION,
                 _fields("title:ro", "paragraph:ro", "question"), ["false", "true"], KEEPS_LABELS),
-        Dataset("perspectrum", "PERSPECTRUM", "perspectrum_minimal_pairs.csv", 217, 217,
+        Dataset("perspectrum", "PERSPECTRUM", "perspectrum_contrast_sets.csv", 217, 217,
                 CLASSIFICATION, _fields("claim", "perspective:ro"), ["neg", "pos"]),
         Dataset("quoref", "Quoref", "quoref_original_subset_20191206_merged.json, "
                 "quoref_test_perturbations_20191206_merged.json", 415, 700, FREE_TEXT,
@@ -98,15 +99,16 @@ DATASETS = {
                 _fields("background:ro", "situation", "question"),
                 settings={**KEEPS_LABELS, "answer_normalization": "ropes",
                           "answer_consistency": "em"}),
-        Dataset("drop", "DROP", "drop_dataset_test.json (DROP's test set), "
-                "drop_contrast_sets_test.json", 623, 947, FREE_TEXT,
+        Dataset("drop", "DROP", "drop_contrast_sets_test.json (or DROP's test set, "
+                "drop_dataset_test.json, then it: the originals' answers)", 623, 947, FREE_TEXT,
                 _fields("passage:ro", "question"),
                 settings={**KEEPS_LABELS, "answer_normalization": "drop",
                           "answer_consistency": "em"}),
         Dataset("mctaco", "MC-TACO", "original.tsv, changed.tsv", 646, 646, CLASSIFICATION,
                 _fields("question", "answer"), ["no", "yes"], KEEPS_LABELS),
         Dataset("matres", "MATRES", "Platinum_subset_minimal_pairs.csv", 239, 401, CLASSIFICATION,
-                _fields("text:html"), ["before", "after", "simultaneous", "vague"], LARGE_EDITS),
+                _fields("text:html"), ["before", "after", "simultaneous", "vague"], LARGE_EDITS,
+                label_map={"equal": "simultaneous"}),
         Dataset("nlvr2", "NLVR2", "contrast_set_nlvr2.jsonl", 479, 994, CLASSIFICATION,
                 _fields("sentence", "left_url:image_url", "right_url:image_url"),
                 ["false", "true"], LARGE_EDITS, originals_counted=True),
@@ -122,7 +124,9 @@ class PublishedImport:
     counts: dict[str, tuple[int, int]]  # split -> sets, perturbations, in the files
     created: int  # perturbations added (the rest were already here)
     already_present: int
-    warnings: list[LineError]
+    warnings: list[LineError]  # grouped; every one is on the batch
+    warning_count: int
+    batch: int
     notes: list[str]
 
     @property
@@ -166,7 +170,7 @@ def import_published(
         raise DomainError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}.")
     if project is not None:
         _check_fit(project, spec)
-    sets, notes = READERS[dataset](files)
+    sets, notes, problems = READERS[dataset](files)
     with transaction.atomic():
         created = project is None
         if project is None:
@@ -174,7 +178,9 @@ def import_published(
             if Project.objects.filter(slug=slug).exists():
                 raise DomainError(f"a project with the slug {slug!r} exists; import into it.")
             project = project_create(user=user, slug=slug, **spec.template())
-        warnings = _check_truths(project, sets)
+        problems += _check_truths(project, spec, sets)
+        if problems:
+            raise ImportRejected(problems)
         result = import_sets(
             project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),
             author=f"gardner-2020-{dataset}", accept=accept, published=True,
@@ -183,10 +189,10 @@ def import_published(
     for s in sets:
         n, m = counts.get(s.original.split, (0, 0))
         counts[s.original.split] = (n + 1, m + len(s.perturbations))
-    warnings += result.warnings
     return PublishedImport(
-        project, spec, created, counts, result.created, result.skipped, warnings, notes
-    )
+        project, spec, created, counts, result.created, result.skipped, result.warnings,
+        result.warning_count, result.batch, notes,
+    )  # fmt: skip
 
 
 def uploads_in_order(values: dict[str, Any]) -> Files:
@@ -206,21 +212,19 @@ def _check_fit(project: Project, spec: Dataset) -> None:
         )
 
 
-def _check_truths(project: Project, sets: list[ParsedSet]) -> list[LineError]:
-    """Ids present; labels named as the project names them; answers of any shape kept, those
-    that normalise to nothing under SQuAD's rules (ROPES's "A") with a warning."""
+def _check_truths(project: Project, spec: Dataset, sets: list[ParsedSet]) -> list[LineError]:
+    """Ids present; labels resolved by the one rule of every import (resolve_label, with the
+    dataset's own names); answers of any shape kept (import_sets warns about those the
+    project's rules erase). Returns the problems, all of them."""
     errors: list[LineError] = []
-    erased: list[str] = []
 
     def truth(line: int | None, where: str, value: Any) -> Any:
         if project.is_free_text:
-            answers = clean_answers(value, published=True)
+            answers = clean_answers(value)
             if isinstance(answers, str):
                 errors.append(LineError(line, f"{where}: {answers}"))
-            else:
-                erased.extend(answer_text(a) for a in answers if not answer_key(answer_text(a)))
             return answers
-        label = resolve_label(value, project.labels, {})
+        label = resolve_label(value, project.labels, spec.label_map)
         if label is None:
             errors.append(LineError(line, f"{where}: unknown label {value!r}; the project's "
                                     f"labels are {', '.join(project.labels)}."))  # fmt: skip
@@ -232,21 +236,11 @@ def _check_truths(project: Project, sets: list[ParsedSet]) -> list[LineError]:
         where = f"set {o.external_id!r}: original"
         if problem := id_problem(o.external_id, "the original's id"):
             errors.append(LineError(s.line, f"{where}: {problem}"))
-        setattr(o, key, truth(s.line, where, getattr(o, key)))
+        if not (project.is_free_text and o.metadata.get("answer_waiting")):
+            setattr(o, key, truth(s.line, where, getattr(o, key)))
         for p in s.perturbations:
             where = p.get("where") or "perturbation"
             if problem := id_problem(p["id"], "the perturbation's id"):
                 errors.append(LineError(s.line, f"{where}: {problem}"))
             p[key] = truth(s.line, where, p[key])
-    if errors:
-        raise ImportRejected(errors)
-    if not erased:
-        return []
-    shown = ", ".join(repr(a) for a in dict.fromkeys(erased[:50]))
-    if project.setting("answer_normalization") == "ropes":
-        said = "the project scores by ROPES's rules, which keep them."
-    else:
-        said = ("under this project's rules no prediction can match them; ROPES's "
-                "(answer_normalization: ropes) keep them.")  # fmt: skip
-    return [LineError(None, f"{len(erased)} answer(s) normalise to nothing under SQuAD's rules "
-                            f"({shown}), kept as published: {said}")]  # fmt: skip
+    return errors

@@ -5,12 +5,17 @@ into sets as the dataset's own evaluation script pairs them, with every publishe
 Problems name the file and the line, or the published id where the file is one JSON document.
 
 A reader returns (sets, notes): notes say what the official script also leaves out (e.g.
-PERSPECTRUM's rows whose original stance is "unk").
+PERSPECTRUM's rows whose original stance is "unk"). Labels are kept as the file writes them:
+the import resolves them by the one rule of every import (readers.resolve_label).
 """
 
+import re
 from collections import defaultdict
+from difflib import SequenceMatcher
+from itertools import groupby
 from typing import Any
 
+from annotation.authoring.edits import normalize_whitespace
 from annotation.errors import ImportRejected
 from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
@@ -18,7 +23,7 @@ from annotation.imports.readers import LineError, decode, read_delimited, read_j
 from config.edge import strict_json_loads
 
 Files = list[tuple[str, bytes]]  # (name, contents), in the dataset's order
-Read = tuple[list[ParsedSet], list[str]]
+Read = tuple[list[ParsedSet], list[str], list[LineError]]  # sets, notes, problems
 TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
 
 
@@ -39,6 +44,11 @@ class Problems:
 def text_of(value: Any) -> str:
     """A published value as text: None is empty, numbers are written out."""
     return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def same_text(first: str, second: str) -> bool:
+    """Two published texts that differ in whitespace alone are the same row."""
+    return normalize_whitespace(first) == normalize_whitespace(second)
 
 
 def read_json(name: str, data: bytes) -> Any:
@@ -108,16 +118,15 @@ def imdb(files: Files) -> Read:
             continue
         for n, ((line, o), (_, c)) in enumerate(zip(originals, contrasts, strict=True), 1):
             set_id = f"{split}-{n}"
-            row = ParsedRow(line, set_id, {"text": o["Text"]}, o["Sentiment"].lower(), split)
+            row = ParsedRow(line, set_id, {"text": o["Text"]}, o["Sentiment"], split)
             p = perturbation(
                 f"{set_id}-contrast",
                 {"text": c["Text"]},
-                c["Sentiment"].lower(),
+                c["Sentiment"],
                 f"{contrast_name} line {line}",
             )
             sets.append(ParsedSet(None, row, [p]))
-    problems.raise_any()
-    return sets, []
+    return sets, [], problems.errors
 
 
 def boolq(files: Files) -> Read:
@@ -141,7 +150,7 @@ def boolq(files: Files) -> Read:
             notes.append(f"{where} is not a question (answer {entry.get('answer')!r}): left out.")
             continue
         fields = {k: text_of(entry.get(k)) for k in ("title", "paragraph", "question")}
-        row = ParsedRow(None, f"boolq-{n}", fields, text_of(entry["answer"]).lower(), "test")
+        row = ParsedRow(None, f"boolq-{n}", fields, text_of(entry["answer"]), "test")
         items = []
         for j, q in enumerate(entry["perturbed_questions"]):
             if not isinstance(q, dict):
@@ -154,7 +163,7 @@ def boolq(files: Files) -> Read:
                     perturbation(
                         f"boolq-{n}-{j}",
                         edited,
-                        text_of(q.get("answer")).lower(),
+                        text_of(q.get("answer")),
                         f"{where}.perturbed_questions[{j}]",
                     )
                 )
@@ -162,15 +171,14 @@ def boolq(files: Files) -> Read:
             sets.append(ParsedSet(None, row, items))
     if empty:
         notes.append(f"{empty} perturbation(s) left empty in the file: left out.")
-    problems.raise_any()
-    return sets, notes
+    return sets, notes, problems.errors
 
 
 def perspectrum(files: Files) -> Read:
-    """perspectrum_minimal_pairs.csv: each row a claim, its contrast claim and one perspective,
+    """perspectrum_contrast_sets.csv: each row a claim, its contrast claim and one perspective,
     with both stances. Rows whose original stance is "unk" (the perspective is not relevant) are
     left out, and any other stance than "pos" reads as "neg", as run_evaluation.py does."""
-    expect(files, 1, "perspectrum_minimal_pairs.csv")
+    expect(files, 1, "perspectrum_contrast_sets.csv")
     name, data = files[0]
     columns = {"original_claim", "contrast_claim", "perspective", "original_stance_label",
                "contrast_stance_label"}  # fmt: skip
@@ -179,11 +187,12 @@ def perspectrum(files: Files) -> Read:
 
     def stance(value: str) -> str:
         nonlocal read_as_neg
+        value = " ".join(value.split()).casefold()
         read_as_neg += value not in ("pos", "neg")
         return "pos" if value == "pos" else "neg"
 
     for line, row in _table(name, data, ",", columns, problems):
-        if row["original_stance_label"] == "unk":
+        if row["original_stance_label"].strip() == "unk":
             unk += 1
             continue
         set_id = f"perspectrum-{line}"
@@ -193,90 +202,122 @@ def perspectrum(files: Files) -> Read:
         p = perturbation(f"{set_id}-contrast", edited, stance(row["contrast_stance_label"]),
                          f"{name} line {line}")  # fmt: skip
         sets.append(ParsedSet(None, original, [p]))
-    problems.raise_any()
     notes = [f"{unk} row(s) whose original stance is 'unk': left out."] if unk else []
     if read_as_neg:
         notes.append(f"{read_as_neg} stance(s) neither 'pos' nor 'neg': read as 'neg', as "
                      "run_evaluation.py reads them.")  # fmt: skip
-    return sets, notes
+    return sets, notes, problems.errors
 
 
 def mctaco(files: Files) -> Read:
-    """original.tsv and changed.tsv (index, sentence1, sentence2, label): the row of changed.tsv
-    with an index perturbs the row of original.tsv with the same index, and shares its id."""
+    """original.tsv and changed.tsv (index, sentence1, sentence2, label): both files hold the
+    same questions (sentence1, which holds the context too) in the same order, each with its
+    candidate answers, but not always as many: the q-th question of changed.tsv perturbs the
+    q-th of original.tsv, and its k-th candidate row pairs with the original's k-th. A
+    candidate added past the original's last (6 in the published files) pairs with the
+    original's candidate whose answer is the most alike (difflib), in the same question, so no
+    row pairs across questions. Each file's `index` is its rows' id."""
     expect(files, 2, "original.tsv, changed.tsv")
     columns = {"index", "sentence1", "sentence2", "label"}
     problems = Problems()
     (original_name, original), (changed_name, changed) = files
-    originals = {
-        r["index"]: (line, r)
-        for line, r in _table(original_name, original, "\t", columns, problems)
-    }
-    sets = []
-    for line, row in _table(changed_name, changed, "\t", columns, problems):
-        if row["index"] not in originals:
-            problems.add(changed_name, line, f"index {row['index']!r} is not in {original_name}.")
-            continue
-        o_line, o = originals[row["index"]]
-        fields = {"question": o["sentence1"], "answer": o["sentence2"]}
-        pivot = ParsedRow(o_line, row["index"], fields, o["label"].lower(), "test")
-        edited = {"question": row["sentence1"], "answer": row["sentence2"]}
-        p = perturbation(row["index"], edited, row["label"].lower(), f"{changed_name} line {line}")
-        sets.append(ParsedSet(None, pivot, [p]))
+    originals = _questions(_table(original_name, original, "\t", columns, problems))
+    perturbed = _questions(_table(changed_name, changed, "\t", columns, problems))
+    if len(originals) != len(perturbed):
+        problems.add(changed_name, None, f"{len(perturbed)} questions for {len(originals)} in "
+                     f"{original_name}; the q-th question of one pairs with the q-th of the "
+                     "other.")  # fmt: skip
     problems.raise_any()
-    return sets, []
+    notes, added = [], 0
+    by_pivot: dict[str, ParsedSet] = {}
+    for candidates, edits in zip(originals, perturbed, strict=True):
+        for k, (line, row) in enumerate(edits):
+            o_line, o = candidates[k] if k < len(candidates) else _closest(candidates, row)
+            added += k >= len(candidates)
+            if o["index"] not in by_pivot:
+                fields = {"question": o["sentence1"], "answer": o["sentence2"]}
+                pivot = ParsedRow(o_line, o["index"], fields, o["label"], "test")
+                by_pivot[o["index"]] = ParsedSet(None, pivot, [])
+            edited = {"question": row["sentence1"], "answer": row["sentence2"]}
+            where = f"{changed_name} line {line}"
+            by_pivot[o["index"]].perturbations.append(
+                perturbation(row["index"], edited, row["label"], where)
+            )
+    if added:
+        notes.append(f"{added} candidate(s) of {changed_name} past their question's last "
+                     f"candidate in {original_name}: each joins the set of its question's "
+                     "candidate with the most alike answer.")  # fmt: skip
+    return list(by_pivot.values()), notes, problems.errors
 
 
-MATRES_LABELS = {"equal": "simultaneous"}  # the CSV's name for MATRES's EQUAL
+Rows = list[tuple[int, dict[str, str]]]
+
+
+def _questions(rows: Rows) -> list[Rows]:
+    """MC-TACO's rows grouped by question: runs of one sentence1 (whitespace aside)."""
+    groups: list[Rows] = []
+    for key, run in groupby(rows, key=lambda item: normalize_whitespace(item[1]["sentence1"])):
+        del key
+        groups.append(list(run))
+    return groups
+
+
+def _closest(candidates: Rows, row: dict[str, str]) -> tuple[int, dict[str, str]]:
+    def likeness(candidate: tuple[int, dict[str, str]]) -> float:
+        return SequenceMatcher(None, candidate[1]["sentence2"], row["sentence2"]).ratio()
+
+    return max(candidates, key=likeness)
+
+
+def reason_tags(reason: str) -> list[str] | None:
+    """A published reason as tags: "appearance order, indicator + tense" names three
+    phenomena; no reason gives the dataset's default tag."""
+    tags = [" ".join(t.split()) for t in re.split(r"[,+]", reason)]
+    return list(dict.fromkeys(t for t in tags if t)) or None
 
 
 def matres(files: Files) -> Read:
     """Platinum_subset_minimal_pairs.csv (_unit_id, bodygraph, docid, decision, modified
-    bodygraph, new decision, reason): rows of one _unit_id are one set; the events are marked in
-    the HTML of the bodygraph; the reason is the perturbation's tag."""
+    bodygraph, new decision, reason): rows of one _unit_id are one set (their bodygraphs may
+    differ in whitespace alone); the events are marked in the HTML of the bodygraph; each
+    phenomenon the reason names is a tag. Rows with no modified bodygraph or no new decision
+    (23 in the published file) are left out with a note."""
     expect(files, 1, "Platinum_subset_minimal_pairs.csv")
     name, data = files[0]
     columns = {"_unit_id", "bodygraph", "decision", "modified bodygraph", "new decision", "reason"}
     problems = Problems()
-    groups: dict[str, list[tuple[int, dict[str, str]]]] = defaultdict(list)
+    groups: dict[str, Rows] = defaultdict(list)
+    empty = 0
     for line, row in _table(name, data, ",", columns, problems):
-        groups[row["_unit_id"]].append((line, row))
+        if not row["modified bodygraph"].strip() or not row["new decision"].strip():
+            empty += 1
+        else:
+            groups[row["_unit_id"]].append((line, row))
     sets = []
     for unit, rows in groups.items():
         line, first = rows[0]
-        label = first["decision"].strip().lower()
-        pivot = ParsedRow(
-            line, unit, {"text": first["bodygraph"]}, MATRES_LABELS.get(label, label), "test"
-        )
+        pivot = ParsedRow(line, unit, {"text": first["bodygraph"]}, first["decision"], "test")
         items = []
         for n, (row_line, row) in enumerate(rows, 1):
-            if row["bodygraph"] != first["bodygraph"]:
-                problems.add(
-                    name,
-                    row_line,
-                    f"_unit_id {unit} has another bodygraph on line "
-                    f"{line}; one set has one original.",
-                )
-            new = row["new decision"].strip().lower()
-            tag = [row["reason"].strip()] if row["reason"].strip() else None
-            items.append(
-                perturbation(
-                    f"{unit}-{n}",
-                    {"text": row["modified bodygraph"]},
-                    MATRES_LABELS.get(new, new),
-                    f"{name} line {row_line}",
-                    tag,
-                )
-            )
+            if not same_text(row["bodygraph"], first["bodygraph"]):
+                problems.add(name, row_line, f"_unit_id {unit} has another bodygraph on line "
+                             f"{line}; one set has one original.")  # fmt: skip
+            where = f"{name} line {row_line}"
+            edited = {"text": row["modified bodygraph"]}
+            tags = reason_tags(row["reason"])
+            items.append(perturbation(f"{unit}-{n}", edited, row["new decision"], where, tags))
         sets.append(ParsedSet(None, pivot, items))
-    problems.raise_any()
-    return sets, []
+    notes = (
+        [f"{empty} row(s) with no modified bodygraph or new decision: left out."] if empty else []
+    )
+    return sets, notes, problems.errors
 
 
 def nlvr2(files: Files) -> Read:
     """contrast_set_nlvr2.jsonl (sentence, left_url, right_url, identifier, label): examples whose
     identifiers differ only in the last two characters are one set (eval.py's groups); the
-    group's first line is the original."""
+    group's first line is the original. A group of one line (21 in the published file) is a
+    set of one, an original alone, which eval.py counts as consistent when it is right."""
     expect(files, 1, "contrast_set_nlvr2.jsonl")
     name, data = files[0]
     problems = Problems()
@@ -290,7 +331,7 @@ def nlvr2(files: Files) -> Read:
             problems.add(name, line, f"missing {', '.join(sorted(missing))}.")
             continue
         groups[text_of(record["identifier"])[:-2]].append((line, record))
-    sets = []
+    sets, alone = [], 0
     for members in groups.values():
         (line, first), rest = members[0], members[1:]
 
@@ -301,21 +342,18 @@ def nlvr2(files: Files) -> Read:
             line,
             text_of(first["identifier"]),
             fields(first),
-            text_of(first["label"]).lower(),
+            text_of(first["label"]),
             "test",
         )
         items = [
             perturbation(
-                text_of(r["identifier"]), fields(r), text_of(r["label"]).lower(), f"{name} line {n}"
+                text_of(r["identifier"]), fields(r), text_of(r["label"]), f"{name} line {n}"
             )
             for n, r in rest
         ]
-        if not items:
-            problems.add(
-                name,
-                line,
-                f"{first['identifier']} is alone in its group: a set needs a perturbation.",
-            )
+        alone += not items
         sets.append(ParsedSet(None, pivot, items))
-    problems.raise_any()
-    return sets, []
+    notes = (
+        [f"{alone} group(s) of one line: each a set of one, as eval.py counts it."] if alone else []
+    )
+    return sets, notes, problems.errors

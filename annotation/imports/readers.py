@@ -44,9 +44,12 @@ def text_problem(value: Any, what: str) -> str | None:
 
 
 def resolve_label(value: str, labels: list[str], label_map: dict[str, str]) -> str | None:
-    """The project label an imported value means: through `label_map` ({"Negative":
-    "negative"}), exactly, or case-insensitively when only one label matches; else None."""
-    value = label_map.get(value, value)
+    """The project label an imported value means, the one rule of every import and every
+    published dataset: whitespace collapsed (MC-TACO's "no ", MATRES's "after "), then through
+    `label_map` ({"Negative": "negative"}), exactly, or case-insensitively when only one label
+    matches; else None."""
+    value = " ".join(value.split())
+    value = label_map.get(value, label_map.get(value.casefold(), value))
     if value in labels:
         return value
     folded = [label for label in labels if label.casefold() == value.casefold()]

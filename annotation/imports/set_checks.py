@@ -4,11 +4,11 @@ published set), and the authoring rules a kept edit breaks (warnings)."""
 
 from typing import Any
 
-from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
+from annotation.authoring.rules import edit_problems
 from annotation.imports.originals import ParsedRow
 from annotation.imports.readers import LineError, text_problem
 from annotation.models import Project
-from annotation.validation.answers import answer_key
+from annotation.validation.answers import AnswerRules
 
 
 def check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:
@@ -69,33 +69,33 @@ def where_of(p: dict[str, Any]) -> str:
 def rule_warnings(
     project: Project, line: int | None, original: ParsedRow, p: dict[str, Any]
 ) -> list[LineError]:
-    """The authoring rules (docs/workflows.md) a published edit may break: an import keeps the edit
-    and warns, unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
-    warnings = []
-    same = all(
-        normalize_whitespace(p["fields"][n]) == normalize_whitespace(original.fields[n])
-        for n in project.field_names
-    )
-    where = where_of(p)
-    if same:
-        warnings.append(LineError(line, f"{where}the perturbation is identical to its original."))
-    if project.setting("require_label_change") and truth_of(p) == truth_of(original):
-        kept = f"the label {p['label']!r}"
-        if project.is_free_text:
-            kept = "the original's answers"
-        warnings.append(LineError(line, f"{where}the perturbation keeps {kept}."))
-    ratio = fields_edit_distance(original.fields, p["fields"], project.editable_field_names)
-    if ratio > project.setting("max_edit_ratio"):
-        warnings.append(
-            LineError(line, f"{where}the edit changes {ratio:.0%} of the tokens (over the limit).")
+    """The authoring rules (authoring.rules) a kept edit breaks, as warnings: an import keeps
+    the edit unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
+    problems = edit_problems(project, original, p["fields"], p["label"], p.get("answers") or [])
+    return [LineError(line, f"{where_of(p)}{problem.message}") for problem in problems]
+
+
+def erased_answers(project: Project, erased: list[str]) -> list[LineError]:
+    """One warning for the kept answers that the project's rules normalise to nothing."""
+    if not erased:
+        return []
+    rules = AnswerRules.of(project)
+    shown = ", ".join(repr(a) for a in dict.fromkeys(erased[:50]))
+    return [
+        LineError(
+            None,
+            f"{len(erased)} answer(s) normalise to nothing under {rules.name}'s rules, this "
+            f"project's ({shown}): kept as published, but no prediction or vote can match them; "
+            "ROPES's rules (answer_normalization: ropes) keep articles and letters.",
         )
-    return warnings
+    ]
 
 
 def truth_of(row: Any) -> Any:
-    """What an edit must change: the label, or the normalised answers of a free-text set."""
+    """What tells two imported rows apart beside their text: the label, or the answers as
+    written (an import twice adds nothing; ROPES's "A" and "B" stay two answers)."""
     if isinstance(row, dict):
         label, answers = row["label"], row.get("answers") or []
     else:
         label, answers = row.label, row.answers
-    return frozenset(answer_key(a) for a in answers) if answers else label
+    return frozenset(a if isinstance(a, str) else tuple(a) for a in answers) if answers else label

@@ -30,11 +30,11 @@ from annotation.imports.readers import (
 from annotation.imports.set_checks import (
     check_perturbation,
     check_text,
+    erased_answers,
     kept_edits,
     readonly_edits,
     rule_warnings,
     truth_of,
-    where_of,
 )
 from annotation.models import (
     Example,
@@ -47,14 +47,16 @@ from annotation.models import (
 )
 from annotation.projects.config import SPLITS
 from annotation.releases.bundle import parse_set_record
-from annotation.validation.answers import clean_answers
+from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import items_open_for
 
 
 class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
-    warnings: list[LineError]  # authoring rules the kept edits break
+    warnings: list[LineError]  # grouped (group_errors); every one is on the batch
+    warning_count: int  # before grouping
+    batch: int  # the ImportBatch, whose `warnings` holds every warning
 
 
 def parse_sets_jsonl(
@@ -140,10 +142,10 @@ def import_sets(
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
     label) is not created again, so importing a file twice changes nothing the second time.
-    Edits that break the authoring rules are kept and reported as warnings, or refuse the
-    file when `strict`. A `published` dataset is kept as published (docs/published/): edits of
-    read-only fields and repeats inside a set are kept with a warning, and the tags it names
-    are created."""
+    Sets are kept as written (docs/published/): edits that break the authoring rules, edits
+    of read-only fields, repeats inside a set and answers the project's rules normalise to
+    nothing are kept, each with a warning, or refuse the file when `strict`. A `published`
+    dataset's tags are created."""
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
     missing: list[str] = []
     if published:
@@ -159,13 +161,10 @@ def import_sets(
             if problems:
                 continue
             for name in readonly_edits(project, s.original, p):
-                if published:
-                    kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
-                else:
-                    errors.append(LineError(s.line, f"{where_of(p)}read-only field {name!r} "
-                                            "differs from the original."))  # fmt: skip
+                kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
             warnings += rule_warnings(project, s.line, s.original, p)
     warnings += [kept_edits(name, wheres) for name, wheres in kept.items()]
+    warnings += erased_answers(project, _erased(project, sets))
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}
@@ -214,9 +213,14 @@ def import_sets(
         Example.objects.bulk_create(new, batch_size=2000)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
         created, skipped, repeats = _create_perturbations(
-            project, sets, pivots, tags, pseudo, accept, published
+            project, sets, pivots, tags, pseudo, accept
         )
-        result = SetsImported(created, skipped, group_errors(warnings + repeats))
+        if strict and repeats:
+            raise ImportRejected(repeats)
+        every = warnings + repeats
+        batch.warnings = [{"file": source_name, **w.as_dict()} for w in every]
+        batch.save(update_fields=["warnings"])
+        result = SetsImported(created, skipped, group_errors(every), len(every), batch.pk)
         audit(actor=user, action="sets_imported", project=project, source=source_name,
               sets=len(sets), perturbations=result.created, already_present=result.skipped,
               accepted=accept, author=author)  # fmt: skip
@@ -231,9 +235,8 @@ def _create_perturbations(
     tags: dict[str, Tag],
     author: Any,
     accept: bool,
-    published: bool,
 ) -> tuple[int, int, list[LineError]]:
-    """Perturbations created, those already present, and (published) the repeats kept."""
+    """Perturbations created, those already present, and the repeats kept."""
     now = timezone.now()
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
@@ -245,7 +248,7 @@ def _create_perturbations(
         for n, p in enumerate(s.perturbations, 1):
             key = (pivot.pk, _text_key(p["fields"]), truth_of(p))
             where = p.get("where") or f"perturbation {n} of set {s.original.external_id!r}"
-            if key in here and published:
+            if key in here:
                 line, first = here[key]
                 at = f" (line {line})" if line and line != s.line else ""
                 repeats.append(LineError(s.line, f"{where} repeats {first}{at}; both are kept."))
@@ -281,6 +284,17 @@ def _create_perturbations(
         for perturbation, _ in created:
             items_open_for(perturbation)
     return len(created), skipped, repeats
+
+
+def _erased(project: Project, sets: list[ParsedSet]) -> list[str]:
+    """The answers of these sets that the project's rules normalise to nothing."""
+    if not project.is_free_text:
+        return []
+    rules = AnswerRules.of(project)
+    rows = [s.original.answers for s in sets] + [
+        p.get("answers") or [] for s in sets for p in s.perturbations
+    ]
+    return [a for answers in rows for a in rules.erased(answers)]
 
 
 def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:

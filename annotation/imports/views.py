@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.downloads import download
-from annotation.errors import DomainError, ImportRejected, group_errors
+from annotation.errors import DomainError, ImportRejected
 from annotation.imports import preview
 from annotation.imports.background import import_or_queue
 from annotation.imports.forms import (
@@ -112,6 +112,21 @@ def skipped_lines(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResp
 
 
 @login_required
+def import_warnings(
+    request: HttpRequest, slug: str, pk: int
+) -> HttpResponse | StreamingHttpResponse:
+    """Every warning of a set import, ungrouped: on a page, or as CSV (file, line, message)."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    batch = get_object_or_404(ImportBatch, project=project, pk=pk)
+    if request.GET.get("format") == "csv":
+        rows = ({"file": w["file"], "line": w["line"], "message": w["message"]}
+                for w in batch.warnings)  # fmt: skip
+        return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
+    context = {"project": project, "batch": batch}
+    return render(request, "annotation/import_warnings.html", context)
+
+
+@login_required
 def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Contrast sets in two steps, as originals: the files, then a preview of the first sets
     with the columns (paired TSV) and label values chosen from the files' own, then the
@@ -120,6 +135,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = SetImportForm(request.POST or None, request.FILES or None)
     errors: list[Any] = []
     warnings: list[Any] = []
+    warned = None  # the batch whose warnings these are
     shown = None
     token = request.POST.get("upload", "")
     targets = preview.set_targets(project)
@@ -157,7 +173,8 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                         return redirect("set-import", slug=slug)
                     # Shown once, grouped and counted, on the page itself: no redirect.
                     form, token = SetImportForm(), ""
-                    warnings = group_errors([LineError(**w) for w in result["warnings"]])
+                    warnings = [LineError(**w) for w in result["warnings"]]
+                    warned = ImportBatch.objects.get(pk=result["batch"])
             if token:
                 shown = preview.set_preview(project, stored, values["format"], mapping, labels,
                                             values["split"], values["tags"])  # fmt: skip
@@ -167,6 +184,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     truth = '"answers": ["…"]' if project.is_free_text else f'"label": {first}'
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
+        "warned": warned, "warning_total": len(warned.warnings if warned else warnings),
         "preview": shown, "token": token if shown else "", "targets": targets,
         "labels": project.labels,
         "example_fields": json.dumps({name: "…" for name in project.field_names}),
@@ -228,6 +246,7 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
     )  # fmt: skip
     errors: list[Any] = []
     warnings: list[Any] = []
+    warned = None
     if request.method == "POST" and form.is_valid():
         values = form.cleaned_data
         try:
@@ -246,12 +265,17 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
             if not result.warnings:
                 return redirect("project-dashboard", slug=result.project.slug)
             # Shown once on the project's own page, grouped and counted (post, then get).
-            request.session[PUBLISHED_WARNINGS] = [w.as_dict() for w in result.warnings]
+            request.session[PUBLISHED_WARNINGS] = {
+                "batch": result.batch,
+                "warnings": [w.as_dict() for w in result.warnings],
+            }
             return redirect("published-import", slug=result.project.slug)
-    elif project is not None:
-        warnings = [LineError(**w) for w in request.session.pop(PUBLISHED_WARNINGS, [])]
+    elif project is not None and (shown := request.session.pop(PUBLISHED_WARNINGS, None)):
+        warnings = [LineError(**w) for w in shown["warnings"]]
+        warned = ImportBatch.objects.filter(project=project, pk=shown["batch"]).first()
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
+        "warned": warned, "warning_total": len(warned.warnings if warned else warnings),
         "datasets": DATASETS.values(), "fits": fits,
     }  # fmt: skip
     return render(

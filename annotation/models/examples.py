@@ -23,6 +23,8 @@ class ImportBatch(models.Model):
     sha256 = models.CharField(max_length=64)
     # Lines left out of an import asked to skip bad lines: {"line", "message", "text"}
     skipped = models.JSONField(default=list, blank=True)
+    # Every warning of a set import, ungrouped: {"file", "line", "message"}
+    warnings = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -82,7 +84,8 @@ class Example(models.Model):
     external_id = models.CharField(max_length=255)
     fields = models.JSONField()
     # A classification example has a label; a free-text one (docs/task-types.md) its answers
-    # instead.
+    # instead, or none yet: an original built from a published perturbation's question (DROP
+    # without its test set) waits for an expert to write its answer (`waits_for_answer`).
     label = models.CharField(max_length=100, blank=True)
     answers = models.JSONField(default=list, blank=True)
     split = models.CharField(max_length=8, default="test")
@@ -99,11 +102,12 @@ class Example(models.Model):
             ),
             models.CheckConstraint(condition=Q(split__in=SPLITS), name="example_split_valid"),
             models.CheckConstraint(condition=~Q(external_id=""), name="example_id_not_empty"),
-            models.CheckConstraint(
-                condition=~Q(label="") | ~Q(answers=[]), name="example_has_label_or_answers"
-            ),
         ]
         indexes = [models.Index(fields=["project", "split", "label"])]
 
     def __str__(self) -> str:
         return self.external_id
+
+    @property
+    def waits_for_answer(self) -> bool:
+        return not self.label and not self.answers

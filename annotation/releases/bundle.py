@@ -26,7 +26,7 @@ from django.conf import settings
 from annotation.models import Project, Release, release_id
 from annotation.releases.exports import LmEvalExport, ParquetExport
 from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
-from annotation.validation.answers import same_answers
+from annotation.validation.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
@@ -61,6 +61,7 @@ class BundleWriter:
         self.authors_named = authors
         self.release = release
         self.free_text = project.is_free_text
+        self.answer_rules = AnswerRules.of(project)
         self.paired = project.task_type == "classification" and len(project.fields) == 1
         self.counts: dict[str, Any] = {
             "sets": Counter(),
@@ -230,7 +231,7 @@ class BundleWriter:
             tags = sorted(p["tag_names"])
             total = sum(c.votes.values())
             if self.free_text:
-                changed = not same_answers(c.answers, pivot["answers"])
+                changed = not self.answer_rules.same(c.answers, pivot["answers"])
             else:
                 changed = c.label != pivot["label"]
                 self.counts["labels"][split][c.label] += 1

@@ -37,9 +37,9 @@ from annotation.models import (
 from annotation.projects.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
-from annotation.validation import answers
 from annotation.validation.agreement import histogram_median
 from annotation.validation.answer_stats import answer_block, responses_of
+from annotation.validation.answers import AnswerRules, Response
 from annotation.validation.stats import agreement_block
 
 
@@ -95,6 +95,7 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
                "author_id")  # fmt: skip
     accepted = Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
     if project.is_free_text:
+        accepted = accepted.exclude(pivot__answers=[])  # waiting for an answer: waiting_sets
         # Answers only where they exist: decoding them is a third of this for 100k label sets.
         extra: tuple[str, ...] = ("answers", "majority_answers")
         answer_votes = _answer_votes(project)
@@ -138,15 +139,27 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
 DISAGREE = "disagree"
 
 
+def waiting_sets(project: Project) -> list[str]:
+    """The sets a release leaves out because their original waits for its answer (a published
+    DROP set imported without DROP's test set), by id."""
+    if not project.is_free_text:
+        return []
+    accepted = Perturbation.objects.filter(
+        project=project, status=Perturbation.Status.ACCEPTED, pivot__answers=[]
+    )
+    ids = accepted.values_list("pivot__external_id", flat=True).distinct()
+    return sorted(ids.order_by("pivot__external_id"))
+
+
 def _answer_votes(project: Project) -> dict[int, dict[str, int]]:
     """Free-text projects: how many counted responses agree with each accepted perturbation's
     release answers (the validators' once disputed and accepted, else the author's)."""
-    threshold = project.setting("answer_match_f1")
+    rules = AnswerRules.of(project)
     columns = ("item__perturbation_id", "answer", "label", "item__perturbation__answers",
                "item__perturbation__majority_answers")  # fmt: skip
     counts: dict[int, dict[str, int]] = defaultdict(lambda: {bundle.AGREE: 0, DISAGREE: 0})
     for pid, answer, label, authored, agreed in _accepted_votes(project).values_list(*columns):
-        agrees = answers.Response(answer, label).matches(agreed or authored, "", threshold)
+        agrees = rules.matches(Response(answer, label), agreed or authored, "")
         counts[pid][bundle.AGREE if agrees else DISAGREE] += 1
     return counts
 
@@ -211,6 +224,8 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         with immediate_constraints(), closing(_released_rows(project, release, chosen)) as rows:
             writer.write_data(rows)
         release.counts = writer.counts_summary()
+        if waiting := waiting_sets(project):
+            release.counts["waiting_for_answer"] = waiting
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))
     release.save(update_fields=["bundle", "sha256", "manifest", "counts", "statistics"])
@@ -311,7 +326,10 @@ def _answer_agreement(project: Project, members: list[bundle.Chosen]) -> dict[st
         project, item__perturbation_id__in=[c.perturbation_id for c in members]
     )
     return answer_block(
-        responses, dict.fromkeys(responses, True), project.setting("votes_per_item")
+        responses,
+        dict.fromkeys(responses, True),
+        project.setting("votes_per_item"),
+        AnswerRules.of(project),
     )
 
 

@@ -9,17 +9,21 @@ from typing import Any
 
 from annotation.models import Project, ValidationItem, Vote
 from annotation.validation.agreement import capped_histogram, value_histogram
-from annotation.validation.answers import Response, pairwise_f1
+from annotation.validation.answers import AnswerRules, Response
 
 ANSWER = "(an answer)"  # how typed answers are counted beside extra labels
 
 
 def answer_block(
-    responses: dict[int, list[Response]], outcomes: dict[int, bool], votes_per_item: int
+    responses: dict[int, list[Response]],
+    outcomes: dict[int, bool],
+    votes_per_item: int,
+    rules: AnswerRules,
 ) -> dict[str, Any]:
     """Figures over items given as item -> responses; `outcomes` maps each resolved item to
     whether it had a majority."""
-    scores = [pairwise_f1(a, b) for item in responses.values() for a, b in combinations(item, 2)]
+    pairs = [pair for item in responses.values() for pair in combinations(item, 2)]
+    scores = [rules.pairwise(a, b) for a, b in pairs]
     resolved = len(outcomes)
     return {
         "items": sum(1 for item in responses.values() if len(item) == votes_per_item),
@@ -44,7 +48,7 @@ def responses_of(project: Project, **filters: Any) -> dict[int, list[Response]]:
 def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     """The free-text counterpart of the label figures of annotation.validation.stats."""
     votes_per_item = project.setting("votes_per_item")
-    threshold = project.setting("answer_match_f1")
+    rules = AnswerRules.of(project)
     responses = responses_of(
         project, item__status__in=[ValidationItem.Status.OPEN, ValidationItem.Status.RESOLVED]
     )
@@ -56,6 +60,7 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
             {i: rs for i, rs in responses.items() if info[i]["split"] == split},
             {i: o for i, o in outcomes.items() if info[i]["split"] == split},
             votes_per_item,
+            rules,
         )
         for split in splits
     }
@@ -63,7 +68,7 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     overall = (
         per_split[splits[0]]
         if len(splits) == 1
-        else answer_block(responses, outcomes, votes_per_item)
+        else answer_block(responses, outcomes, votes_per_item, rules)
     )
     votes = dict.fromkeys([ANSWER, *project.extra_labels], 0)
     for item in responses.values():
@@ -76,7 +81,7 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
             majority[row["majority_label"] or ANSWER] += 1
         agreeing.append(
             sum(
-                r.matches(row["majority_answers"], row["majority_label"], threshold)
+                rules.matches(r, row["majority_answers"], row["majority_label"])
                 for r in responses.get(i, [])
             )
         )

@@ -1,5 +1,6 @@
-"""Free-text answers (docs/metrics.md, docs/task-types.md): SQuAD normalisation, token F1, and how
-responses match.
+"""Free-text answers (docs/metrics.md, docs/task-types.md): normalisation, token F1, how
+responses match, and `AnswerRules`, the one object through which every workflow (imports, the
+editor, votes, resolution, agreement, releases and scoring) reads a project's answer rules.
 
 An answer is a text, or the list of spans of one multi-span answer (Quoref, DROP); a project's
 answers are alternatives, any of which is right. A response is an answer string or an extra
@@ -13,6 +14,8 @@ import string
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from annotation.validation.drop import drop_best, normalize_span
 
 Answer = str | list[str]  # a text, or the spans of one multi-span answer
 SPAN_SEPARATOR = " | "
@@ -29,18 +32,15 @@ def normalize_answer(text: str, articles: bool = True) -> str:
     return " ".join((_ARTICLES.sub(" ", text) if articles else text).split())
 
 
+def split_spans(lines: list[str]) -> list[Answer]:
+    """Answers typed one per line, the spans of a multi-span answer separated by " | "."""
+    return [line.split(SPAN_SEPARATOR) if SPAN_SEPARATOR in line else line for line in lines]
+
+
 def answer_text(answer: Any) -> str:
     """An answer as one text: a multi-span answer's spans joined by " | " (punctuation, so that
     SQuAD's rules score it as the spans' words)."""
     return answer if isinstance(answer, str) else SPAN_SEPARATOR.join(answer)
-
-
-def answer_key(answer: Any, articles: bool = True) -> Any:
-    """What two answers must share to be the same: the normalised text, or for several spans
-    the set of the normalised spans."""
-    if isinstance(answer, str):
-        return normalize_answer(answer, articles)
-    return frozenset(normalize_answer(span, articles) for span in answer)
 
 
 def token_f1(prediction: str, gold: str, articles: bool = True) -> float:
@@ -65,15 +65,11 @@ def best_em(prediction: Any, golds: list[Any], articles: bool = True) -> float:
     return float(any(normal == normalize_answer(answer_text(g), articles) for g in golds))
 
 
-def same_answers(first: list[Any], second: list[Any]) -> bool:
-    """Whether two answer lists say the same thing once normalised (authoring's label change)."""
-    return {answer_key(a) for a in first} == {answer_key(a) for a in second}
-
-
-def clean_answers(value: object, published: bool = False) -> list[Answer] | str:
+def clean_answers(value: object, rules: "AnswerRules | None" = None) -> list[Answer] | str:
     """The answers as a list of distinct non-empty answers (a text, or a list of two or more
-    spans), or what is wrong with them. A `published` set keeps answers that normalise to
-    nothing under SQuAD's rules (ROPES's group "A")."""
+    spans), or what is wrong with them: with `rules`, an answer they normalise to nothing
+    (under SQuAD's, ROPES's group "A"); without, any answer is kept (imports keep them and
+    warn, `AnswerRules.erased`)."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(_answer_shape(a) for a in value):
@@ -86,8 +82,9 @@ def clean_answers(value: object, published: bool = False) -> list[Answer] | str:
             answers.append(answer)
     if not answers:
         return "answers must hold at least one non-empty answer."
-    if not published and any(not normalize_answer(answer_text(a)) for a in answers):
-        return "each answer needs a word or number; punctuation and articles alone normalise away."
+    if rules is not None and rules.erased(answers):
+        return (f"each answer needs a word or number; {rules.erased(answers)[0]!r} normalises "
+                f"to nothing under {rules.name}'s rules.")  # fmt: skip
     return answers
 
 
@@ -98,17 +95,99 @@ def _answer_shape(answer: object) -> bool:
 
 
 @dataclass(frozen=True)
+class AnswerRules:
+    """A free-text project's answer rules (docs/metrics.md), read from its settings by `of`:
+    how answers normalise (`answer_normalization`: squad drops articles, ropes keeps them,
+    drop compares numbers as numbers and aligns spans), the token F1 at which two answers
+    match (`answer_match_f1`, validators), and when a set member is right for consistency
+    (`answer_consistency`: em, or f1 over 0.8)."""
+
+    normalization: str = "squad"
+    consistency: str = "f1"
+    match_f1: float = 0.8
+
+    @classmethod
+    def of(cls, project: Any) -> "AnswerRules":
+        return cls(
+            project.setting("answer_normalization"),
+            project.setting("answer_consistency"),
+            project.setting("answer_match_f1"),
+        )
+
+    @property
+    def name(self) -> str:
+        return {"squad": "SQuAD", "ropes": "ROPES", "drop": "DROP"}[self.normalization]
+
+    def normalize(self, text: str) -> str:
+        if self.normalization == "drop":
+            return normalize_span(text)
+        return normalize_answer(text, self.normalization == "squad")
+
+    def key(self, answer: Any) -> Any:
+        """What two answers must share to be the same (authoring's "the answers changed")."""
+        if isinstance(answer, str):
+            return self.normalize(answer)
+        return frozenset(self.normalize(span) for span in answer)
+
+    def same(self, first: list[Any], second: list[Any]) -> bool:
+        return {self.key(a) for a in first} == {self.key(a) for a in second}
+
+    def erased(self, answers: list[Any]) -> list[str]:
+        """The answers these rules normalise to nothing (SQuAD's "A"): none can be matched."""
+        return [answer_text(a) for a in answers if not self.normalize(answer_text(a))]
+
+    def em_f1(self, prediction: Any, golds: list[Any]) -> tuple[float, float]:
+        """The best exact match and token F1 of an answer against alternatives."""
+        if self.normalization == "drop":
+            return drop_best(prediction, golds)
+        articles = self.normalization == "squad"
+        return best_em(prediction, golds, articles), best_f1(prediction, golds, articles)
+
+    def right(self, em: float, f1: float) -> bool:
+        """Whether a set member counts as right for consistency."""
+        return em == 1.0 if self.consistency == "em" else f1 > CONSISTENT_F1
+
+    def matches(self, response: "Response", answers: list[Any], label: str) -> bool:
+        """Whether a response agrees with an outcome: answers, or an extra label."""
+        if response.label or label:
+            return bool(response.label) and response.label == label
+        return self.em_f1(response.answer, answers)[1] >= self.match_f1
+
+    def pairwise(self, first: "Response", second: "Response") -> float:
+        """How far two validators' responses agree: F1 of two answers; 1 or 0 otherwise."""
+        if first.label or second.label:
+            return float(first.label == second.label)
+        return self.em_f1(first.answer, [second.answer])[1]
+
+    def resolve(self, responses: list["Response"], gold: list[Any], majority: int) -> "Outcome":
+        """At least `majority` responses matching the gold answers: accepted. Else at least
+        `majority` answers matching one of them: disputed, under that answer. Else no majority
+        (a majority on an extra label such as "unanswerable" too, as for labels: an extra
+        label is never a release answer)."""
+        if sum(self.matches(r, gold, "") for r in responses) >= majority:
+            return Outcome("accepted", list(gold))
+        best: tuple[int, Response] | None = None
+        for candidate in responses:
+            support = sum(self.matches(r, [candidate.answer], candidate.label) for r in responses)
+            if support >= majority and (best is None or support > best[0]):
+                best = (support, candidate)
+        if best is None:
+            return Outcome("no_majority", [])
+        if best[1].label:
+            return Outcome("no_majority", [], best[1].label)
+        return Outcome("disputed", [best[1].answer])
+
+
+CONSISTENT_F1 = 0.8  # with f1 consistency, a set is consistent iff every member's F1 is above
+SQUAD = AnswerRules()  # a free-text project's rules unless its settings say otherwise
+
+
+@dataclass(frozen=True)
 class Response:
     """One validator's response: an answer, or an extra label."""
 
     answer: str = ""
     label: str = ""
-
-    def matches(self, answers: list[str], label: str, threshold: float) -> bool:
-        """Whether this response agrees with an outcome: answers, or an extra label."""
-        if self.label or label:
-            return bool(self.label) and self.label == label
-        return best_f1(self.answer, answers) >= threshold
 
 
 @dataclass(frozen=True)
@@ -119,29 +198,3 @@ class Outcome:
     status: str  # "accepted", "disputed" or "no_majority"
     answers: list[str]
     label: str = ""
-
-
-def resolve(responses: list[Response], gold: list[str], majority: int, threshold: float) -> Outcome:
-    """At least `majority` responses matching the gold answers: accepted. Else at least
-    `majority` answers matching one of them: disputed, under that answer. Else no majority
-    (a majority on an extra label such as "unanswerable" too, as for labels: an extra label is
-    never a release answer)."""
-    if sum(r.matches(gold, "", threshold) for r in responses) >= majority:
-        return Outcome("accepted", list(gold))
-    best: tuple[int, Response] | None = None
-    for candidate in responses:
-        support = sum(r.matches([candidate.answer], candidate.label, threshold) for r in responses)
-        if support >= majority and (best is None or support > best[0]):
-            best = (support, candidate)
-    if best is None:
-        return Outcome("no_majority", [])
-    if best[1].label:
-        return Outcome("no_majority", [], best[1].label)
-    return Outcome("disputed", [best[1].answer])
-
-
-def pairwise_f1(first: Response, second: Response) -> float:
-    """How far two validators' responses agree: token F1 of two answers; 1 or 0 otherwise."""
-    if first.label or second.label:
-        return float(first.label == second.label)
-    return token_f1(first.answer, second.answer)

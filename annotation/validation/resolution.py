@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from django.utils import timezone
 
 from annotation.models import Perturbation, ValidationItem
-from annotation.validation import answers, sql
+from annotation.validation import sql
+from annotation.validation.answers import AnswerRules, Response
 
 
 def majority_of(labels: list[str], majority: int) -> str:
@@ -29,11 +30,10 @@ def item_resolve(*, item: ValidationItem) -> None:
     project = item.project
     if project.is_free_text:
         counted = item.votes.filter(counts=True).values_list("answer", "label")
-        outcome = answers.resolve(
-            [answers.Response(a, label) for a, label in counted],
+        outcome = AnswerRules.of(project).resolve(
+            [Response(a, label) for a, label in counted],
             item.gold_answers,
             item.majority_needed(project),
-            project.setting("answer_match_f1"),
         )
         item.majority_label, item.majority_answers = outcome.label, outcome.answers
         status = outcome.status
@@ -49,9 +49,8 @@ def vote_agrees(label: str, answer: str, item: ValidationItem) -> bool:
     """Whether a vote on a resolved item agrees with its outcome (validator agreement)."""
     if not item.project.is_free_text:
         return label == item.majority_label
-    response = answers.Response(answer, label)
-    threshold = item.project.setting("answer_match_f1")
-    return response.matches(item.majority_answers, item.majority_label, threshold)
+    rules = AnswerRules.of(item.project)
+    return rules.matches(Response(answer, label), item.majority_answers, item.majority_label)
 
 
 def resolution_status(majority: str, intended: str, task_labels: list[str]) -> str:

@@ -14,7 +14,7 @@ from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.projects.config import MAX_SECONDS_SPENT
 from annotation.validation import quality, sql
-from annotation.validation.answers import normalize_answer
+from annotation.validation.answers import AnswerRules
 from annotation.validation.queue import lease_again
 from annotation.validation.resolution import item_resolve
 
@@ -180,9 +180,16 @@ def _check_response(project: Project, label: str, answer: Any) -> str:
                 field="label",
             )
         return ""
-    if not isinstance(answer, str) or not normalize_answer(answer):
+    if not isinstance(answer, str) or not answer.strip():
         raise DomainError(
             "Type an answer (words or numbers), or choose an extra label.", field="answer"
+        )
+    rules = AnswerRules.of(project)
+    if not rules.normalize(answer):
+        raise DomainError(
+            f"{answer.strip()!r} normalises to nothing under {rules.name}'s rules; type words "
+            "or numbers, or choose an extra label.",
+            field="answer",
         )
     if len(answer) > MAX_ANSWER_CHARS:
         raise DomainError(f"An answer holds at most {MAX_ANSWER_CHARS} characters.", field="answer")
@@ -191,6 +198,7 @@ def _check_response(project: Project, label: str, answer: Any) -> str:
 
 def vote_counts(perturbation: Perturbation) -> dict[str, int]:
     """Counted votes per label (or normalised answer) on a perturbation's item, most first."""
+    rules = AnswerRules.of(perturbation.project)
     rows = (
         Vote.objects.filter(item__perturbation=perturbation, counts=True)
         .values_list("label", "answer")
@@ -198,7 +206,7 @@ def vote_counts(perturbation: Perturbation) -> dict[str, int]:
     )
     counts: Counter[str] = Counter()
     for label, answer, n in rows:
-        counts[label or normalize_answer(answer)] += n
+        counts[label or rules.normalize(answer)] += n
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 

@@ -1,7 +1,7 @@
 """Free-text (QA) contrast-set metrics (docs/metrics.md, docs/task-types.md): EM and token F1 on
 originals and on perturbations, consistency, per tag, and bootstrap intervals over whole sets.
-Pure functions over plain data; normalisation is annotation.validation.answers', the validators'
-own."""
+Pure functions over plain data; the answer rules are the project's `AnswerRules`, the ones its
+validators and imports use too."""
 
 from collections import defaultdict
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.validation.answers import best_em, best_f1
+from annotation.validation.answers import SQUAD, AnswerRules
 from evaluation.metrics.contrast import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
@@ -18,7 +18,6 @@ from evaluation.metrics.contrast import (
     resample_weights,
     safe_ratio,
 )
-from evaluation.metrics.drop import drop_best
 
 CONSISTENT_F1 = 0.8  # a set is consistent iff every member's F1 is above this
 
@@ -30,28 +29,19 @@ class ScoredAnswer:
     gold: tuple[Any, ...]  # alternatives: each a text, or the spans of a multi-span answer
     predicted: Any  # a text, or a tuple of spans
     tags: tuple[str, ...] = field(default=())
-    normalization: str = "squad"  # squad, ropes (keeps articles) or drop (docs/metrics.md)
+    rules: AnswerRules = SQUAD
 
     @property
     def em(self) -> float:
-        if self.normalization == "drop":
-            return drop_best(self.predicted, list(self.gold))[0]
-        return best_em(self.predicted, list(self.gold), self.normalization == "squad")
+        return self.rules.em_f1(self.predicted, list(self.gold))[0]
 
     @property
     def f1(self) -> float:
-        if self.normalization == "drop":
-            return drop_best(self.predicted, list(self.gold))[1]
-        return best_f1(self.predicted, list(self.gold), self.normalization == "squad")
-
-
-def member_right(em: float, f1: float, consistency: str = "f1") -> bool:
-    """Whether an answer counts as right for consistency, by the project's rule."""
-    return em == 1.0 if consistency == "em" else f1 > CONSISTENT_F1
+        return self.rules.em_f1(self.predicted, list(self.gold))[1]
 
 
 def _table(
-    examples: Sequence[ScoredAnswer], tags: list[str], consistency: str
+    examples: Sequence[ScoredAnswer], tags: list[str], rules: AnswerRules
 ) -> dict[str, np.ndarray]:
     """Per-set sums that every figure, and every bootstrap sample, is a ratio of."""
     order: dict[str, int] = {}
@@ -65,7 +55,7 @@ def _table(
     column = {tag: j for j, tag in enumerate(tags)}
     for e in examples:
         i, em, f1 = order[e.set_id], e.em, e.f1
-        consistent[i] &= member_right(em, f1, consistency)
+        consistent[i] &= rules.right(em, f1)
         role = "orig" if e.role == "original" else "pert"
         t[f"{role}_n"][i] += 1
         t[f"{role}_em"][i] += em
@@ -95,12 +85,12 @@ def qa_metrics(
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
     level: float = 0.95,
-    consistency: str = "f1",
+    rules: AnswerRules = SQUAD,
 ) -> dict[str, Any]:
     """Every figure of docs/task-types.md for free text, with counts beside them; a member is
-    right for consistency by `consistency` (member_right)."""
+    right for consistency by `rules.right`."""
     tags = sorted({tag for e in examples for tag in e.tags})
-    t = _table(examples, tags, consistency)
+    t = _table(examples, tags, rules)
     n_sets = len(t["consistent"])
     point = {
         name: (None if not n_sets or np.isnan(v[0]) else float(v[0]))

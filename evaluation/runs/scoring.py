@@ -4,7 +4,7 @@ Prediction fields, and the split's metrics (docs/metrics.md)."""
 from typing import Any
 
 from annotation.errors import DomainError
-from annotation.validation.answers import answer_text
+from annotation.validation.answers import AnswerRules, answer_text
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
@@ -91,12 +91,10 @@ def scored_answers(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each example's answer as Prediction fields (EM and F1 against its answers), and the
     QA metrics, by the project's official variant: for any model that answers in words."""
-    rules = {"normalization": project.setting("answer_normalization"),
-             "consistency": project.setting("answer_consistency")}  # fmt: skip
+    rules = AnswerRules.of(project)
     scored = [
         ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]),
-                     text if isinstance(text, str) else tuple(text), tuple(e["tags"]),
-                     rules["normalization"])
+                     text if isinstance(text, str) else tuple(text), tuple(e["tags"]), rules)
         for e, text in zip(examples, texts, strict=True)
     ]  # fmt: skip
     rows = [
@@ -105,7 +103,8 @@ def scored_answers(
          "f1": s.f1}
         for e, s in zip(examples, scored, strict=True)
     ]  # fmt: skip
-    return rows, {**qa_metrics(scored, consistency=rules["consistency"]), "answer_rules": rules}
+    recorded = {"normalization": rules.normalization, "consistency": rules.consistency}
+    return rows, {**qa_metrics(scored, rules=rules), "answer_rules": recorded}
 
 
 def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: list[str]) -> None:

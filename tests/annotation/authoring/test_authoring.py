@@ -55,9 +55,9 @@ def test_expert_submits_a_perturbation_and_it_enters_validation(project, pivot, 
 
 
 REJECTIONS = [
-    ({"fields": {"text": PIVOT_TEXT.replace(" ", "  ")}}, 400, "identical to the pivot"),
+    ({"fields": {"text": PIVOT_TEXT.replace(" ", "  ")}}, 400, "identical to its original"),
     ({"label": "neutral"}, 400, "Unknown label 'neutral'"),
-    ({"label": "positive"}, 400, "must differ from the pivot's label (positive)"),
+    ({"label": "positive"}, 400, "must differ from the original's (positive)"),
     ({"label": ""}, 400, "Choose the intended label"),
     ({"tags": []}, 400, "Choose at least one tag"),
     ({"tags": ["sarcasm"]}, 400, "Unknown tag 'sarcasm'"),

@@ -80,7 +80,7 @@ def perspectrum() -> Built:
         ["Homework helps.", "Homework harms.", "Practice builds skill.", "1", "pos", "1", "neg"],
         ["Tea is healthy.", "Tea is harmful.", "Tea has antioxidants.", "1", "pos", "0", "unk"],
     ]  # fmt: skip
-    files = [("perspectrum_minimal_pairs.csv", _csv(header, rows))]
+    files = [("perspectrum_contrast_sets.csv", _csv(header, rows))]
     return files, {"perspectrum-2": ["perspectrum-2-contrast"],
                    "perspectrum-4": ["perspectrum-4-contrast"],
                    "perspectrum-5": ["perspectrum-5-contrast"]}  # fmt: skip

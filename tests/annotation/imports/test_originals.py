@@ -192,7 +192,7 @@ def test_many_bad_rows_are_all_counted_exactly_and_reported_up_to_a_cap(project)
     errors = rejected.value.errors
     assert len(errors) == 51 and errors[49].line == 50
     last = (errors[50].line, errors[50].message)
-    assert last == (None, "and 20 more problems, on 20 more lines.")
+    assert last == (None, "and 20 more (70 in all), on 20 more lines.")
 
 
 def test_rows_without_ids_get_stable_ids_from_file_and_line(project):

@@ -96,9 +96,8 @@ def test_a_repeated_boolq_perturbation_is_kept_with_a_warning_naming_both(root, 
 def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
     files, _ = published_files.ropes()
     result = import_published(dataset="ropes", files=files, user=root)
+    # ROPES's rules keep "A": nothing to warn about the answers.
     assert [w.message for w in result.warnings] == [
-        "2 answer(s) normalise to nothing under SQuAD's rules ('A'), kept as published: "
-        "the project scores by ROPES's rules, which keep them.",
         "1 perturbation(s) edit the read-only field 'background', kept as published: "
         "ropes_contrast_set_032820.json data[0].paragraphs[1].qas[0].",
     ]
@@ -148,11 +147,12 @@ def test_matres_keeps_its_html_and_tags_its_reasons(root):
         ("quoref", lambda: published_files.quoref()[0][::-1],
          "(q1) has no original_id: the perturbations' file comes second."),
         ("mctaco", lambda: [("original.tsv", b"index\tsentence1\tsentence2\tlabel\n0\ta\tb\tyes\n"),
-                            ("changed.tsv", b"index\tsentence1\tsentence2\tlabel\n7\ta\tc\tno\n")],
-         "changed.tsv: index '7' is not in original.tsv."),
+                            ("changed.tsv", b"index\tsentence1\tsentence2\tlabel\n7\ta\tc\tno\n"
+                                            b"8\td\tc\tno\n")],
+         "changed.tsv: 2 questions for 1 in original.tsv"),
         ("imdb", lambda: [("test_original.tsv", b"Sentiment\tText\nPositive\tGood.\n"),
                           ("test_contrast.tsv", b"Sentiment\tText\nMeh\tBad.\n")],
-         "unknown label 'meh'"),
+         "test_contrast.tsv line 2: unknown label 'Meh'"),
         ("boolq", lambda: [("boolq_perturbed.json", b"{not json")], "not a JSON document"),
     ],
 )  # fmt: skip
@@ -202,7 +202,7 @@ def test_the_new_project_page_imports_a_published_set_in_one_step(root):
     browser.force_login(root)
     assert "a published contrast set" in browser.get("/projects/new/").content.decode()
     page = browser.get("/projects/new/published/")
-    assert page.status_code == 200 and "perspectrum_minimal_pairs.csv" in page.content.decode()
+    assert page.status_code == 200 and "perspectrum_contrast_sets.csv" in page.content.decode()
     files, _ = published_files.perspectrum()
     name, content = files[0]
     upload = SimpleUploadedFile(name, content)
@@ -322,6 +322,6 @@ def test_warnings_show_once_on_the_projects_own_page_after_the_import(root):
     answer = browser.post("/projects/new/published/", {"dataset": "ropes", **uploads})
     assert answer.status_code == 302 and answer["Location"] == "/p/ropes/import/published/"
     page = browser.get(answer["Location"]).content.decode()
-    assert "Imported, with 2 warnings" in page and "edit the read-only field" in page
+    assert "Imported, with 1 warning" in page and "edit the read-only field" in page
     assert 'aria-current="page">Import</a>' in page  # the project's tabs, Import current
     assert "Imported, with" not in browser.get(answer["Location"]).content.decode()

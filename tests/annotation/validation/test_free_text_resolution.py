@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from annotation.authoring.drafts import perturbation_save
 from annotation.models import Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.services import project_create
-from annotation.validation.answers import Response, resolve
+from annotation.validation.answers import SQUAD, Response
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
 from tests.annotation.test_free_text import squad_f1
@@ -47,7 +47,7 @@ response = st.one_of(st.sampled_from(ANSWERS).map(lambda a: (a, "")), st.just(("
 @given(st.lists(response, min_size=5, max_size=5), st.sampled_from(ANSWERS))
 @settings(max_examples=300, deadline=None)
 def test_resolution_follows_the_spec_on_random_responses(responses, gold) -> None:  # type: ignore[no-untyped-def]
-    outcome = resolve([Response(a, label) for a, label in responses], [gold], 3, 0.8)
+    outcome = SQUAD.resolve([Response(a, label) for a, label in responses], [gold], 3)
     assert outcome.status == spec_outcome(responses, [gold])
     if outcome.status == "disputed":
         supporters = [

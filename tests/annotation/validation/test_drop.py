@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lm_eval.tasks.drop.utils import get_metrics
 
+from annotation.validation.answers import AnswerRules
+from annotation.validation.drop import drop_best, drop_em_f1
 from evaluation.metrics.answers import ScoredAnswer
-from evaluation.metrics.drop import drop_best, drop_em_f1
 
 
 def _number(token: str) -> float | None:
@@ -108,5 +109,5 @@ def test_alternatives_take_the_best_em_and_the_best_f1_each(predicted, golds):
     pairs = [get_metrics(predicted, g) for g in golds]
     em, f1 = drop_best(predicted, golds)
     assert em == max(p[0] for p in pairs) and f1 == pytest.approx(max(p[1] for p in pairs))
-    scored = ScoredAnswer("s", "original", tuple(golds), predicted, normalization="drop")
+    scored = ScoredAnswer("s", "original", tuple(golds), predicted, rules=AnswerRules("drop"))
     assert (scored.em, scored.f1) == (em, f1)
