@@ -7,9 +7,11 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
-from evaluation import jobs
+from annotation import jobs
+from annotation.jobs import RunBusy
+from annotation.models import ImportJob
+from annotation.tasks import run_import_task
 from evaluation.analyses.execute import run_analysis
-from evaluation.jobs import RunBusy
 from evaluation.models import Analysis, EvaluationRun
 from evaluation.runs.execute import run_evaluation
 
@@ -51,8 +53,10 @@ def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untype
 
 @shared_task(acks_late=True)
 def sweep_stale_jobs() -> None:
-    """Send again the runs and analyses whose worker died (a stale heartbeat): their own
-    messages come back only after the broker's visibility timeout, an hour by default."""
+    """Send again the imports, runs and analyses whose worker died (a stale heartbeat): their
+    own messages come back only after the broker's visibility timeout, an hour by default."""
+    for job_id in jobs.stale_ids(ImportJob):
+        run_import_task.delay(job_id)
     for run_id in jobs.stale_ids(EvaluationRun):
         run_evaluation_task.delay(run_id)
     for analysis_id in jobs.stale_ids(Analysis):

@@ -7,8 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
-from django.utils import timezone
 
+from annotation import jobs
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.originals import import_examples
 from annotation.imports.sets import run_set_import
@@ -44,14 +44,13 @@ def import_now(
 
 
 def run_import(job_id: int) -> ImportJob | None:
-    """Run a queued import on a worker; None if it already finished. The import and its
-    success commit together, so that a worker killed in between leaves it to run again whole."""
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
-        if job.finished:
-            return None
-        job.status, job.started_at, job.attempts = Status.RUNNING, timezone.now(), job.attempts + 1
-        job.save(update_fields=["status", "started_at", "attempts"])
+    """Run a queued import on a worker; None if it already finished. Its lifecycle is every
+    job's (annotation.jobs): claimed, a heartbeat while it runs, taken over by the next worker
+    if this one dies. The import and its success commit together, so that a worker killed in
+    between leaves it to run again whole."""
+    job = jobs.claim(ImportJob, job_id)
+    if job is None:
+        return None
     root = Path(settings.MEDIA_ROOT)
     handles = {field: (root / f["path"]).open("rb") for field, f in job.files.items()}
     files = {
@@ -59,25 +58,22 @@ def run_import(job_id: int) -> ImportJob | None:
     }
     try:
         with transaction.atomic():
-            job.result = import_now(
-                project=job.project, user=job.created_by, kind=job.kind, files=files,
-                options=job.options,
-            )  # fmt: skip
-            _finish(job, Status.SUCCEEDED)
+            with jobs.beating(job):
+                result = import_now(
+                    project=job.project, user=job.created_by, kind=job.kind, files=files,
+                    options=job.options,
+                )  # fmt: skip
+            jobs.finish(job, Status.SUCCEEDED, result=result)
     except ImportRejected as rejected:
-        job.errors = [error.as_dict() for error in rejected.errors]
-        _finish(job, Status.FAILED)
+        errors = [error.as_dict() for error in rejected.errors]
+        jobs.finish(job, Status.FAILED, error="The file was rejected.", errors=errors)
     except DomainError as error:
-        job.errors = [{"line": None, "message": error.message}]
-        _finish(job, Status.FAILED)
+        errors = [{"line": None, "message": error.message}]
+        jobs.finish(job, Status.FAILED, error=error.message, errors=errors)
     finally:
         for handle in handles.values():
             handle.close()
     for f in job.files.values():
         (root / f["path"]).unlink(missing_ok=True)
+    job.refresh_from_db()
     return job
-
-
-def _finish(job: ImportJob, status: str) -> None:
-    job.status, job.finished_at = status, timezone.now()
-    job.save(update_fields=["status", "finished_at", "result", "errors"])

@@ -163,8 +163,9 @@ def import_sets(
             for name in readonly_edits(project, s.original, p):
                 kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
             warnings += rule_warnings(project, s.line, s.original, p)
-    warnings += [kept_edits(name, wheres) for name, wheres in kept.items()]
-    warnings += erased_answers(project, _erased(project, sets))
+    # The warnings about the whole file come first: a long list must not hide them.
+    summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
+    warnings = summary + erased_answers(project, _erased(project, sets)) + warnings
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}

@@ -1,6 +1,7 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
 from annotation.models.examples import Example, ImportBatch, ImportJob
+from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
@@ -13,6 +14,7 @@ __all__ = [
     "Guidelines",
     "ImportBatch",
     "ImportJob",
+    "Job",
     "Lease",
     "Membership",
     "Perturbation",

@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.models.jobs import Job
 from annotation.models.projects import Project
 from annotation.projects.config import SPLITS
 
@@ -34,16 +35,12 @@ class ImportBatch(models.Model):
         return f"{self.source_name} ({self.row_count} rows)"
 
 
-class ImportJob(models.Model):
+class ImportJob(Job):
     """An import too large to run inside a request (IMPORT_BACKGROUND_BYTES), run on a worker:
     its files wait under MEDIA_ROOT/imports/ until then. It is atomic as any import: it
-    succeeds whole, or fails with every problem on its line and nothing imported."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        SUCCEEDED = "succeeded"
-        FAILED = "failed"
+    succeeds whole, or fails with every problem on its line and nothing imported. Its
+    lifecycle is every job's (annotation.jobs): a heartbeat while it runs, taken over by the
+    next worker when its own died."""
 
     class Kind(models.TextChoices):
         ORIGINALS = "originals"
@@ -52,29 +49,17 @@ class ImportJob(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     # {form field: {"path": relative to MEDIA_ROOT, "name": the uploaded file's name}}
     files = models.JSONField(default=dict)
     options = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)  # the API's answer, once succeeded
     errors = models.JSONField(default=list, blank=True)  # [{"line", "message"}] once failed
-    attempts = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.kind} import {self.pk} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
 
 
 class Example(models.Model):

@@ -210,7 +210,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     # A message whose worker died is redelivered after this many seconds. A run that takes
-    # longer is not run twice: see evaluation.jobs.RunBusy.
+    # longer is not run twice: see annotation.jobs.RunBusy.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600),
         "unacked_restore_interval": envint("CELERY_RESTORE_INTERVAL", 10),
@@ -225,8 +225,10 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# A running evaluation whose heartbeat is older than this lost its worker and is taken over.
+# A running job (import, run, analysis) whose heartbeat is older than this lost its worker and
+# is taken over (annotation.jobs); after JOB_MAX_ATTEMPTS starts it fails with the reason.
 EVALUATION_STALE_SECONDS = envint("EVALUATION_STALE_SECONDS", 120)
+JOB_MAX_ATTEMPTS = envint("JOB_MAX_ATTEMPTS", 3)
 # Staff may register models from local folders under this one only (see README, Security model).
 MODELS_DIR = Path(envstr("MODELS_DIR", str(VAR_DIR / "models")))
 # Model scoring can hold a large model; recycle the child process before memory creeps.

@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from annotation import jobs
 from annotation.models import Release
 from annotation.releases.bundle import read_examples, read_sets
-from evaluation import jobs
 from evaluation.analyses import artifacts, inoculation, instability
 from evaluation.models import Analysis, ModelSpec, Prediction
+from evaluation.runners.base import RunnerError
 from evaluation.runners.trainer import ClassifierTrainer
 from evaluation.specs.services import source_to_load
 
@@ -18,7 +19,7 @@ Kind = Analysis.Kind
 
 
 def run_analysis(analysis_id: int) -> Analysis | None:
-    return jobs.execute(Analysis, analysis_id, _work)
+    return jobs.execute(Analysis, analysis_id, _work, expected=(RunnerError,))
 
 
 def _work(analysis: Analysis) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation import jobs
 from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import Project, Release, user_or_none
-from evaluation import jobs
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from evaluation.tasks import run_analysis_task
 

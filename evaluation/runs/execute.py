@@ -7,9 +7,10 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation import jobs
 from annotation.releases.bundle import read_examples
-from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
+from evaluation.runners.base import RunnerError
 from evaluation.runs.pairs import run_language_model
 from evaluation.runs.predictions import run_predictions
 from evaluation.runs.prompting import run_choices, run_generation
@@ -19,7 +20,9 @@ from evaluation.runs.scoring import run_classifier, run_reader
 def run_evaluation(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
     """Score a run's split of its release, store predictions and metrics (evaluation.jobs
     handles claiming, failures and cancellation). None if the run already finished."""
-    return jobs.execute(EvaluationRun, run_id, lambda run: _score(run, progress))
+    return jobs.execute(
+        EvaluationRun, run_id, lambda run: _score(run, progress), expected=(RunnerError,)
+    )
 
 
 def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:

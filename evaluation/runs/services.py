@@ -9,10 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotation import jobs
 from annotation.errors import DomainError
 from annotation.models import Project, Release, user_or_none
 from annotation.releases.bundle import read_examples
-from evaluation import jobs
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.predictions import read_predictions
 from evaluation.tasks import run_evaluation_task

@@ -20,6 +20,7 @@ from annotation.errors import DomainError, ImportRejected
 from annotation.imports.published import DATASETS, import_published
 from annotation.models import Perturbation, Project, Release
 from tests.annotation.imports import published_files
+from tests.annotation.imports.test_published_real import IMDB, real
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,9 +66,7 @@ def test_each_format_imports_in_one_step_with_its_ids_released(dataset, root, cl
 
 
 def test_the_real_imdb_files_give_the_papers_counts(root):
-    data = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "imdb-contrast"
-    if not data.is_dir():
-        pytest.skip(f"{data} is absent (the real data stays outside the repository)")
+    data = real(IMDB)
     names = ["test_original.tsv", "test_contrast.tsv", "dev_original.tsv", "dev_contrast.tsv"]
     result = import_published(
         dataset="imdb", files=[(n, (data / n).read_bytes()) for n in names], user=root

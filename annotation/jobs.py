@@ -1,26 +1,29 @@
-"""The life of a worker job (an evaluation run or an analysis): claim, heartbeat and progress,
-finish; cancel and retry from the web process.
+"""The life of every worker job (an import, an evaluation run, an analysis): claim, heartbeat
+and progress, finish; cancel and retry from the web process.
 
-Both models have the same lifecycle fields (status, done, total, error, attempts, started_at,
-finished_at, heartbeat_at). A job whose worker died keeps its message unacknowledged; the
-redelivery takes the job over once its heartbeat is older than EVALUATION_STALE_SECONDS, and
-waits (RunBusy) while a live worker still runs it.
+Their models share the lifecycle fields (annotation.models.Job). A job whose worker died keeps
+its message unacknowledged; the redelivery, or the sweep a starting worker runs
+(evaluation.tasks.sweep_stale_jobs), takes the job over once its heartbeat is older than
+EVALUATION_STALE_SECONDS, and waits (RunBusy) while a live worker still runs it. A job whose
+worker died JOB_MAX_ATTEMPTS times (killed for memory, say) fails with the reason instead of
+running forever.
 """
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from annotation.errors import DomainError
-from evaluation.models import EvaluationRun
-from evaluation.runners.base import RunnerError
+from annotation.models import Job
 
-Status = EvaluationRun.Status
+Status = Job.Status
 logger = logging.getLogger(__name__)
 
 
@@ -32,10 +35,16 @@ class RunBusy(Exception):
     """Another live worker is running this job (a redelivered message); try later."""
 
 
-def execute(model: Any, pk: int, work: Callable[[Any], dict[str, Any]]) -> Any:
+def execute(
+    model: Any,
+    pk: int,
+    work: Callable[[Any], dict[str, Any]],
+    expected: tuple[type[Exception], ...] = (),
+) -> Any:
     """Claim the job, run `work(job)` and store the fields it returns with `succeeded`. Errors
-    the admin can fix are stored as `failed` with their message. None if already finished."""
-    job = _claim(model, pk)
+    the admin can fix (`expected`, DomainError, OSError, KeyError) are stored as `failed` with
+    their message. None if already finished."""
+    job = claim(model, pk)
     if job is None:
         return None
     try:
@@ -44,7 +53,7 @@ def execute(model: Any, pk: int, work: Callable[[Any], dict[str, Any]]) -> Any:
         pass
     except (OperationalError, InterfaceError):
         raise  # the database went away (a restart): the task runs the job again later
-    except (RunnerError, DomainError, OSError, KeyError) as error:
+    except (DomainError, OSError, KeyError, *expected) as error:  # type: ignore[misc]
         finish(job, Status.FAILED, error=str(error) or error.__class__.__name__)
     except Exception as error:  # a model's own code failed: keep the message, mark failed
         logger.exception("%s %s failed", model.__name__, pk)
@@ -70,7 +79,9 @@ def stale_ids(model: Any) -> list[int]:
     return list(running.values_list("pk", flat=True))
 
 
-def _claim(model: Any, pk: int) -> Any:
+def claim(model: Any, pk: int) -> Any:
+    """The job, now running here; None if it is finished (or failed here: its worker died too
+    often). Raises RunBusy while another live worker runs it."""
     with transaction.atomic():
         job = model.objects.select_for_update().get(pk=pk)
         if job.finished:
@@ -78,6 +89,11 @@ def _claim(model: Any, pk: int) -> Any:
         now = timezone.now()
         if job.status == Status.RUNNING and not is_stale(job):
             raise RunBusy(f"{model.__name__} {pk} is running on another worker.")
+        if job.attempts >= settings.JOB_MAX_ATTEMPTS:
+            said = (f"Its worker stopped {job.attempts} times before it finished (killed, or out "
+                    "of memory); retry it, or make it smaller.")  # fmt: skip
+            finish(job, Status.FAILED, error=said)
+            return None
         job.status, job.started_at, job.heartbeat_at = Status.RUNNING, now, now
         job.attempts += 1
         job.done = 0
@@ -122,3 +138,27 @@ def requeue(job: Any, **cleared: Any) -> Any:
     )  # fmt: skip
     job.refresh_from_db()
     return job
+
+
+@contextmanager
+def beating(job: Any) -> Iterator[None]:
+    """Keep the job's heartbeat fresh from a thread of its own (with its own database
+    connection) while the caller does one long step, such as an import in one transaction."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(settings.EVALUATION_STALE_SECONDS / 3):
+                type(job).objects.filter(pk=job.pk, status=Status.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{job.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,209 @@
+"""Gardner et al.'s published files exactly as allenai/contrast-sets publishes them (in
+../shared/data/, never copied here), each imported in one step with no edit: the counts are
+the paper's Table 2 (Gardner et al., 2020), or the file's own where the file holds fewer, with
+the reason. Without the folder these tests skip, except in CI (CI=1), where they fail."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from annotation.imports.published import import_published
+from annotation.models import Example, Perturbation
+from tests.conftest import SHARED_DATA
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+GARDNER = SHARED_DATA / "gardner-contrast-sets"
+IMDB = SHARED_DATA / "imdb-contrast"
+
+# dataset: (files in the dataset's order, Table 2's sets, Table 2's examples, as counted here)
+TABLE_2 = {
+    "nlvr2": (["contrast_set_nlvr2.jsonl"], 479, 994),
+    "matres": (["Platinum_subset_minimal_pairs.csv"], 239, 401),
+    "quoref": (["quoref_original_subset_20191206_merged.json",
+                "quoref_test_perturbations_20191206_merged.json"], 415, 700),
+    "ropes": (["ropes_contrast_set_original_032820.json", "ropes_contrast_set_032820.json"],
+              974, 974),
+    "perspectrum": (["perspectrum_contrast_sets.csv"], 217, 217),
+    "drop": (["drop_contrast_sets_test.json"], 623, 947),
+}  # fmt: skip
+
+
+def real(folder: Path) -> Path:
+    if not folder.is_dir():
+        if os.environ.get("CI") == "1":
+            pytest.fail(f"{folder} is missing: CI runs with ../shared/data beside the clone.")
+        pytest.skip(f"{folder} is absent (the real data stays outside the repository)")
+    return folder
+
+
+def files_of(folder: Path, names: list[str]) -> list[tuple[str, bytes]]:
+    return [(Path(n).name, (real(folder) / n).read_bytes()) for n in names]
+
+
+@pytest.fixture
+def root(db, settings, tmp_path):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+@pytest.mark.parametrize("dataset", sorted(TABLE_2))
+def test_each_real_file_imports_unchanged_with_table_2s_counts(dataset, root):
+    names, sets, examples = TABLE_2[dataset]
+    result = import_published(dataset=dataset, files=files_of(GARDNER, names), user=root)
+    assert result.test_counts == (sets, examples)
+    assert result.matches_paper and "the same" in result.summary()
+    assert Example.objects.filter(project=result.project).count() == sets
+    perturbations = examples - (sets if dataset == "nlvr2" else 0)
+    assert Perturbation.objects.filter(project=result.project).count() == perturbations
+
+
+def test_boolq_gives_the_files_own_counts_beside_the_papers(root):
+    result = import_published(
+        dataset="boolq", files=files_of(GARDNER, ["boolq_perturbed.json"]), user=root
+    )
+    # The file holds 68 entries with non-empty perturbations, 335 of them (the paper: 70, 339).
+    assert result.test_counts == (68, 335) and not result.matches_paper
+    assert "The paper's Table 2: 70 sets, 339 perturbations; here on test: 68 sets, 335." in (
+        result.summary()
+    )
+    assert any("data[0] is not a question" in note for note in result.notes)
+
+
+def _questions(rows: list[list[str]]) -> dict[str, int]:
+    """Each row's index -> the number of its question (runs of one sentence1), in file order."""
+    out, number, last = {}, -1, None
+    for index, sentence, _, _ in rows:
+        key = " ".join(sentence.split())
+        number += key != last
+        out[index], last = number, key
+    return out
+
+
+def test_mctaco_pairs_each_perturbed_row_within_its_own_question(root):
+    names = ["mctaco/original.tsv", "mctaco/changed.tsv"]
+    result = import_published(dataset="mctaco", files=files_of(GARDNER, names), user=root)
+    sets, perturbed = result.test_counts
+    assert perturbed == 646 and sets == 640  # 6 added candidates join a set of their question
+    import csv
+    import io
+
+    original, changed = (
+        list(csv.reader(io.StringIO((GARDNER / n).read_text()), delimiter="\t"))[1:] for n in names
+    )
+    question_of_original, question_of_changed = _questions(original), _questions(changed)
+    assert len(set(question_of_original.values())) == 100 == len(set(question_of_changed.values()))
+    pairs = Perturbation.objects.filter(project=result.project).values_list(
+        "external_id", "pivot__external_id"
+    )
+    assert len(pairs) == 646
+    assert all(question_of_changed[p] == question_of_original[o] for p, o in pairs)
+    # Where both files have a k-th candidate, the k-th pairs with the k-th.
+    assert ("1", "1") in set(pairs) and ("0", "0") in set(pairs)
+    labels = set(
+        Perturbation.objects.filter(project=result.project).values_list("label", flat=True)
+    )
+    assert labels == {"no", "yes"}  # "no " (changed.tsv line 635) read as "no"
+
+
+def test_matres_reasons_become_every_tag_they_name(root):
+    result = import_published(
+        dataset="matres", files=files_of(GARDNER, TABLE_2["matres"][0]), user=root
+    )
+    assert result.notes == ["23 row(s) with no modified bodygraph or new decision: left out."]
+    tags = set(result.project.tags.values_list("name", flat=True))
+    assert {"verb change", "tense", "indicator", "appearance order", "timex deleted"} <= tags
+    several = Perturbation.objects.filter(project=result.project, tags__name="appearance order")
+    several = several.filter(tags__name="indicator").filter(tags__name="tense")
+    assert several.count() >= 2  # "appearance order, indicator, tense" (2 rows), and more
+
+
+def _read_only_edits(dataset: str) -> int:
+    """How many published perturbations change the field the template makes read-only,
+    counted from the files as their own scripts pair them."""
+    import json
+
+    def questions(name: str) -> list[tuple[dict, dict]]:
+        data = json.loads((GARDNER / name).read_text())["data"]
+        return [(p, q) for a in data for p in a["paragraphs"] for q in p["qas"]]
+
+    originals, perturbed = (questions(n) for n in TABLE_2[dataset][0])
+    if dataset == "ropes":
+        return sum(o["background"] != c["background"]
+                   for (o, _), (c, _) in zip(originals, perturbed, strict=True))  # fmt: skip
+    context = {q["id"]: p["context"] for p, q in originals}
+    return sum(p["context"] != context[q["original_id"]] for p, q in perturbed)
+
+
+@pytest.mark.parametrize(("dataset", "field"), [("quoref", "context"), ("ropes", "background")])
+def test_edits_of_read_only_fields_are_kept_with_their_warning(dataset, field, root):
+    result = import_published(
+        dataset=dataset, files=files_of(GARDNER, TABLE_2[dataset][0]), user=root
+    )
+    edits = _read_only_edits(dataset)
+    assert edits > 0
+    said = f"{edits} perturbation(s) edit the read-only field {field!r}, kept as published"
+    assert any(w.message.startswith(said) for w in result.warnings), result.warnings[:3]
+    batch = result.project.import_batches.get(pk=result.batch)
+    assert len(batch.warnings) == result.warning_count >= len(result.warnings)
+
+
+def test_drop_without_its_test_set_waits_for_the_originals_answers(root, client_for):
+    result = import_published(
+        dataset="drop", files=files_of(GARDNER, TABLE_2["drop"][0]), user=root
+    )
+    waiting = Example.objects.filter(project=result.project, answers=[])
+    assert waiting.count() == 623 and all(e.waits_for_answer for e in waiting[:5])
+    assert any("write each in the editor" in note for note in result.notes)
+    made = client_for(root).post(
+        f"/api/projects/{result.project.slug}/releases/", {"version": "1"}, format="json"
+    )
+    assert made.status_code == 400  # nothing can be released before an original has its answer
+
+
+def test_boolqs_repeats_survive_the_generic_sets_jsonl_import(root, client_for):
+    """BoolQ's file through the generic sets.jsonl import keeps what the published import
+    keeps: a perturbation repeated in its set is released twice (68 originals + 335)."""
+    import json
+    import zipfile
+
+    from django.conf import settings
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.models import Release
+    from annotation.projects.services import project_create
+
+    entries = json.loads((real(GARDNER) / "boolq_perturbed.json").read_text())["data"][1:]
+    lines = []
+    for n, e in enumerate(entries):
+        fields = {k: e[k] for k in ("title", "paragraph", "question")}
+        asked = [q for q in e["perturbed_questions"] if q["perturbed_q"].strip()]
+        edits = [{"fields": {**fields, "question": q["perturbed_q"]}, "label": q["answer"],
+                  "tags": ["boolq"]} for q in asked]  # fmt: skip
+        if edits:
+            lines.append({"set_id": f"b{n}", "original": {"id": f"b{n}", "fields": fields,
+                          "label": str(e["answer"])}, "perturbations": edits})  # fmt: skip
+    project_create(
+        user=root, slug="boolq", name="BoolQ", task_type="classification",
+        fields=[{"name": n, "editable": n == "question"}
+                for n in ("title", "paragraph", "question")],
+        labels=["false", "true"], tags=[{"name": "boolq"}],
+        settings={"require_label_change": False},
+    )  # fmt: skip
+    api = client_for(root)
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    upload = SimpleUploadedFile("boolq.jsonl", content)
+    answer = api.post("/api/projects/boolq/import/sets/",
+                      {"format": "sets_jsonl", "accept": "true", "file": upload},
+                      format="multipart")  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert (
+        answer.json()["perturbations"] == sum(len(line["perturbations"]) for line in lines) == 335
+    )
+    assert any("both are kept" in w["message"] for w in answer.json()["warnings"])
+    made = api.post("/api/projects/boolq/releases/", {"version": "1"}, format="json")
+    release = Release.objects.get(pk=made.json()["id"])
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
+        assert len(bundle.read("examples.jsonl").splitlines()) == 68 + 335
