@@ -50,6 +50,12 @@ def may_create_projects(user: Any) -> bool:
     )
 
 
+def check_may_create_projects(user: Any) -> None:
+    """Refuse (403, pages and API alike) a user who may not create projects."""
+    if not may_create_projects(user):
+        raise PermissionDenied("Only staff, or users granted can_create_projects, create projects.")
+
+
 def visible_projects(user: Any) -> "QuerySet[Project]":
     if getattr(user, "is_staff", False):
         return Project.objects.all()

@@ -16,7 +16,7 @@ from annotation.authoring.edits import fields_edit_distance, normalize_whitespac
 from annotation.authoring.rules import edit_problems
 from annotation.errors import DomainError
 from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
-from annotation.projects.config import MAX_SECONDS_SPENT
+from annotation.projects.config import clean_seconds_spent
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import item_close_for, items_open_for
 
@@ -100,15 +100,7 @@ def _resolve_tags(project: Project, tag_names: Any) -> list[Any]:
 def _seconds(claim: Claim | None, reported: Any, now: Any) -> tuple[int, int]:
     """(active seconds, wall seconds): the client's active time, capped by the server's clock."""
     wall = int((now - claim.opened_at).total_seconds()) if claim else 0
-    try:
-        active = int(reported or 0)
-    except (TypeError, ValueError):
-        active = -1
-    if not 0 <= active <= MAX_SECONDS_SPENT:
-        raise DomainError(
-            f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
-            field="seconds_spent",
-        )
+    active = clean_seconds_spent(reported)
     return (min(active, wall) if claim else active), wall
 
 

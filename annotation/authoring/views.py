@@ -1,5 +1,6 @@
 """Pages for experts: the pivot browser, the perturbation editor and My work."""
 
+from itertools import zip_longest
 from typing import Any
 
 from django.contrib import messages
@@ -17,12 +18,15 @@ from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
+from annotation.templatetags.contrastlab import FIELD_STYLES, FIELD_TAGS
 from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
 from config.edge import parse_id
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
-TAG_KEYS = "abcdefghijklmnopqrstuvwxyz"  # outside the text boxes, a key toggles each tag
+# Outside the text boxes, a key toggles each of the first 26 tags; any tag is found by typing
+# in the tag filter ("/"), where Enter toggles the first tag shown.
+TAG_KEYS = "abcdefghijklmnopqrstuvwxyz"
 
 
 @login_required
@@ -140,6 +144,9 @@ def _editor(
         "myWorkUrl": reverse("my-work", args=[project.slug]),
         "nextUrl": reverse("pivot-sample", args=[project.slug]),
         "split": pivot.split,
+        # The server's sanitiser's allow-list, for the preview of an html field's edit.
+        "htmlTags": sorted(tag.upper() for tag in FIELD_TAGS),
+        "htmlStyles": sorted(FIELD_STYLES),
     }
     context = {
         "project": project,
@@ -152,7 +159,7 @@ def _editor(
             {**spec, "pivot": pivot.fields[spec["name"]], "value": fields[spec["name"]]}
             for spec in project.fields
         ],
-        "tags": list(zip(project.tags.all(), TAG_KEYS, strict=False)),
+        "tags": list(zip_longest(project.tags.all(), TAG_KEYS[: project.tags.count()])),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
         "chosen_label": draft.label if draft else _flipped(project, pivot),
         "draft_answers": "\n".join(answer_text(a) for a in draft.answers) if draft else "",

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -21,7 +20,7 @@ from annotation.imports.serializers import (
     VoteImportInputSerializer,
 )
 from annotation.models import ImportJob, Project
-from annotation.permissions import Role, may_create_projects, project_for
+from annotation.permissions import Role, check_may_create_projects, project_for
 
 QUEUED = OpenApiResponse(
     description="A large upload (over IMPORT_BACKGROUND_BYTES), queued: the import job, whose "
@@ -111,9 +110,8 @@ class PublishedImportView(APIView):
         project = None
         if Project.objects.filter(slug=slug).exists():
             project = project_for(request.user, slug, Role.ADMIN)
-        elif not may_create_projects(request.user):
-            raise PermissionDenied("Only staff, or users granted can_create_projects, create "
-                                   "projects.")  # fmt: skip
+        else:
+            check_may_create_projects(request.user)
         data = PublishedImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = import_published(

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -23,7 +22,7 @@ from annotation.imports.forms import (
 from annotation.imports.published import DATASETS, import_published, uploads_in_order
 from annotation.imports.readers import LineError
 from annotation.models import ImportBatch, ImportJob
-from annotation.permissions import Role, may_create_projects, project_for
+from annotation.permissions import Role, check_may_create_projects, project_for
 
 
 @login_required
@@ -233,12 +232,9 @@ PUBLISHED_WARNINGS = "published-import-warnings"
 def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
     """A published contrast set in one step (docs/published/): into a new project made from
     the dataset's template (no slug: New project), or into this project if it fits."""
-    if slug:
-        project = project_for(request.user, slug, Role.ADMIN)
-    elif not may_create_projects(request.user):
-        raise PermissionDenied("Only staff, or users granted can_create_projects, create projects.")
-    else:
-        project = None
+    project = project_for(request.user, slug, Role.ADMIN) if slug else None
+    if not slug:
+        check_may_create_projects(request.user)
     fits = [d.key for d in DATASETS.values() if project and d.fits(project)]
     form = PublishedImportForm(
         request.POST or None, request.FILES or None, new_project=project is None,

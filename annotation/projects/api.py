@@ -4,7 +4,6 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import (
     Role,
-    may_create_projects,
+    check_may_create_projects,
     project_for,
     roles_of,
     visible_projects,
@@ -41,10 +40,7 @@ class ProjectListView(generics.ListCreateAPIView):
 
     @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        if not may_create_projects(request.user):
-            raise PermissionDenied(
-                "Only staff, or users granted can_create_projects, create projects."
-            )
+        check_may_create_projects(request.user)
         data = ProjectInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         project = services.project_create(user=request.user, **data.validated_data)

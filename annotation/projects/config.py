@@ -13,6 +13,22 @@ SPLITS = ("train", "dev", "test")
 # Bounds of numbers people type: beyond them is a mistake, and beyond PostgreSQL's integer.
 MAX_SECONDS_SPENT = 7 * 24 * 60 * 60
 MAX_TAG_TARGET = 1_000_000
+
+
+def clean_seconds_spent(value: Any) -> int:
+    """The seconds a client says an edit or a vote took, checked the one way for both."""
+    try:
+        seconds = int(value or 0)
+    except (TypeError, ValueError):
+        seconds = -1
+    if not 0 <= seconds <= MAX_SECONDS_SPENT:
+        raise DomainError(
+            f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
+            field="seconds_spent",
+        )
+    return seconds
+
+
 FIELD_KINDS = ("text", "html", "image_url")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 # Column names the importer reserves for the example itself.

@@ -4,7 +4,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -15,6 +14,7 @@ from annotation.models import Perturbation, Project, Vote
 from annotation.pagination import table_page
 from annotation.permissions import (
     Role,
+    check_may_create_projects,
     may_create_projects,
     project_for,
     roles_of,
@@ -47,8 +47,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_new(request: HttpRequest) -> HttpResponse:
     """A new project, from the template of a task type (?template=...), changed at will."""
-    if not may_create_projects(request.user):
-        raise PermissionDenied("Only staff, or users granted can_create_projects, create projects.")
+    check_may_create_projects(request.user)
     chosen = request.GET.get("template", "classification")
     values = template_values(chosen if chosen in TASK_NAMES else "classification")
     return _setup(request, None, values)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
-from annotation.projects.config import MAX_SECONDS_SPENT
+from annotation.projects.config import clean_seconds_spent
 from annotation.validation import quality, sql
 from annotation.validation.answers import AnswerRules
 from annotation.validation.queue import lease_again
@@ -104,7 +104,7 @@ def check_vote(
         label=label,
         answer=answer,
         flags=flags,
-        seconds_spent=_seconds(seconds_spent),
+        seconds_spent=clean_seconds_spent(seconds_spent),
         guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
         created_at=now,
     )
@@ -143,19 +143,6 @@ def check_room(project: Project, item: ValidationItem, *, leased: bool, others: 
             "This item has all the votes it needs; fetch the next item instead.",
             code="conflict",
         )
-
-
-def _seconds(seconds_spent: Any) -> int:
-    try:
-        seconds = int(seconds_spent or 0)
-    except (TypeError, ValueError):
-        seconds = -1
-    if not 0 <= seconds <= MAX_SECONDS_SPENT:
-        raise DomainError(
-            f"seconds_spent must be a whole number from 0 to {MAX_SECONDS_SPENT}.",
-            field="seconds_spent",
-        )
-    return seconds
 
 
 def _check_response(project: Project, label: str, answer: Any) -> str:

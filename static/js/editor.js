@@ -79,9 +79,10 @@
 
   // A field of kind html or image_url shows the edit as the pages will (docs/task-types.md):
   // HTML rebuilt from the allowed elements only, with text nodes and colour styles; an image
-  // from an https address. The server sanitises again wherever the value is shown.
-  const ALLOWED = new Set(["P", "BR", "SPAN", "STRONG", "B", "EM", "I", "U", "MARK", "SUB", "SUP"]);
-  const STYLES = ["color", "background-color", "font-weight", "font-style", "text-decoration"];
+  // from an https address. The allow-list is the server's sanitiser's, sent with the page; the
+  // server sanitises again wherever the value is shown.
+  const ALLOWED = new Set(config.htmlTags);
+  const STYLES = config.htmlStyles;
 
   function rebuilt(node) {
     if (node.nodeType === Node.TEXT_NODE) return [document.createTextNode(node.textContent)];
@@ -252,6 +253,25 @@
     editors[0].setSelectionRange(editors[0].value.length, editors[0].value.length);
   }
 
+  // Any number of tags: typing filters them, Enter toggles the first one shown.
+  const tagFilter = document.getElementById("tag-filter");
+  const tagRows = Array.from(form.querySelectorAll(".tag-choice"));
+  const shownTags = () => tagRows.filter((row) => !row.hidden);
+  tagFilter?.addEventListener("input", () => {
+    const words = tagFilter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    tagRows.forEach((row) => { row.hidden = !words.every((w) => row.dataset.tag.includes(w)); });
+  });
+  tagFilter?.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    const box = shownTags()[0]?.querySelector("input");
+    if (!box) return;
+    box.checked = !box.checked;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    tagFilter.value = "";
+    tagFilter.dispatchEvent(new Event("input"));
+  });
+
   const labels = Array.from(form.querySelectorAll("input[name=label]"));
   document.addEventListener("keydown", (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
@@ -263,6 +283,7 @@
       !["radio", "checkbox"].includes(document.activeElement.type);
     if (typing && event.key === "Escape") { document.activeElement.blur(); return; }
     if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "/" && tagFilter) { event.preventDefault(); tagFilter.focus(); return; }
     const tag = tagBoxes.find((box) => box.dataset.key === event.key);
     if (tag) {
       tag.checked = !tag.checked;

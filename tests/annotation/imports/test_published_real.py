@@ -161,6 +161,40 @@ def test_drop_without_its_test_set_waits_for_the_originals_answers(root, client_
         f"/api/projects/{result.project.slug}/releases/", {"version": "1"}, format="json"
     )
     assert made.status_code == 400  # nothing can be released before an original has its answer
+    # An expert holding a pivot writes its answer on the editor's page; then its set releases.
+    from django.test import Client
+
+    from annotation.authoring.claims import pivot_claim
+
+    pivot = waiting.order_by("external_id").first()
+    expert = member_of(result.project, "expert")
+    browser = Client()
+    browser.force_login(expert)
+    slug = result.project.slug
+    page = browser.get(f"/p/{slug}/pivots/{pivot.pk}/edit/").content.decode()
+    assert "The original waits for its answer" not in page  # not held: nothing to write yet
+    pivot_claim(pivot=pivot, expert=expert)
+    page = browser.get(f"/p/{slug}/pivots/{pivot.pk}/edit/").content.decode()
+    assert "The original waits for its answer" in page
+    browser.post(f"/p/{slug}/pivots/{pivot.pk}/answer/", {"answers": "1565\nwarships | soldiers"})
+    pivot.refresh_from_db()
+    assert pivot.answers == ["1565", ["warships", "soldiers"]]
+    made = client_for(root).post(f"/api/projects/{slug}/releases/", {"version": "1"}, format="json")
+    assert made.status_code == 201, made.json()
+    from annotation.models import Release
+
+    release = Release.objects.get(pk=made.json()["id"])
+    assert release.counts["sets"] == {"test": 1}
+    assert (
+        len(release.counts["waiting_for_answer"]) == 622
+        and pivot.external_id not in (release.counts["waiting_for_answer"])
+    )
+
+
+def member_of(project, role):  # type: ignore[no-untyped-def]
+    from tests.factories import member
+
+    return member(project, f"someone-{role}", role)
 
 
 def test_boolqs_repeats_survive_the_generic_sets_jsonl_import(root, client_for):

@@ -1,6 +1,6 @@
 """Published free-text sets scored from a predictions file under their datasets' own rules,
 each checked against an independent computation written in the tests: DROP's metric from its
-definition (tests/evaluation/metrics/test_drop.py, itself checked against lm-evaluation-harness's
+definition (tests.annotation.validation.test_drop.py, itself checked against lm-evaluation-harness's
 port of drop_eval.py) for DROP and Quoref, ROPES's script's rules for ROPES, whose originals and
 perturbations share ids (told apart by role)."""
 
@@ -17,7 +17,7 @@ from annotation.imports.published import import_published
 from annotation.releases.bundle import read_examples
 from evaluation.runs.execute import run_evaluation
 from tests.annotation.imports import published_files
-from tests.evaluation.metrics.test_drop import by_hand
+from tests.annotation.validation.test_drop import by_hand
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
