@@ -26,8 +26,8 @@ def test_example_external_id_is_unique_per_project_only():
 
 @pytest.mark.parametrize(
     "bad",
-    [{"split": "holdout"}, {"external_id": ""}, {"label": ""}],
-    ids=["unknown split", "empty id", "empty label"],
+    [{"split": "holdout"}, {"external_id": ""}],
+    ids=["unknown split", "empty id"],
 )
 def test_example_rejects_invalid_values_in_the_database(bad):
     project = ProjectFactory()

@@ -61,7 +61,7 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
     assert (body["perturbations"], body["already_present"]) == (488, 0)
     # Gardner et al.'s edits are imported as published: larger edits are kept, with a warning.
     assert body["warnings"] and all(
-        isinstance(w["line"], int) and "over the limit" in w["message"] for w in body["warnings"]
+        isinstance(w["line"], int) and "the limit is 50%" in w["message"] for w in body["warnings"]
     )
     response = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"})
     assert response.status_code == 201, response.json()

@@ -291,7 +291,8 @@ def test_a_run_whose_database_went_away_is_retried_not_failed(
     and its task retries once the run's heartbeat is stale (a new attempt takes it over)."""
     from django.db import OperationalError
 
-    from annotation import jobs, tasks
+    from annotation import jobs
+    from evaluation import tasks
 
     run = evaluation_enqueue(release=released, model=spec(project), split="test", user=None,
                              send=False)  # fmt: skip
