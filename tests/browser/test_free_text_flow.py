@@ -50,7 +50,7 @@ def test_qa_sets_are_written_and_validated_by_keyboard(page, login, qa_project, 
     page.keyboard.press("a")  # the first tag
     page.keyboard.press("Control+Enter")
     page.locator("#editor-error").wait_for()
-    assert "differ from the pivot's" in page.inner_text("#editor-error")
+    assert "differ from the original's" in page.inner_text("#editor-error")
     page.locator("#answers").fill("1911")
     screenshot(page, "editor-qa")
     with page.expect_navigation():
