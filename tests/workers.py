@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import redis
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,6 +21,24 @@ def worker_env(**extra: str) -> dict[str, str]:
     # The worker loads local models from MODELS_DIR only: the tests' models are in pytest's
     # temporary folders, which the tests' own settings name (tests/conftest.py).
     return {**env, "PYTHONPATH": str(ROOT), "MODELS_DIR": str(settings.MODELS_DIR), **extra}
+
+
+# Where the tests send tasks (config/settings/test.py), and so where a test's worker listens.
+BROKER = "redis://127.0.0.1:6379/14"
+
+
+def worker_on_test_db(media_root: Path, var_dir: Path, **extra: str) -> dict[str, str]:
+    """A worker on the tests' database and broker (emptied first), its heartbeats going stale
+    after 3 s, with `extra` settings."""
+    from django.db import connection
+
+    redis.Redis.from_url(BROKER).flushdb()
+    db = connection.settings_dict
+    return worker_env(
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        CELERY_BROKER_URL=BROKER, MEDIA_ROOT=str(media_root), CONTRASTLAB_VAR_DIR=str(var_dir),
+        EVALUATION_STALE_SECONDS="3", **extra,
+    )  # fmt: skip
 
 
 def start_worker(env: dict[str, str], log: Path | None = None) -> subprocess.Popen:

@@ -74,7 +74,7 @@ def _check_submission(p: Perturbation, tag_names: list[str]) -> None:
     if problems:
         first = problems[0]
         message = first.message[0].upper() + first.message[1:]
-        if "of the tokens" in message:
+        if first.admin_may_allow:
             message += " Make a smaller edit, or ask an admin to allow this one."
         raise DomainError(message, field=first.field)
     mine = {n: normalize_whitespace(p.fields[n]) for n in project.field_names}

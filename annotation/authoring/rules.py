@@ -15,6 +15,7 @@ from annotation.validation.answers import AnswerRules, answer_text
 class Problem:
     field: str  # the input at fault: fields, label or answers
     message: str  # a sentence that starts in lower case, to follow "where: "
+    admin_may_allow: bool = False  # a large edit: an admin may allow this one
 
 
 def edit_problems(
@@ -46,7 +47,9 @@ def edit_problems(
     if ratio > limit and not allow_large_edit:
         problems.append(
             Problem(
-                "fields", f"the edit changes {ratio:.0%} of the tokens; the limit is {limit:.0%}."
+                "fields",
+                f"the edit changes {ratio:.0%} of the tokens; the limit is {limit:.0%}.",
+                admin_may_allow=True,
             )
         )
     return problems

@@ -159,7 +159,7 @@ def _editor(
             {**spec, "pivot": pivot.fields[spec["name"]], "value": fields[spec["name"]]}
             for spec in project.fields
         ],
-        "tags": list(zip_longest(project.tags.all(), TAG_KEYS[: project.tags.count()])),
+        "tags": _tags_with_keys(project),
         "chosen_tags": set(draft.tags.values_list("name", flat=True)) if draft else set(),
         "chosen_label": draft.label if draft else _flipped(project, pivot),
         "draft_answers": "\n".join(answer_text(a) for a in draft.answers) if draft else "",
@@ -167,6 +167,11 @@ def _editor(
         "guidelines": project.current_guidelines(),
     }
     return render(request, "annotation/editor.html", context)
+
+
+def _tags_with_keys(project: Project) -> list[tuple[Any, str | None]]:
+    tags = list(project.tags.all())
+    return list(zip_longest(tags, TAG_KEYS[: len(tags)]))
 
 
 def _flipped(project: Project, pivot: Example) -> str:

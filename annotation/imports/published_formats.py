@@ -4,8 +4,10 @@ Each turns the dataset's files, in the order its repository names them (the orig
 into sets as the dataset's own evaluation script pairs them, with every published id kept.
 Problems name the file and the line, or the published id where the file is one JSON document.
 
-A reader returns (sets, notes): notes say what the official script also leaves out (e.g.
-PERSPECTRUM's rows whose original stance is "unk"). Labels are kept as the file writes them:
+A reader returns (sets, notes, problems): notes say what the official script also leaves out
+(e.g. PERSPECTRUM's rows whose original stance is "unk"); problems are every row-level problem
+of the files, which the import reports together with its own (a file of the wrong shape is
+refused at once). Labels are kept as the file writes them:
 the import resolves them by the one rule of every import (readers.resolve_label).
 """
 

@@ -134,7 +134,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = SetImportForm(request.POST or None, request.FILES or None)
     errors: list[Any] = []
     warnings: list[Any] = []
-    warned = None  # the batch whose warnings these are
+    warned = None  # {"batch", "total"}: the import whose warnings these are, and how many
     shown = None
     token = request.POST.get("upload", "")
     targets = preview.set_targets(project)
@@ -173,7 +173,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                     # Shown once, grouped and counted, on the page itself: no redirect.
                     form, token = SetImportForm(), ""
                     warnings = [LineError(**w) for w in result["warnings"]]
-                    warned = ImportBatch.objects.get(pk=result["batch"])
+                    warned = {"batch": result["batch"], "total": result["warning_count"]}
             if token:
                 shown = preview.set_preview(project, stored, values["format"], mapping, labels,
                                             values["split"], values["tags"])  # fmt: skip
@@ -183,8 +183,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     truth = '"answers": ["…"]' if project.is_free_text else f'"label": {first}'
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
-        "warned": warned, "warning_total": len(warned.warnings if warned else warnings),
-        "preview": shown, "token": token if shown else "", "targets": targets,
+        "warned": warned, "preview": shown, "token": token if shown else "", "targets": targets,
         "labels": project.labels,
         "example_fields": json.dumps({name: "…" for name in project.field_names}),
         "example_truth": truth,
@@ -262,17 +261,16 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
                 return redirect("project-dashboard", slug=result.project.slug)
             # Shown once on the project's own page, grouped and counted (post, then get).
             request.session[PUBLISHED_WARNINGS] = {
-                "batch": result.batch,
+                "batch": result.batch, "total": result.warning_count,
                 "warnings": [w.as_dict() for w in result.warnings],
-            }
+            }  # fmt: skip
             return redirect("published-import", slug=result.project.slug)
     elif project is not None and (shown := request.session.pop(PUBLISHED_WARNINGS, None)):
-        warnings = [LineError(**w) for w in shown["warnings"]]
-        warned = ImportBatch.objects.filter(project=project, pk=shown["batch"]).first()
+        warnings = [LineError(**w) for w in shown.pop("warnings")]
+        warned = shown
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
-        "warned": warned, "warning_total": len(warned.warnings if warned else warnings),
-        "datasets": DATASETS.values(), "fits": fits,
+        "warned": warned, "datasets": DATASETS.values(), "fits": fits,
     }  # fmt: skip
     return render(
         request, "annotation/published_import.html", context, status=400 if errors else 200

@@ -82,9 +82,9 @@ def clean_answers(value: object, rules: "AnswerRules | None" = None) -> list[Ans
             answers.append(answer)
     if not answers:
         return "answers must hold at least one non-empty answer."
-    if rules is not None and rules.erased(answers):
-        return (f"each answer needs a word or number; {rules.erased(answers)[0]!r} normalises "
-                f"to nothing under {rules.name}'s rules.")  # fmt: skip
+    if rules is not None and (erased := rules.erased(answers)):
+        return (f"each answer needs a word or number; {erased[0]!r} normalises to nothing "
+                f"under {rules.name}'s rules.")  # fmt: skip
     return answers
 
 

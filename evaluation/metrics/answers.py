@@ -6,6 +6,7 @@ validators and imports use too."""
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,18 @@ class ScoredAnswer:
     tags: tuple[str, ...] = field(default=())
     rules: AnswerRules = SQUAD
 
+    @cached_property
+    def scores(self) -> tuple[float, float]:
+        """EM and F1, computed once: DROP's aligns spans, and every figure reads both."""
+        return self.rules.em_f1(self.predicted, list(self.gold))
+
     @property
     def em(self) -> float:
-        return self.rules.em_f1(self.predicted, list(self.gold))[0]
+        return self.scores[0]
 
     @property
     def f1(self) -> float:
-        return self.rules.em_f1(self.predicted, list(self.gold))[1]
+        return self.scores[1]
 
 
 def _table(

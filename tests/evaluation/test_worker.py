@@ -4,31 +4,20 @@ import os
 import signal
 
 import pytest
-import redis
-from django.db import connection
 
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runs.services import evaluation_enqueue
-from tests.workers import start_worker, stop, wait_for, worker_env
+from tests.workers import start_worker, stop, wait_for, worker_on_test_db
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-BROKER = "redis://127.0.0.1:6379/14"
 
 
 @pytest.fixture
 def env(released, settings, tmp_path):  # type: ignore[no-untyped-def]
-    redis.Redis.from_url(BROKER).flushdb()
-    db = connection.settings_dict
-    return worker_env(
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        CELERY_BROKER_URL=BROKER,
-        MEDIA_ROOT=str(settings.MEDIA_ROOT),
-        CONTRASTLAB_VAR_DIR=str(tmp_path / "var"),
-        CELERY_VISIBILITY_TIMEOUT="3",
-        CELERY_RESTORE_INTERVAL="1",
-        EVALUATION_STALE_SECONDS="3",
-        HF_HUB_OFFLINE="1",
-    )
+    return worker_on_test_db(
+        settings.MEDIA_ROOT, tmp_path / "var", CELERY_VISIBILITY_TIMEOUT="3",
+        CELERY_RESTORE_INTERVAL="1", HF_HUB_OFFLINE="1",
+    )  # fmt: skip
 
 
 def status(run: EvaluationRun) -> str:

@@ -6,31 +6,23 @@ import os
 import signal
 
 import pytest
-import redis
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection, transaction
+from django.db import transaction
 
 from annotation.imports.background import import_later
 from annotation.models import Example, ImportJob
-from tests.workers import start_worker, stop, wait_for, worker_env
+from tests.workers import start_worker, stop, wait_for, worker_on_test_db
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-BROKER = "redis://127.0.0.1:6379/14"  # where the tests send tasks: config/settings/test.py
 ROWS = 60_000
 
 
 @pytest.fixture
 def env(settings, tmp_path):  # type: ignore[no-untyped-def]
-    redis.Redis.from_url(BROKER).flushdb()
     settings.MEDIA_ROOT = tmp_path / "media"
-    db = connection.settings_dict
-    return worker_env(
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        CELERY_BROKER_URL=BROKER,
-        MEDIA_ROOT=str(settings.MEDIA_ROOT),
-        CONTRASTLAB_VAR_DIR=str(tmp_path / "var"),
-        CELERY_VISIBILITY_TIMEOUT="3600",  # its own message would come back only in an hour
-        EVALUATION_STALE_SECONDS="3",
+    # Its own message would come back only in an hour: the sweep must find it.
+    return worker_on_test_db(
+        settings.MEDIA_ROOT, tmp_path / "var", CELERY_VISIBILITY_TIMEOUT="3600"
     )
 
 
