@@ -9,6 +9,7 @@ from django.utils import timezone
 from annotation.models import Project, Release
 from annotation.releases.bundle import EXAMPLES_FILE, SETS_FILE
 from annotation.releases.exports import hub_header, task_prefix
+from annotation.validation.answers import AnswerRules
 
 
 def dataset_card(project: Project, release: Release) -> str:
@@ -40,6 +41,8 @@ def dataset_card(project: Project, release: Release) -> str:
     for split in splits:
         n, moved = counts["perturbations"][split], changed.get(split, 0)
         w(f"| {split} | {counts['sets'][split]} | {n} | {moved} | {n - moved} |\n")
+    if waiting := counts.get("waiting_for_answer"):
+        w(f"\n{len(waiting)} set(s) are left out: their original waits for its answer.\n")
     if not free:
         w("\n### Labels of perturbations\n\n| split | " + " | ".join(project.labels) + " |\n")
         w("|---|" + "---|" * len(project.labels) + "\n")
@@ -53,7 +56,7 @@ def dataset_card(project: Project, release: Release) -> str:
             row = [str(counts["tags"].get(split, {}).get(tag, 0)) for split in splits]
             w(f"| {tag} | " + " | ".join(row) + " |\n")
     if free:
-        _answer_agreement(w, stats)
+        _answer_agreement(w, stats, AnswerRules.of(project).name)
     else:
         _label_agreement(w, stats)
     _annotators_and_build(w, counts, stats, options)
@@ -74,10 +77,10 @@ def dataset_card(project: Project, release: Release) -> str:
     return out.getvalue()
 
 
-def _answer_agreement(w: Any, stats: dict[str, Any]) -> None:
-    w("\n## Agreement\n\nValidators typed answers; two match when their SQuAD token F1 is at "
-      "least the project's answer_match_f1.\n\n| split | items with all votes | mean pairwise "
-      "F1 between validators |\n|---|---|---|\n")  # fmt: skip
+def _answer_agreement(w: Any, stats: dict[str, Any], rules: str) -> None:
+    w(f"\n## Agreement\n\nValidators typed answers; two match when their token F1, by {rules}'s "
+      "rules, is at least the project's answer_match_f1.\n\n| split | items with all votes | "
+      "mean pairwise F1 between validators |\n|---|---|---|\n")  # fmt: skip
     for split, block in stats["per_split"].items():
         w(f"| {split} | {block['items']} | {_fmt(block['mean_pairwise_f1'])} |\n")
 

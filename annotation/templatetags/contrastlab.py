@@ -71,8 +71,9 @@ def plain_fields(fields: dict[str, str], project: Any) -> list[tuple[str, str]]:
 
 @register.filter
 def answers_shown(answers: list[Any]) -> str:
-    """Answers for reading: alternatives apart with " · ", a multi-span answer's spans " | "."""
-    return " · ".join(answer_text(a) for a in answers)
+    """Answers for reading: alternatives apart with " · ", a multi-span answer's spans " | ";
+    none yet (an original waiting for its answer) said so."""
+    return " · ".join(answer_text(a) for a in answers) or "(none yet)"
 
 
 @register.filter

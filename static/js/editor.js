@@ -248,7 +248,10 @@
   document.getElementById("save-draft").addEventListener("click", () => save());
   document.getElementById("submit-and-stop").addEventListener("click", () => submit(false));
   const tagBoxes = Array.from(form.querySelectorAll("input[name=tags]"));
-  if (editors.length) {  // the edit box has the focus on load, the cursor at its end
+  const originalAnswer = document.getElementById("original-answers");
+  if (originalAnswer) {  // an original waiting for its answer: that comes first
+    originalAnswer.focus();
+  } else if (editors.length) {  // the edit box has the focus on load, the cursor at its end
     editors[0].focus();
     editors[0].setSelectionRange(editors[0].value.length, editors[0].value.length);
   }

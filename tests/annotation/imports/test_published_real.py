@@ -189,6 +189,14 @@ def test_drop_without_its_test_set_waits_for_the_originals_answers(root, client_
         len(release.counts["waiting_for_answer"]) == 622
         and pivot.external_id not in (release.counts["waiting_for_answer"])
     )
+    import zipfile
+
+    from django.conf import settings
+
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
+        card = bundle.read("README.md").decode()
+    assert "622 set(s) are left out: their original waits for its answer." in card
+    assert "token F1, by DROP's rules" in card  # the project's rules, not SQuAD's
 
 
 def member_of(project, role):  # type: ignore[no-untyped-def]
