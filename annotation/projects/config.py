@@ -57,6 +57,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # above 0.8, or an exact match).
     "answer_normalization": "squad",
     "answer_consistency": "f1",
+    # Classification: a field whose equal values make one question (MC-TACO's candidates of
+    # one question); runs then report exact match by question beside the per-row figures.
+    "em_by_field": "",
 }
 CHOICE_SETTINGS = {
     "answer_normalization": ("squad", "ropes", "drop"),
@@ -173,6 +176,8 @@ def clean_settings(settings: Any) -> dict[str, Any]:
             raise DomainError(f"{key} must be one of {', '.join(choices)}.")
     clean_prompt(merged["prompt"])
     clean_verbalizers(merged["verbalizers"])
+    if not isinstance(merged["em_by_field"], str):
+        raise DomainError("em_by_field must be a field's name, or empty.")
     if not isinstance(merged["require_label_change"], bool):
         raise DomainError("require_label_change must be true or false.")
     if not merged["votes_per_item"] / 2 < merged["majority"] <= merged["votes_per_item"]:

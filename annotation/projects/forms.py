@@ -76,6 +76,8 @@ SETTING_HELP = {
     "numbers as numbers and aligns the spans of multi-span answers",
     "answer_consistency": "free text: a set is consistent when every member has F1 above 0.8 "
     "(f1), or is an exact match (em)",
+    "em_by_field": "classification: a field whose equal values make one question; runs report "
+    "exact match by question (every row of it right), as MC-TACO does. Empty: none",
 }
 PAGE_SETTINGS = [key for key in DEFAULT_SETTINGS if key not in ("prompt", "verbalizers")]
 
@@ -134,6 +136,8 @@ class ProjectForm(forms.Form):
                 field = forms.FloatField(min_value=0, max_value=1, help_text=help_text)
             elif key == "release_min_agreement":
                 field = forms.CharField(max_length=100, help_text=help_text)
+            elif key == "em_by_field":
+                field = forms.CharField(max_length=64, required=False, help_text=help_text)
             else:
                 field = forms.IntegerField(min_value=0, max_value=10**9, help_text=help_text)
             field.label = key.replace("_", " ").capitalize()

@@ -101,6 +101,9 @@ def project_rules(
     if task_type == Project.TaskType.MINIMAL_PAIR:
         check_minimal_pair(fields, labels)
     settings = clean_settings(settings)
+    names = [f["name"] for f in fields]
+    if settings["em_by_field"] not in ("", *names):
+        raise DomainError(f"em_by_field must be one of the fields ({', '.join(names)}), or empty.")
     check_prompting(task_type, settings, [f["name"] for f in fields], labels)
     return {
         "task_type": task_type, "fields": fields, "labels": labels, "extra_labels": extra,

@@ -148,6 +148,20 @@ def bootstrap_intervals(
     return out
 
 
+def exact_match_by_group(examples: Sequence[Scored], groups: Sequence[str]) -> dict[str, Any]:
+    """MC-TACO's exact match (Zhou et al., 2019, its evaluator's "Strict Acc."): per role, the
+    share of groups (a question and its candidate answers) whose every row is right, with the
+    number of groups."""
+    right: dict[tuple[str, str], bool] = {}
+    for e, group in zip(examples, groups, strict=True):
+        right[e.role, group] = right.get((e.role, group), True) and e.correct
+    out = {}
+    for role in ("original", "perturbed"):
+        values = [ok for (r, _), ok in right.items() if r == role]
+        out[role] = {"exact_match": _mean(values), "groups": len(values)}
+    return out
+
+
 def contrast_metrics(
     examples: Sequence[Scored],
     labels: Sequence[str],

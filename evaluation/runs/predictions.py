@@ -16,9 +16,8 @@ from annotation.errors import ImportRejected
 from annotation.imports.readers import LineError, decode, read_jsonl, resolve_label
 from annotation.models import Project
 from config.edge import strict_json_loads
-from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
-from evaluation.runs.scoring import scored_answers
+from evaluation.runs.scoring import label_metrics, scored_answers
 
 ROLES = ("original", "perturbed")
 MISSING_LISTED = 100
@@ -116,8 +115,6 @@ def run_predictions(
              "label": label}
             for e, label in zip(examples, texts, strict=True)
         ]  # fmt: skip
-        scored = [Scored(e["set_id"], e["role"], e["label"], label, tuple(e["tags"]))
-                  for e, label in zip(examples, texts, strict=True)]  # fmt: skip
-        metrics = contrast_metrics(scored, project.labels)
+        metrics = label_metrics(project, examples, texts)
     metrics["missing"] = {"count": len(missing), "ids": missing[:MISSING_LISTED]}
     return rows, metrics

@@ -16,11 +16,10 @@ import numpy as np
 from annotation.models import Project, Release
 from annotation.releases.bundle import read_examples
 from annotation.validation.answers import answer_text
-from evaluation.metrics.contrast import Scored, contrast_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
-from evaluation.runs.scoring import scored_answers
+from evaluation.runs.scoring import label_metrics, scored_answers
 from evaluation.specs.services import source_to_load
 
 FEW_SHOT_SEED = 1234
@@ -109,7 +108,7 @@ def run_choices(
     options = [spec.target_delimiter + word for word in words]
     lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
     lengths = np.array([len(word) for word in words], dtype=float)  # as the harness: no delimiter
-    rows, scored, normed = [], [], []
+    rows, predicted, normed = [], [], []
     for example, values in zip(examples, lls, strict=True):
         label = project.labels[int(np.argmax(values))]
         by_char = project.labels[int(np.argmax(np.array(values) / lengths))]
@@ -119,12 +118,10 @@ def run_choices(
             "gold": example["label"], "label": label,
             "loglikelihoods": dict(zip(project.labels, values, strict=True)),
         })  # fmt: skip
-        scored.append(
-            Scored(example["set_id"], example["role"], example["label"], label,
-                   tuple(example["tags"]))
-        )  # fmt: skip
-    metrics = contrast_metrics(scored, project.labels)
-    metrics["acc"] = float(np.mean([s.correct for s in scored])) if scored else None
+        predicted.append(label)
+    metrics = label_metrics(project, examples, predicted)
+    right = [label == e["label"] for e, label in zip(examples, predicted, strict=True)]
+    metrics["acc"] = float(np.mean(right)) if right else None
     metrics["acc_norm"] = float(np.mean(normed)) if normed else None
     return rows, metrics
 

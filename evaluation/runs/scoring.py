@@ -6,7 +6,7 @@ from typing import Any
 from annotation.errors import DomainError
 from annotation.validation.answers import AnswerRules, answer_text
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
-from evaluation.metrics.contrast import Scored, contrast_metrics
+from evaluation.metrics.contrast import Scored, contrast_metrics, exact_match_by_group
 from evaluation.models import ModelSpec
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
@@ -45,11 +45,21 @@ def run_classifier(
          "label": label, "probabilities": probs}
         for e, label, probs in zip(examples, predicted, result.probabilities, strict=True)
     ]  # fmt: skip
+    return rows, label_metrics(project, examples, predicted)
+
+
+def label_metrics(project: Any, examples: list[dict[str, Any]], predicted: list[str]) -> dict:
+    """The contrast-set metrics of predicted labels, for any model that picks a label; with
+    exact match by question where the project names the question's field (em_by_field)."""
     scored = [
         Scored(e["set_id"], e["role"], e["label"], label, tuple(e["tags"]))
         for e, label in zip(examples, predicted, strict=True)
     ]
-    return rows, contrast_metrics(scored, project.labels)
+    metrics = contrast_metrics(scored, project.labels)
+    if field := project.setting("em_by_field"):
+        groups = [e["fields"][field] for e in examples]
+        metrics["exact_match_by_question"] = exact_match_by_group(scored, groups)
+    return metrics
 
 
 def qa_fields(project: Any) -> tuple[str, list[str]]:

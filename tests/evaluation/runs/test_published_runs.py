@@ -130,3 +130,44 @@ def test_a_ropes_run_keeps_articles_and_needs_roles_for_shared_ids(root, client_
     page = run_page(root, "ropes", run)
     assert "normalised as in ROPES's script (SQuAD's rules, articles kept)" in page
     assert "every member an exact match" in page
+
+
+def test_mctaco_runs_report_exact_match_by_question_as_its_evaluator(root, client_for):
+    """MC-TACO's strict accuracy (a question right when every candidate of it is), computed
+    here from the files' own question runs, beside the per-row figures of a run."""
+    import csv
+    import io
+    import random
+
+    from tests.annotation.imports.test_published_real import GARDNER, _questions, files_of
+
+    names = ["mctaco/original.tsv", "mctaco/changed.tsv"]
+    import_published(dataset="mctaco", files=files_of(GARDNER, names), user=root)
+    api = client_for(root)
+    made = api.post("/api/projects/mctaco/releases/", {"version": "1"}, format="json")
+    from annotation.models import Release
+
+    release = Release.objects.get(pk=made.json()["id"])
+    examples = read_examples(release, "test")
+    rng = random.Random(7)
+    # Mostly right, so that some questions are right as a whole.
+    labels = [e["label"] if rng.random() < 0.9 else ({"yes", "no"} - {e["label"]}).pop()
+              for e in examples]  # fmt: skip
+    run = scored(api, release, [{"id": e["id"], "role": e["role"], "prediction": label}
+                                for e, label in zip(examples, labels, strict=True)])  # fmt: skip
+    original, changed = (
+        _questions(list(csv.reader(io.StringIO((GARDNER / n).read_text()), delimiter="\t"))[1:])
+        for n in names
+    )
+    question_of = {"original": original, "perturbed": changed}
+    right: dict = defaultdict(lambda: True)
+    for e, label in zip(examples, labels, strict=True):
+        key = (e["role"], question_of[e["role"]][e["id"]])
+        right[key] &= label == e["label"]
+    em = run.metrics["exact_match_by_question"]
+    for role in ("original", "perturbed"):
+        mine = [ok for (r, _), ok in right.items() if r == role]
+        assert em[role] == {"exact_match": pytest.approx(sum(mine) / len(mine)),
+                            "groups": len(mine)}  # fmt: skip
+    assert em["perturbed"]["groups"] == 100
+    assert "exact match by question on originals" in run_page(root, "mctaco", run)
