@@ -61,6 +61,17 @@ def kept_edits(name: str, wheres: list[str]) -> LineError:
     )  # fmt: skip
 
 
+def alone(sets: list[Any]) -> list[LineError]:
+    """One warning for the sets with no perturbation, kept as sets of one (an original alone,
+    as NLVR2 publishes some)."""
+    ids = [s.original.external_id for s in sets if not s.perturbations]
+    if not ids:
+        return []
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return [LineError(None, f"{len(ids)} set(s) have no perturbation, kept as sets of one (an "
+                            f"original alone, consistent when it is right): {shown}.")]  # fmt: skip
+
+
 def where_of(p: dict[str, Any]) -> str:
     """Where a perturbation is in a published file, for messages about one of several."""
     return f"{p['where']}: " if p.get("where") else ""

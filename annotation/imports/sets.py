@@ -28,6 +28,7 @@ from annotation.imports.readers import (
     resolve_label,
 )
 from annotation.imports.set_checks import (
+    alone,
     check_perturbation,
     check_text,
     erased_answers,
@@ -37,6 +38,7 @@ from annotation.imports.set_checks import (
     truth_of,
 )
 from annotation.models import (
+    SET_OF_ONE,
     Example,
     ImportBatch,
     Perturbation,
@@ -165,7 +167,7 @@ def import_sets(
             warnings += rule_warnings(project, s.line, s.original, p)
     # The warnings about the whole file come first: a long list must not hide them.
     summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
-    warnings = summary + erased_answers(project, _erased(project, sets)) + warnings
+    warnings = summary + erased_answers(project, _erased(project, sets)) + alone(sets) + warnings
     if strict:
         errors, warnings = errors + warnings, []
     seen: dict[str, ParsedSet] = {}
@@ -206,6 +208,7 @@ def import_sets(
                 label=s.original.label,
                 answers=s.original.answers,
                 split=s.original.split,
+                metadata={SET_OF_ONE: True} if not s.perturbations else {},
                 batch=batch,
             )
             for i, s in seen.items()

@@ -1,6 +1,6 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
-from annotation.models.examples import Example, ImportBatch, ImportJob
+from annotation.models.examples import SET_OF_ONE, Example, ImportBatch, ImportJob
 from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
@@ -8,6 +8,7 @@ from annotation.models.releases import Pseudonym, Release, ReleaseEntry
 from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote
 
 __all__ = [
+    "SET_OF_ONE",
     "AuditLog",
     "Claim",
     "Example",

@@ -62,6 +62,11 @@ class ImportJob(Job):
         return f"{self.kind} import {self.pk} ({self.status})"
 
 
+# An original imported as a set of its own, with no perturbation (NLVR2's one-line groups): a
+# release holds it as a set of one, which its dataset's script scores (consistent when right).
+SET_OF_ONE = "set_of_one"
+
+
 class Example(models.Model):
     """An original instance exactly as imported. It is never edited after import."""
 

@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ class BundleWriter:
             "label_changed": Counter(),
             "original_labels": defaultdict(Counter),
             "tags": defaultdict(Counter),
+            "sets_of_one": Counter(),
         }
         self.seconds: list[int] = []
         self.guidelines: Counter[int] = Counter()
@@ -98,7 +100,7 @@ class BundleWriter:
             self.zip.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def write_data(self, rows: Iterable[Row]) -> None:
+    def write_data(self, rows: Iterable[Row], alone: Iterable[dict[str, Any]] = ()) -> None:
         """Write the data files from the release's rows in pivot order, counting what they hold
         (`counts_summary`, `seconds`). sets.jsonl goes straight into the zip, compressed as it
         is written; then a thread adds the other files to the zip while the caller goes on
@@ -111,7 +113,7 @@ class BundleWriter:
         lm_eval = LmEvalExport(self.project, self.work, self._file)
         self.parquet = ParquetExport(self.project, self.work)
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
-        for record in self._sets(rows):
+        for record in chain(self._sets(rows), (self._set_of_one(o) for o in alone)):
             sets_file.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
             examples = list(_flatten(record))
             for example in examples:
@@ -213,14 +215,20 @@ class BundleWriter:
         if pivot is not None:
             yield self._set_record(pivot, members, perturbations, self.authors_named)
 
+    def _set_of_one(self, original: dict[str, Any]) -> dict[str, Any]:
+        """An original released as a set of its own (annotation.models.SET_OF_ONE)."""
+        self.counts["sets_of_one"][original["split"]] += 1
+        return self._set_record(original, [], {}, {}, original["split"])
+
     def _set_record(
         self,
         pivot: dict[str, Any],
         members: list[Chosen],
         perturbations: dict[int, dict[str, Any]],
         authors: dict[int, str],
+        split: str = "",
     ) -> dict[str, Any]:
-        split = members[0].split
+        split = split or members[0].split
         key = "answers" if self.free_text else "label"
         self.counts["sets"][split] += 1
         if not self.free_text:
@@ -277,6 +285,7 @@ class BundleWriter:
             "label_changed": {s: c["label_changed"].get(s, 0) for s in c["perturbations"]},
             "original_labels": {s: dict(v) for s, v in c["original_labels"].items()},
             "tags": {s: dict(v) for s, v in c["tags"].items()},
+            "sets_of_one": dict(c["sets_of_one"]),
             "guideline_versions": {str(k): v for k, v in sorted(self.guidelines.items())},
             "experts": len(self.authors),
         }
@@ -329,8 +338,8 @@ def parse_set_record(record: Any) -> SetRecord | str:
         return "each line must be a set with an 'original' object."
     original = record["original"]
     perturbations = record.get("perturbations")
-    if not isinstance(perturbations, list) or not perturbations:
-        return "perturbations must be a non-empty list."
+    if not isinstance(perturbations, list):
+        return "perturbations must be a list (empty for a set of one: an original alone)."
     if not all(isinstance(p, dict) for p in perturbations):
         return "each perturbation must be an object."
     set_id = str(original.get("id") or record.get("set_id") or "").strip()

@@ -39,8 +39,11 @@ def dataset_card(project: Project, release: Release) -> str:
     w("## Counts\n\n| split | sets | perturbations | label changed | label kept |\n")
     w("|---|---|---|---|---|\n")
     for split in splits:
-        n, moved = counts["perturbations"][split], changed.get(split, 0)
+        n, moved = counts["perturbations"].get(split, 0), changed.get(split, 0)
         w(f"| {split} | {counts['sets'][split]} | {n} | {moved} | {n - moved} |\n")
+    if alone := sum(counts.get("sets_of_one", {}).values()):
+        w(f"\n{alone} of the sets are an original alone, as the dataset publishes them (a set of "
+          "one: consistent when its original is right).\n")  # fmt: skip
     if waiting := counts.get("waiting_for_answer"):
         w(f"\n{len(waiting)} set(s) are left out: their original waits for its answer.\n")
     if not free:

@@ -26,6 +26,8 @@ from annotation.bulk import (
 )
 from annotation.errors import DomainError
 from annotation.models import (
+    SET_OF_ONE,
+    Example,
     Perturbation,
     Project,
     Pseudonym,
@@ -139,6 +141,19 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
 DISAGREE = "disagree"
 
 
+def sets_of_one(project: Project) -> list[dict[str, Any]]:
+    """The originals imported as sets of their own (SET_OF_ONE) that have no perturbation
+    yet, as the bundle writes them: in their own split, in pivot order."""
+    live = Perturbation.objects.exclude(status=Perturbation.Status.WITHDRAWN)
+    originals = (
+        Example.objects.filter(project=project, **{f"metadata__{SET_OF_ONE}": True})
+        .exclude(pk__in=live.filter(project=project).values("pivot_id"))
+        .order_by("id")
+    )
+    columns = ("id", "external_id", "fields", "label", "answers", "split")
+    return [dict(row) for row in originals.values(*columns)]
+
+
 def waiting_sets(project: Project) -> list[str]:
     """The sets a release leaves out because their original waits for its answer (a published
     DROP set imported without DROP's test set), by id."""
@@ -209,7 +224,8 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         raise DomainError(f"version {version} exists; releases never change, pick a new one.")
     cleaned = clean_options(project, options)
     chosen = choose(project, cleaned)
-    if not chosen:
+    alone = sets_of_one(project)
+    if not chosen and not alone:
         raise DomainError("no accepted perturbation passes the release filters.")
     release = Release.objects.create(
         project=project,
@@ -222,7 +238,7 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         # Foreign keys checked as the entries are stored, beside the writing, not at commit.
         # Closed before anything else on an error: its thread must let go of the connection.
         with immediate_constraints(), closing(_released_rows(project, release, chosen)) as rows:
-            writer.write_data(rows)
+            writer.write_data(rows, alone)
         release.counts = writer.counts_summary()
         if waiting := waiting_sets(project):
             release.counts["waiting_for_answer"] = waiting

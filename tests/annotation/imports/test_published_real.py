@@ -249,3 +249,45 @@ def test_boolqs_repeats_survive_the_generic_sets_jsonl_import(root, client_for):
     release = Release.objects.get(pk=made.json()["id"])
     with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
         assert len(bundle.read("examples.jsonl").splitlines()) == 68 + 335
+
+
+def test_nlvr2s_sets_of_one_are_released_and_scored_as_eval_py_scores_them(root, client_for):
+    """NLVR2's one-line groups are sets of one: in the release (479 sets, 994 examples) and in
+    consistency, right when their one prediction is (eval.py's groups, rewritten here from the
+    file: identifiers that differ only in their last two characters)."""
+    import json
+    import random
+    from collections import defaultdict
+
+    from annotation.models import Release
+    from annotation.releases.bundle import read_examples
+    from evaluation.runs.execute import run_evaluation
+
+    name = "contrast_set_nlvr2.jsonl"
+    import_published(dataset="nlvr2", files=files_of(GARDNER, [name]), user=root)
+    api = client_for(root)
+    made = api.post("/api/projects/nlvr2/releases/", {"version": "1"}, format="json")
+    assert made.status_code == 201, made.json()
+    release = Release.objects.get(pk=made.json()["id"])
+    assert release.counts["sets"] == {"test": 479} and release.counts["sets_of_one"] == {"test": 21}
+    examples = read_examples(release, "test")
+    assert len(examples) == 994
+    lines = [json.loads(line) for line in (GARDNER / name).read_text().splitlines()]
+    rng = random.Random(3)
+    guess = {r["identifier"]: str(r["label"] if rng.random() < 0.8 else not r["label"]).lower()
+             for r in lines}  # fmt: skip
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for r in lines:
+        groups[r["identifier"][:-2]].append(guess[r["identifier"]] == str(r["label"]).lower())
+    expected = sum(map(all, groups.values())) / len(groups)
+    content = "\n".join(json.dumps({"id": e["id"], "role": e["role"], "prediction": guess[e["id"]]})
+                        for e in examples).encode()  # fmt: skip
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    body = {"release": release.pk, "split": "test",
+            "predictions": SimpleUploadedFile("p.jsonl", content)}  # fmt: skip
+    answer = api.post("/api/evaluations/", body, format="multipart")
+    assert answer.status_code == 202, answer.json()
+    run = run_evaluation(answer.json()["id"])
+    assert run.metrics["counts"]["sets"] == 479
+    assert run.metrics["consistency"] == pytest.approx(expected)

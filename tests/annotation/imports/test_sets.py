@@ -81,7 +81,7 @@ GOOD_SET: dict[str, Any] = {
             },
             "identical to its original",
         ),
-        ({**GOOD_SET, "perturbations": []}, "non-empty list"),
+        ({**GOOD_SET, "perturbations": {}}, "perturbations must be a list"),
         (
             {
                 **GOOD_SET,
@@ -358,3 +358,22 @@ def test_a_perturbations_id_in_sets_jsonl_is_kept_and_released(
 
     ids = {(e["role"], e["id"]) for e in read_examples(Release.objects.get(), "test")}
     assert ids == {("original", "o1"), ("perturbed", "cs-7")}
+
+
+def test_a_set_with_no_perturbation_is_kept_as_a_set_of_one_with_a_warning(
+    project, people, client_for, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    alone = {"set_id": "a1", "original": {"id": "a1", "fields": {"text": "A fine film."},
+                                          "label": "positive"}, "perturbations": []}  # fmt: skip
+    content = "\n".join(json.dumps(s) for s in (GOOD_SET, alone)).encode()
+    admin = client_for(people["admin"])
+    response = import_sets(admin, project, format="sets_jsonl", accept="true",
+                           file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert response.json()["warnings"] == [{"line": None, "message": "1 set(s) have no "
+        "perturbation, kept as sets of one (an original alone, consistent when it is right): "
+        "a1."}]  # fmt: skip
+    made = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
+    assert made.status_code == 201, made.json()
+    assert made.json()["counts"]["sets"] == {"test": 2}
