@@ -101,7 +101,8 @@ class BundleWriter:
         shutil.rmtree(self.work, ignore_errors=True)
 
     def write_data(self, rows: Iterable[Row], alone: Iterable[dict[str, Any]] = ()) -> None:
-        """Write the data files from the release's rows in pivot order, counting what they hold
+        """Write the data files from the release's rows in pivot order, then its sets of one
+        (`alone`: originals with no perturbation, services.sets_of_one), counting what they hold
         (`counts_summary`, `seconds`). sets.jsonl goes straight into the zip, compressed as it
         is written; then a thread adds the other files to the zip while the caller goes on
         (`finish` waits for it)."""
