@@ -82,8 +82,11 @@ def predictions_enqueue(*, release: Release, split: str, upload: Any, user: Any)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     with transaction.atomic():
+        # The same file name again (a corrected file, say) is another run: "… (2)".
+        base = f"predictions: {name}"
+        taken = ModelSpec.objects.filter(project=project, name__startswith=base).count()
         spec = ModelSpec.objects.create(
-            project=project, name=f"predictions: {name}", kind=ModelSpec.Kind.PREDICTIONS,
-            source=str(relative), created_by=user_or_none(user),
+            project=project, name=f"{base} ({taken + 1})" if taken else base,
+            kind=ModelSpec.Kind.PREDICTIONS, source=str(relative), created_by=user_or_none(user),
         )  # fmt: skip
         return evaluation_enqueue(release=release, model=spec, split=split, user=user)

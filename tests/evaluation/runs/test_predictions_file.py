@@ -53,6 +53,11 @@ def test_a_classification_release_scored_from_a_json_object(released, people, cl
     assert m["consistency"] == pytest.approx(sum(map(all, by_set.values())) / len(by_set))
     assert m["missing"] == {"count": 1, "ids": [missing]}
     assert run.model.kind == "predictions" and run.model.name == "predictions: baseline.json"
+    again = post(admin, released.pk, "baseline.json", json.dumps(given))  # the same name again
+    assert again.status_code == 202, again.json()
+    assert EvaluationRun.objects.get(pk=again.json()["id"]).model.name == (
+        "predictions: baseline.json (2)"
+    )
     from django.test import Client
 
     browser = Client()
