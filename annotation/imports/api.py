@@ -10,6 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.data.api import batch_undo_answer
+from annotation.data.serializers import RemovalSerializer
 from annotation.imports.background import files_and_options, import_or_queue, job_answer
 from annotation.imports.published import import_published, uploads_in_order
 from annotation.imports.serializers import (
@@ -139,5 +141,11 @@ class PublishedImportView(APIView):
 class ImportJobView(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, slug: str, pk: int) -> Response:
+        """The background import job `pk`."""
         project = project_for(request.user, slug, Role.ADMIN)
         return Response(job_answer(get_object_or_404(ImportJob, project=project, pk=pk)))
+
+    @extend_schema(responses={200: RemovalSerializer})
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        """Undo the import batch `pk`: the `batch` an import's answer names (not the job)."""
+        return batch_undo_answer(request, slug, pk)

@@ -217,7 +217,7 @@ def import_sets(
         Example.objects.bulk_create(new, batch_size=2000)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
         created, skipped, repeats = _create_perturbations(
-            project, sets, pivots, tags, pseudo, accept
+            project, sets, pivots, tags, pseudo, accept, batch
         )
         if strict and repeats:
             raise ImportRejected(repeats)
@@ -239,6 +239,7 @@ def _create_perturbations(
     tags: dict[str, Tag],
     author: Any,
     accept: bool,
+    batch: ImportBatch,
 ) -> tuple[int, int, list[LineError]]:
     """Perturbations created, those already present, and the repeats kept."""
     now = timezone.now()
@@ -265,6 +266,7 @@ def _create_perturbations(
                 project=project,
                 pivot=pivot,
                 author=author,
+                batch=batch,
                 external_id=p.get("id") or "",
                 fields=p["fields"],
                 label=p["label"],

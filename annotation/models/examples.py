@@ -93,7 +93,11 @@ class Example(models.Model):
             models.CheckConstraint(condition=Q(split__in=SPLITS), name="example_split_valid"),
             models.CheckConstraint(condition=~Q(external_id=""), name="example_id_not_empty"),
         ]
-        indexes = [models.Index(fields=["project", "split", "label"])]
+        indexes = [
+            models.Index(fields=["project", "split", "label"]),
+            # The Data page's newest-first pages (keyset on id within a project)
+            models.Index(fields=["project", "id"], name="example_project_id"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id

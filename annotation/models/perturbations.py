@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models.examples import Example
+from annotation.models.examples import Example, ImportBatch
 from annotation.models.projects import Project, Tag
 
 
@@ -65,6 +65,10 @@ class Perturbation(models.Model):
     answers = models.JSONField(default=list, blank=True)
     majority_answers = models.JSONField(default=list, blank=True)
     tags = models.ManyToManyField(Tag, blank=True, related_name="perturbations")
+    # The set import that brought it, if any: undoing that import removes it.
+    batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="perturbations"
+    )
     rationale = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     guideline_version = models.PositiveIntegerField(default=0)
@@ -111,6 +115,8 @@ class Perturbation(models.Model):
         indexes = [
             models.Index(fields=["project", "status"]),
             models.Index(fields=["project", "author", "status"]),
+            # The Data page's newest-first pages (keyset on id within a project)
+            models.Index(fields=["project", "id"], name="perturbation_project_id"),
         ]
 
     def __str__(self) -> str:

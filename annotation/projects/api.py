@@ -2,12 +2,13 @@
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.data.api import project_delete_answer
 from annotation.pagination import page_of, paginated
 from annotation.permissions import (
     Role,
@@ -60,6 +61,14 @@ class ProjectDetailView(APIView):
         data.is_valid(raise_exception=True)
         project = services.project_update(project=project, user=request.user, **data.validated_data)
         return Response(ProjectOutputSerializer(project).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("confirm", str, required=True, description="the slug")],
+        responses={204: None},
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        """Delete the project and everything in it; 409 while it has published releases."""
+        return project_delete_answer(request, slug)
 
 
 class MemberView(APIView):

@@ -70,6 +70,12 @@ def plain_fields(fields: dict[str, str], project: Any) -> list[tuple[str, str]]:
 
 
 @register.filter
+def shown_fields(fields: dict[str, str], project: Any) -> list[tuple[str, str, str]]:
+    """(name, value, kind) of a row's fields in the project's order, for field_html."""
+    return project.shown_fields(fields)
+
+
+@register.filter
 def answers_shown(answers: list[Any]) -> str:
     """Answers for reading: alternatives apart with " · ", a multi-span answer's spans " | ";
     none yet (an original waiting for its answer) said so."""

@@ -58,6 +58,21 @@ def votes_imported(*, project: Project, deltas: Deltas) -> None:
     _apply(project, deltas)
 
 
+@transaction.atomic
+def items_removed(project: Project, item_ids: list[int]) -> None:
+    """Before these items are deleted: lock them (by id) and take their resolutions out of
+    their voters' agreement counters."""
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    item_ids = sorted(item_ids)
+    for start in range(0, len(item_ids), _BATCH):
+        chunk = item_ids[start : start + _BATCH]
+        items = ValidationItem.objects.select_for_update().filter(pk__in=chunk).order_by("pk")
+        for item in items:
+            if item.status == ValidationItem.Status.RESOLVED:
+                _add_resolution(deltas, item, -1)
+    _apply(project, deltas)
+
+
 def validator_set_qualified(
     *, project: Project, validator_id: int, qualified: bool, actor: Any
 ) -> None:
@@ -185,6 +200,34 @@ def item_reopen(*, item: ValidationItem, extra_votes: int) -> None:
     item.extra_votes += extra_votes
     item.save(update_fields=["status", "majority_label", "majority_answers", "resolved_at",
                              "extra_votes"])  # fmt: skip
+    _apply(item.project, deltas)
+
+
+@transaction.atomic
+def item_send_back(*, item: ValidationItem, clear_votes: bool, extra_votes: int) -> None:
+    """Send an unreleased item back to the queue: with its votes cleared (a fresh start), or
+    kept and `extra_votes` more asked for when it was resolved."""
+    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
+    if _is_released(item):
+        raise DomainError("A released item never changes.", code="conflict")
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    resolved = item.status == ValidationItem.Status.RESOLVED
+    if resolved:
+        _reopen(item, deltas)
+    item.status = ValidationItem.Status.OPEN
+    if clear_votes:
+        item.votes.all().delete()
+        item.leases.all().delete()
+        item.counted_votes, item.label_votes, item.extra_votes = 0, {}, 0
+    elif resolved:
+        item.extra_votes += extra_votes
+    item.save(update_fields=["status", "majority_label", "majority_answers", "resolved_at",
+                             "extra_votes", "counted_votes", "label_votes"])  # fmt: skip
+    if item.perturbation_id is not None:
+        Perturbation.objects.filter(pk=item.perturbation_id).update(
+            status=Perturbation.Status.SUBMITTED, majority_label="", majority_answers=[],
+            resolved_at=None,
+        )  # fmt: skip
     _apply(item.project, deltas)
 
 

@@ -1,0 +1,159 @@
+"""The Data page's bulk actions on a selection (POST /api/projects/{slug}/items/bulk/ alike):
+delete, send back to validation, accept or reject with a reason, add or remove a tag. Each is
+checked whole before anything changes, answers what it did and what it left (with why), and
+goes into the audit log."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.audit import audit
+from annotation.data.removal import items_delete
+from annotation.errors import DomainError
+from annotation.models import Lease, Perturbation, Project, ReleaseEntry, ValidationItem
+from annotation.validation.adjudication import EXTRA_VOTES
+from annotation.validation.quality import item_send_back
+from annotation.validation.queue import items_open_for
+
+ACTIONS = ("delete", "send_back", "accept", "reject", "tag", "untag")
+MAX_SELECTION = 500
+Status = Perturbation.Status
+
+
+@dataclass
+class Outcome:
+    done: int = 0
+    # {reason: how many of the selection it left alone}
+    left: dict[str, int] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def leave(self, reason: str) -> None:
+        self.left[reason] = self.left.get(reason, 0) + 1
+
+
+def checked_ids(value: Any) -> list[int]:
+    if not isinstance(value, list) or not value:
+        raise DomainError("ids is a non-empty list of ids.", field="ids")
+    if len(value) > MAX_SELECTION:
+        raise DomainError(f"Select at most {MAX_SELECTION} rows at a time.", field="ids")
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**63 for i in value):
+        raise DomainError("ids is a list of positive whole numbers.", field="ids")
+    return sorted(set(value))
+
+
+def bulk(
+    *, project: Project, actor: Any, action: str, kind: str, ids: Any,
+    options: dict[str, Any],
+) -> Outcome:  # fmt: skip
+    """Do `action` on the rows `ids` of `kind` (perturbations or originals)."""
+    if action not in ACTIONS:
+        raise DomainError(f"action is one of {', '.join(ACTIONS)}.", field="action")
+    chosen = checked_ids(ids)
+    if kind not in ("perturbations", "originals"):
+        raise DomainError("kind is perturbations or originals.", field="kind")
+    if action == "delete":
+        key = "originals" if kind == "originals" else "perturbations"
+        removal = items_delete(project=project, actor=actor, **{key: chosen})
+        return Outcome(removal.counts[key], details=removal.summary())
+    if kind != "perturbations":
+        raise DomainError(f"{action} applies to perturbations.", field="kind")
+    rows = Perturbation.objects.filter(project=project, pk__in=chosen)
+    if action == "send_back":
+        outcome = _send_back(rows, clear=bool(options.get("clear_votes")))
+    elif action in ("accept", "reject"):
+        outcome = _decide(rows, action, _reason(options.get("reason")))
+    else:
+        outcome = _tag(project, rows, options.get("tag"), add=action == "tag")
+    audit(actor=actor, action=f"bulk_{action}", project=project, ids=chosen, done=outcome.done,
+          left=outcome.left, **{k: v for k, v in options.items() if k in ("reason", "tag",
+                                                                        "clear_votes")})  # fmt: skip
+    return outcome
+
+
+def _reason(value: Any) -> str:
+    reason = value.strip() if isinstance(value, str) else ""
+    if not reason:
+        raise DomainError("Give a reason: it goes into the audit log.", field="reason")
+    return reason[:1000]
+
+
+def _released(rows: Any) -> set[int]:
+    return set(ReleaseEntry.objects.filter(perturbation__in=rows).values_list(
+        "perturbation_id", flat=True))  # fmt: skip
+
+
+def _send_back(rows: Any, *, clear: bool) -> Outcome:
+    outcome = Outcome()
+    released = _released(rows)
+    for p in rows.select_related("project", "pivot"):
+        if p.pk in released:
+            outcome.leave("in a published release")
+        elif p.status in (Status.DRAFT, Status.WITHDRAWN):
+            outcome.leave(f"{p.status}, not submitted")
+        elif not hasattr(p, "item"):  # imported as accepted: never validated here
+            with transaction.atomic():
+                Perturbation.objects.filter(pk=p.pk).update(status=Status.SUBMITTED,
+                                                            resolved_at=None)  # fmt: skip
+                p.status = Status.SUBMITTED
+                items_open_for(p)
+            outcome.done += 1
+        elif p.status == Status.SUBMITTED and not clear:
+            outcome.leave("already waiting for votes")
+        else:
+            item_send_back(item=p.item, clear_votes=clear, extra_votes=EXTRA_VOTES)
+            outcome.done += 1
+    return outcome
+
+
+def _decide(rows: Any, decision: str, reason: str) -> Outcome:
+    """An admin's decision on perturbations whatever their votes say: accepted ones are
+    released under their majority label (their own when there is none)."""
+    outcome = Outcome()
+    released = _released(rows)
+    status = Status.ACCEPTED if decision == "accept" else Status.REJECTED
+    with transaction.atomic():
+        items = ValidationItem.objects.select_for_update().filter(perturbation__in=rows)
+        list(items.order_by("pk").values_list("pk"))
+        for p in rows.select_for_update().order_by("pk"):
+            if p.pk in released:
+                outcome.leave("in a published release")
+            elif p.status in (Status.DRAFT, Status.WITHDRAWN):
+                outcome.leave(f"{p.status}, not submitted")
+            elif p.status == status:
+                outcome.leave(f"already {status}")
+            else:
+                p.status = status
+                p.resolved_at = p.resolved_at or timezone.now()
+                p.save(update_fields=["status", "resolved_at"])
+                outcome.done += 1
+        # Open items leave the queue: the decision is made.
+        open_items = items.filter(status=ValidationItem.Status.OPEN,
+                                  perturbation__status=status)  # fmt: skip
+        Lease.objects.filter(item__in=open_items).delete()
+        open_items.update(status=ValidationItem.Status.CLOSED)
+    outcome.details["reason"] = reason
+    return outcome
+
+
+def _tag(project: Project, rows: Any, name: Any, *, add: bool) -> Outcome:
+    tag = project.tags.filter(name=name).first() if isinstance(name, str) else None
+    if tag is None:
+        raise DomainError("tag names one of the project's tags.", field="tag")
+    through = Perturbation.tags.through
+    have = set(through.objects.filter(perturbation__in=rows, tag=tag).values_list(
+        "perturbation_id", flat=True))  # fmt: skip
+    ids = list(rows.values_list("pk", flat=True))
+    if add:
+        new = [through(perturbation_id=pk, tag_id=tag.pk) for pk in ids if pk not in have]
+        through.objects.bulk_create(new)
+        outcome = Outcome(len(new))
+        for _ in range(len(ids) - len(new)):
+            outcome.leave("already tagged")
+    else:
+        through.objects.filter(perturbation_id__in=ids, tag=tag).delete()
+        outcome = Outcome(len(have))
+        for _ in range(len(ids) - len(have)):
+            outcome.leave("not tagged")
+    return outcome

@@ -1,0 +1,129 @@
+"""The Data page for scripts (docs/api.md): list and filter a project's rows with keyset
+pagination, one row with its history, bulk actions, the undo of an import, deleting a project,
+and the audit log."""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.data import actions, history, records, removal, selectors
+from annotation.data.serializers import (
+    AuditEntrySerializer,
+    BulkResultSerializer,
+    BulkSerializer,
+    ItemDetailSerializer,
+    ItemPageSerializer,
+    RemovalSerializer,
+)
+from annotation.models import ImportBatch
+from annotation.pagination import page_of, paginated
+from annotation.permissions import Role, project_for
+
+FILTERS = [
+    OpenApiParameter("kind", enum=list(selectors.KINDS), default="perturbations"),
+    *(OpenApiParameter(name, str) for name in ("status", "split", "tag", "author", "label", "q")),
+    OpenApiParameter("batch", int, description="the import batch (originals it added, or "
+                     "perturbations it brought or written on its originals)"),  # fmt: skip
+    OpenApiParameter("warnings", bool, description="from an import that has warnings"),
+    OpenApiParameter("waiting", bool, description="originals waiting for an answer"),
+    OpenApiParameter("order", enum=list(selectors.ORDERS), default="newest"),
+    OpenApiParameter("after", int, description="the last id of the previous page"),
+    OpenApiParameter("size", int, description=f"rows per page, at most {selectors.MAX_PAGE_SIZE}"),
+]
+
+
+def _reader(request: Request, slug: str) -> tuple[Any, Any]:
+    project = project_for(request.user, slug, Role.ADMIN, Role.EXPERT)
+    return project, None if Role.ADMIN in project.user_roles else request.user
+
+
+class ItemListView(APIView):
+    @extend_schema(parameters=FILTERS, responses=ItemPageSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """Admins see every row; experts their own perturbations and the originals under them."""
+        project, mine = _reader(request, slug)
+        filters = selectors.Filters.parse(project, request.query_params)
+        qs = selectors.rows(project, filters, author=mine)
+        size = request.query_params.get("size")
+        page = selectors.page_of(records.with_relations(filters.kind, qs), filters,
+                                 request.query_params.get("after"), size)  # fmt: skip
+        count, more = selectors.count_upto(qs)
+        after = filters.query(after=page.after, **({"size": size} if size else {}))
+        url = request.build_absolute_uri(request.path)
+        answer = {
+            "results": records.records(filters.kind, page.rows), "count": count,
+            "count_is_lower_bound": more,
+            "next": f"{url}?{urlencode(after)}" if page.after else None,
+        }  # fmt: skip
+        return Response(ItemPageSerializer(answer).data)
+
+
+class ItemDetailView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("kind", enum=list(selectors.KINDS), default="perturbations")],
+        responses=ItemDetailSerializer,
+    )
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        project, mine = _reader(request, slug)
+        kind = request.query_params.get("kind") or "perturbations"
+        if kind == "originals":
+            row: Any = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
+            if mine is not None and not row.perturbations.filter(author=mine).exists():
+                raise Http404("No such row.")
+            record, events = records.original_record(row), history.original_history(row)
+        elif kind == "perturbations":
+            qs = records.perturbation_records(project.perturbations.all())
+            row = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
+            record, events = records.perturbation_record(row), history.perturbation_history(row)
+        else:
+            raise Http404("kind is perturbations or originals.")
+        answer = {"record": record, "history": [e.as_dict() for e in events]}
+        return Response(ItemDetailSerializer(answer).data)
+
+
+class BulkView(APIView):
+    @extend_schema(request=BulkSerializer, responses=BulkResultSerializer)
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for(request.user, slug, Role.ADMIN)
+        data = BulkSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        outcome = actions.bulk(
+            project=project, actor=request.user, action=values.pop("action"),
+            kind=values.pop("kind"), ids=values.pop("ids"), options=values,
+        )  # fmt: skip
+        answer = {"done": outcome.done, "left": outcome.left, "details": outcome.details}
+        return Response(BulkResultSerializer(answer).data)
+
+
+def batch_undo_answer(request: Request, slug: str, pk: int) -> Response:
+    """DELETE /api/projects/{slug}/imports/{batch}/: undo the import batch `pk` (the `batch`
+    of an import's answer); 409, with the reason, when a published release holds any of it."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    batch = get_object_or_404(ImportBatch, project=project, pk=pk)
+    done = removal.batch_undo(batch=batch, actor=request.user)
+    return Response(RemovalSerializer(done.summary()).data)
+
+
+class AuditView(APIView):
+    @extend_schema(responses=page_of(AuditEntrySerializer))
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's audit log, newest first."""
+        project = project_for(request.user, slug, Role.ADMIN)
+        log = project.audit_log.select_related("actor")
+        return paginated(request, self, log, AuditEntrySerializer)
+
+
+def project_delete_answer(request: Request, slug: str) -> Response:
+    """DELETE /api/projects/{slug}/?confirm={slug}, for ProjectDetailView."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    removal.project_delete(project=project, actor=request.user,
+                           confirm=request.query_params.get("confirm", ""))  # fmt: skip
+    return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,92 @@
+"""One row's story, oldest first: the import that brought it, its edits, every vote (validator
+and time), its resolution and every admin decision on it (the audit log)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from annotation.models import AuditLog, Example, Perturbation, ValidationItem, Vote
+
+
+@dataclass(frozen=True)
+class Event:
+    at: datetime | None
+    who: str
+    what: str
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "who": self.who, "what": self.what, "detail": self.detail}
+
+
+def _name(user: Any) -> str:
+    return user.username if user is not None else "command line"
+
+
+def _imported(example: Example) -> list[Event]:
+    batch = example.batch
+    if batch is None:
+        return []
+    return [Event(batch.created_at, _name(batch.created_by), "imported",
+                  f"{batch.source_name} (import {batch.pk})")]  # fmt: skip
+
+
+def _votes(item: ValidationItem | None) -> list[Event]:
+    if item is None:
+        return []
+    votes = Vote.objects.filter(item=item).select_related("validator").order_by("created_at", "id")
+    return [
+        Event(v.created_at, v.validator.username, "voted",
+              (v.label or v.answer) + ("" if v.counts else " (not counted: unqualified)")
+              + (f" · flags: {', '.join(v.flags)}" if v.flags else ""))
+        for v in votes
+    ]  # fmt: skip
+
+
+def _decisions(project_id: int, pk: int) -> list[Event]:
+    """Admin decisions on one perturbation, and the bulk actions whose selection held it (a
+    few hundred at most in a project's life, read whole)."""
+    log = AuditLog.objects.filter(project_id=project_id).select_related("actor")
+    rows = [*log.filter(details__perturbation=pk)] + [
+        a for a in log.filter(action__startswith="bulk_") if pk in a.details.get("ids", [])
+    ]
+    hidden = ("perturbation", "ids", "done", "left")
+    return [
+        Event(a.created_at, _name(a.actor), a.action.removeprefix("bulk_").replace("_", " "),
+              ", ".join(f"{k}: {v}" for k, v in a.details.items() if k not in hidden))
+        for a in rows
+    ]  # fmt: skip
+
+
+def _sorted(events: list[Event]) -> list[Event]:
+    return sorted(events, key=lambda e: (e.at is None, e.at or datetime.min))
+
+
+def perturbation_history(p: Perturbation) -> list[Event]:
+    events = [*_imported(p.pivot)]
+    if p.batch_id is not None:
+        batch = p.batch
+        events.append(Event(batch.created_at, _name(batch.created_by), "imported",
+                            f"{batch.source_name} (import {batch.pk})"))  # fmt: skip
+    else:
+        events.append(Event(p.created_at, _name(p.author), "written"))
+    for r in p.revisions.all():
+        events.append(Event(r.created_at, _name(p.author), f"revision {r.number} kept"))
+    if p.submitted_at:
+        events.append(Event(p.submitted_at, _name(p.author), "submitted"))
+    item = getattr(p, "item", None)
+    events += _votes(item)
+    if item is not None and item.resolved_at:
+        events.append(Event(item.resolved_at, "validation", "resolved",
+                            f"majority {item.majority_label or '–'} → {p.status}"))  # fmt: skip
+    events += _decisions(p.project_id, p.pk)
+    return _sorted(events)
+
+
+def original_history(example: Example) -> list[Event]:
+    events = _imported(example)
+    item = getattr(example, "control_item", None)
+    if item is not None:
+        events.append(Event(item.created_at, "validation", "mixed in as a control"))
+        events += _votes(item)
+    return _sorted(events)

@@ -1,0 +1,68 @@
+"""A row of the Data page as the page, the API and the selection's export all show it: one
+function per kind, reading a page's rows with their relations in a fixed number of queries."""
+
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Example, Perturbation
+
+
+def perturbation_records(qs: "QuerySet[Perturbation]") -> "QuerySet[Perturbation]":
+    return qs.select_related("pivot", "author", "item", "batch").prefetch_related("tags")
+
+
+def original_records(qs: "QuerySet[Example]") -> "QuerySet[Example]":
+    live = ~Q(perturbations__status=Perturbation.Status.WITHDRAWN)
+    return qs.select_related("batch", "control_item").annotate(
+        n_perturbations=Count("perturbations", filter=live)
+    )
+
+
+def perturbation_record(p: Perturbation) -> dict[str, Any]:
+    item = getattr(p, "item", None)
+    return {
+        "kind": "perturbation",
+        "id": p.pk,
+        "release_id": p.release_id,
+        "original": p.pivot.external_id,
+        "original_id": p.pivot_id,
+        "split": p.pivot.split,
+        "author": p.author.username,
+        "status": p.status,
+        "label": p.label,
+        "answers": p.answers,
+        "majority_label": p.majority_label,
+        "votes": item.label_votes if item else {},
+        "counted_votes": item.counted_votes if item else 0,
+        "tags": sorted(t.name for t in p.tags.all()),
+        "batch": p.batch_id,
+        "fields": p.fields,
+        "updated_at": p.updated_at,
+    }
+
+
+def original_record(e: Example) -> dict[str, Any]:
+    control = getattr(e, "control_item", None)
+    return {
+        "kind": "original",
+        "id": e.pk,
+        "external_id": e.external_id,
+        "split": e.split,
+        "label": e.label,
+        "answers": e.answers,
+        "waits_for_answer": e.waits_for_answer,
+        "perturbations": getattr(e, "n_perturbations", None),
+        "control": {"status": control.status, "votes": control.label_votes} if control else None,
+        "batch": e.batch_id,
+        "fields": e.fields,
+    }
+
+
+def records(kind: str, rows: list[Any]) -> list[dict[str, Any]]:
+    convert = original_record if kind == "originals" else perturbation_record
+    return [convert(row) for row in rows]
+
+
+def with_relations(kind: str, qs: QuerySet[Any]) -> QuerySet[Any]:
+    return original_records(qs) if kind == "originals" else perturbation_records(qs)

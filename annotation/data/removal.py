@@ -1,0 +1,162 @@
+"""Deleting what a project holds, and undoing an import (docs/data.md).
+
+One rule for every delete: a perturbation in a published release is kept, because a release
+never changes (its zip, entries and statistics stay as published). Everything else that hangs on
+what is deleted goes with it: an original takes its perturbations, a perturbation its revisions
+and validation item, an item its votes and leases; the validators' agreement counters lose the
+resolutions that leave. Each delete is one transaction, counted first (`plan`) so that the page
+can say what will go, and written to the audit log with its counts."""
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from annotation.audit import audit
+from annotation.errors import DomainError
+from annotation.models import (
+    Example,
+    ImportBatch,
+    Perturbation,
+    Project,
+    ReleaseEntry,
+    ValidationItem,
+    Vote,
+)
+from annotation.validation.quality import items_removed
+
+
+@dataclass
+class Removal:
+    """What a delete takes away (querysets, read inside its transaction), its counts, and what
+    it keeps for releases: {release version: perturbations of the selection it holds}."""
+
+    originals: "QuerySet[Example]"
+    perturbations: "QuerySet[Perturbation]"
+    kept: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def items(self) -> "QuerySet[ValidationItem]":
+        return ValidationItem.objects.filter(
+            Q(perturbation__in=self.perturbations.values("pk"))
+            | Q(control__in=self.originals.values("pk"))
+        )
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.counts, "kept": self.kept}
+
+
+def plan(
+    project: Project, *, originals: "QuerySet[Example] | None" = None,
+    perturbations: "QuerySet[Perturbation] | None" = None,
+) -> Removal:  # fmt: skip
+    """What deleting these originals (with every perturbation written on them) and these
+    perturbations takes away. A released perturbation is kept, and so is its original."""
+    originals = (originals if originals is not None else Example.objects.none()).filter(
+        project=project
+    )
+    chosen = perturbations if perturbations is not None else Perturbation.objects.none()
+    candidates = Perturbation.objects.filter(project=project).filter(
+        Q(pk__in=chosen.values("pk")) | Q(pivot__in=originals.values("pk"))
+    )
+    released = ReleaseEntry.objects.filter(perturbation__in=candidates.values("pk"))
+    kept = Counter(version for (version,) in released.values_list("release__version"))
+    removal = Removal(
+        originals=originals.exclude(pk__in=released.values("perturbation__pivot_id")),
+        perturbations=candidates.exclude(pk__in=released.values("perturbation_id")),
+        kept=dict(sorted(kept.items())),
+    )
+    items = removal.items()
+    removal.counts = {
+        "originals": removal.originals.count(),
+        "perturbations": removal.perturbations.count(),
+        "items": items.count(),
+        "votes": Vote.objects.filter(item__in=items.values("pk")).count(),
+    }
+    return removal
+
+
+@transaction.atomic
+def _remove(project: Project, removal: Removal) -> None:
+    """Delete what `removal` names. Items are locked (by id, the order votes lock them) and
+    their resolutions leave the agreement counters before the rows go."""
+    items_removed(project, list(removal.items().values_list("pk", flat=True)))
+    removal.perturbations.delete()
+    # With any perturbation written on them since the plan (none released: planned so)
+    Perturbation.objects.filter(pivot__in=removal.originals.values("pk")).delete()
+    removal.originals.delete()
+
+
+def items_delete(
+    *, project: Project, actor: Any, originals: Sequence[int] = (), perturbations: Sequence[int] = ()
+) -> Removal:
+    """Delete originals and perturbations by id (the Data page's bulk delete), keeping what
+    releases hold."""
+    with transaction.atomic():
+        removal = plan(
+            project,
+            originals=Example.objects.filter(pk__in=list(originals)),
+            perturbations=Perturbation.objects.filter(pk__in=list(perturbations)),
+        )
+        _remove(project, removal)
+        audit(actor=actor, action="items_deleted", project=project, **removal.summary())
+    return removal
+
+
+def batch_plan(batch: ImportBatch) -> Removal:
+    """What undoing an import takes away: the originals it added, the perturbations it brought,
+    and everything written on those originals since."""
+    return plan(
+        batch.project,
+        originals=Example.objects.filter(batch=batch),
+        perturbations=Perturbation.objects.filter(batch=batch),
+    )
+
+
+def batch_undo(*, batch: ImportBatch, actor: Any) -> Removal:
+    """Undo an import whole, or refuse (409) when a release holds any of it: a release never
+    changes, and half an import undone is not an undo."""
+    with transaction.atomic():
+        batch = ImportBatch.objects.select_for_update().get(pk=batch.pk)
+        removal = batch_plan(batch)
+        if removal.kept:
+            held = ", ".join(f"{n} in release {v}" for v, n in sorted(removal.kept.items()))
+            raise DomainError(
+                f"This import cannot be undone: published releases hold its perturbations "
+                f"({held}), and a release never changes. Delete the rest from the Data page.",
+                code="conflict",
+            )
+        _remove(batch.project, removal)
+        pk = batch.pk
+        batch.delete()
+        audit(actor=actor, action="import_undone", project=batch.project, batch=pk,
+              source=batch.source_name, **removal.counts)  # fmt: skip
+    return removal
+
+
+def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
+    """Delete a project and everything in it, once its slug is typed; refused (409) while it
+    has published releases, which never change."""
+    if confirm != project.slug:
+        raise DomainError(
+            f"Type the project's slug ({project.slug}) to confirm.", field="confirm"
+        )
+    versions = list(project.releases.values_list("version", flat=True))
+    if versions:
+        raise DomainError(
+            f"This project has published releases ({', '.join(versions)}); a release never "
+            "changes, so the project is kept.",
+            code="conflict",
+        )
+    slug, name = project.slug, project.name
+    with transaction.atomic():
+        counts = {
+            "originals": project.examples.count(),
+            "perturbations": project.perturbations.count(),
+        }
+        project.delete()
+        audit(actor=actor, action="project_deleted", project=None, slug=slug, name=name,
+              **counts)  # fmt: skip

@@ -1,0 +1,184 @@
+"""What a project holds, as the Data page and GET /api/projects/{slug}/items/ list it: originals
+and perturbations, filtered, searched and paged by keyset (newest or oldest first, by id), so
+that a page costs the same at the first row and the millionth (benchmarks/data_page.py)."""
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from annotation.errors import DomainError
+from annotation.models import Example, Perturbation, Project
+from annotation.projects.config import SPLITS
+
+KINDS = ("perturbations", "originals")
+ORDERS = ("newest", "oldest")
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class Filters:
+    """A list's filters, read from a query string; each empty one leaves the list alone."""
+
+    kind: str = "perturbations"
+    status: str = ""
+    split: str = ""
+    tag: str = ""
+    author: str = ""
+    label: str = ""
+    batch: int | None = None
+    q: str = ""
+    warnings: bool = False  # from an import that has warnings
+    waiting: bool = False  # originals that wait for an answer
+    order: str = "newest"
+
+    @classmethod
+    def parse(cls, project: Project, query: Any) -> "Filters":
+        """The filters of `query` (a QueryDict or dict), each checked: a bad value is an error
+        that names it, never an empty list."""
+        kind = query.get("kind") or "perturbations"
+        if kind not in KINDS:
+            raise DomainError(f"kind is one of {', '.join(KINDS)}.", field="kind")
+        status = query.get("status") or ""
+        if status and status not in Perturbation.Status.values:
+            raise DomainError(
+                f"status is one of {', '.join(Perturbation.Status.values)}.", field="status"
+            )
+        split = query.get("split") or ""
+        if split and split not in SPLITS:
+            raise DomainError(f"split is one of {', '.join(SPLITS)}.", field="split")
+        order = query.get("order") or "newest"
+        if order not in ORDERS:
+            raise DomainError("order is newest or oldest.", field="order")
+        return cls(
+            kind=kind,
+            status=status,
+            split=split,
+            tag=(query.get("tag") or "").strip(),
+            author=(query.get("author") or "").strip(),
+            label=(query.get("label") or "").strip(),
+            batch=_whole(query.get("batch"), "batch"),
+            q=(query.get("q") or "").strip()[:200],
+            warnings=query.get("warnings") in ("1", "true"),
+            waiting=query.get("waiting") in ("1", "true"),
+            order=order,
+        )
+
+    def query(self, **changes: Any) -> dict[str, Any]:
+        """These filters as query parameters (the ones set), with `changes`."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)} | changes
+        default = Filters()
+        return {
+            k: ("1" if v is True else v)
+            for k, v in values.items()
+            if v not in ("", None, False) and (k not in ("kind", "order") or v != getattr(default, k))
+        }
+
+
+def _whole(value: Any, name: str) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 1 or number > 2**63 - 1:
+        raise DomainError(f"{name} is a positive whole number.", field=name)
+    return number
+
+
+def rows(
+    project: Project, filters: Filters, *, author: Any = None
+) -> "QuerySet[Perturbation] | QuerySet[Example]":
+    """Every row the filters let through, in their order; `author` limits perturbations to
+    one user's own (what an expert may see) and originals to those they perturbed."""
+    if filters.kind == "originals":
+        return _originals(project, filters, author)
+    return _perturbations(project, filters, author)
+
+
+def _perturbations(project: Project, f: Filters, author: Any) -> "QuerySet[Perturbation]":
+    qs = Perturbation.objects.filter(project=project)
+    if author is not None:
+        qs = qs.filter(author=author)
+    if f.status:
+        qs = qs.filter(status=f.status)
+    if f.split:
+        qs = qs.filter(pivot__split=f.split)
+    if f.tag:
+        qs = qs.filter(tags__project=project, tags__name=f.tag)
+    if f.author:
+        qs = qs.filter(author__username=f.author)
+    if f.label:
+        qs = qs.filter(label=f.label)
+    if f.batch:
+        qs = qs.filter(Q(batch_id=f.batch) | Q(pivot__batch_id=f.batch))
+    if f.warnings:
+        qs = qs.filter(batch__isnull=False).exclude(batch__warnings=[])
+    if f.waiting:
+        qs = qs.filter(pivot__label="", pivot__answers=[])
+    if f.q:
+        qs = qs.filter(_search(project, f.q, "pivot__external_id"))
+    return qs.order_by("id" if f.order == "oldest" else "-id")
+
+
+def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]":
+    qs = Example.objects.filter(project=project)
+    if author is not None:
+        qs = qs.filter(pk__in=Perturbation.objects.filter(author=author).values("pivot_id"))
+    if f.status:
+        qs = qs.filter(pk__in=Perturbation.objects.filter(project=project, status=f.status)
+                       .values("pivot_id"))  # fmt: skip
+    if f.split:
+        qs = qs.filter(split=f.split)
+    if f.tag:
+        tagged = Perturbation.objects.filter(project=project, tags__name=f.tag)
+        qs = qs.filter(pk__in=tagged.values("pivot_id"))
+    if f.author:
+        by = Perturbation.objects.filter(project=project, author__username=f.author)
+        qs = qs.filter(pk__in=by.values("pivot_id"))
+    if f.label:
+        qs = qs.filter(label=f.label)
+    if f.batch:
+        qs = qs.filter(batch_id=f.batch)
+    if f.warnings:
+        qs = qs.filter(batch__isnull=False).exclude(batch__warnings=[])
+    if f.waiting:
+        qs = qs.filter(label="", answers=[])
+    if f.q:
+        qs = qs.filter(_search(project, f.q, "external_id"))
+    return qs.order_by("id" if f.order == "oldest" else "-id")
+
+
+def _search(project: Project, q: str, id_field: str) -> Q:
+    """`q` in any of the row's text fields, or the original's id exactly."""
+    found = Q(**{id_field: q})
+    for name in project.field_names:
+        found |= Q(**{f"fields__{name}__icontains": q})
+    return found
+
+
+@dataclass
+class Page:
+    rows: list[Any]
+    after: int | None  # the cursor of the next page, None on the last
+
+
+def page_of(qs: QuerySet[Any], filters: Filters, after: Any, size: Any = None) -> Page:
+    """One page of `qs` after the row with id `after` (keyset pagination)."""
+    cursor = _whole(after, "after")
+    limit = min(_whole(size, "size") or PAGE_SIZE, MAX_PAGE_SIZE)
+    if cursor is not None:
+        qs = qs.filter(pk__gt=cursor) if filters.order == "oldest" else qs.filter(pk__lt=cursor)
+    got = list(qs[: limit + 1])
+    more = len(got) > limit
+    got = got[:limit]
+    return Page(got, got[-1].pk if more and got else None)
+
+
+def count_upto(qs: QuerySet[Any], cap: int = 10_000) -> tuple[int, bool]:
+    """How many rows match, counted up to `cap` (a million-row count is not worth its time):
+    (count, True when there are more)."""
+    n = qs.order_by().values("pk")[: cap + 1].count()
+    return min(n, cap), n > cap

@@ -1,0 +1,175 @@
+"""The Data page (every original and perturbation of a project, filtered and paged), one row's
+page with its history, bulk actions, the undo of an import, the deletion of a project, and the
+audit log (docs/data.md)."""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.data import actions, history, records, removal, selectors
+from annotation.data.audit import audit_rows
+from annotation.downloads import checked_format, download
+from annotation.errors import DomainError, flash_refusal
+from annotation.models import Example, ImportBatch, Perturbation
+from annotation.permissions import Role, project_for
+from annotation.projects.config import SPLITS
+
+READERS = (Role.ADMIN, Role.EXPERT)
+
+
+def _reader(request: HttpRequest, slug: str) -> tuple[Any, Any]:
+    """The project, and the author whose own work is all the user may see (None for admins)."""
+    project = project_for(request.user, slug, *READERS)
+    mine = None if Role.ADMIN in project.user_roles else request.user
+    return project, mine
+
+
+@login_required
+def data_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project, mine = _reader(request, slug)
+    try:
+        filters = selectors.Filters.parse(project, request.GET)
+        qs = selectors.rows(project, filters, author=mine)
+        page = selectors.page_of(
+            records.with_relations(filters.kind, qs), filters, request.GET.get("after")
+        )
+    except DomainError as error:
+        status = flash_refusal(request, error)
+        return render(request, "annotation/data.html", {"project": project, "broken": True},
+                      status=status)  # fmt: skip
+    total, more = selectors.count_upto(qs)
+    context = {
+        "project": project, "filters": filters, "rows": records.records(filters.kind, page.rows),
+        "total": total, "more": more, "splits": SPLITS, "statuses": Perturbation.Status.choices,
+        "tags": project.tags.values_list("name", flat=True), "may_act": mine is None,
+        "batches": project.import_batches.values_list("pk", "source_name")[:200],
+        "next": urlencode(filters.query(after=page.after)) if page.after else "",
+        "first": urlencode(filters.query()) if request.GET.get("after") else "",
+        "this": urlencode(filters.query(after=request.GET.get("after") or "")),
+        "actions": actions.ACTIONS,
+    }  # fmt: skip
+    return render(request, "annotation/data.html", context)
+
+
+@login_required
+def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
+    project, mine = _reader(request, slug)
+    if kind == "originals":
+        row: Any = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
+        if mine is not None and not row.perturbations.filter(author=mine).exists():
+            raise Http404("No such row.")
+        events = history.original_history(row)
+        record = records.original_record(row)
+        related = records.records("perturbations", list(records.perturbation_records(
+            row.perturbations.all() if mine is None else row.perturbations.filter(author=mine)
+        )))  # fmt: skip
+    else:
+        qs = records.perturbation_records(project.perturbations.all())
+        row = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
+        events, record, related = history.perturbation_history(row), records.perturbation_record(row), []
+    context = {"project": project, "kind": kind, "row": row, "record": record,
+               "events": events, "related": related, "may_act": mine is None}  # fmt: skip
+    return render(request, "annotation/data_item.html", context)
+
+
+@login_required
+@require_POST
+def bulk_action(request: HttpRequest, slug: str) -> HttpResponse:
+    """A bulk action on the rows ticked on the Data page; a delete asks first, with its counts;
+    export sends the selection as a file."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    back = f"{redirect('data', slug=slug).url}?{request.POST.get('back', '')}"
+    kind = request.POST.get("kind", "perturbations")
+    action = request.POST.get("action", "")
+    try:
+        ids = [_id for _id in (_int(v) for v in request.POST.getlist("ids")) if _id]
+        if action == "export":
+            return _export(project, kind, actions.checked_ids(ids), request.POST.get("format"))
+        if action == "delete" and not request.POST.get("confirmed"):
+            key = "originals" if kind == "originals" else "perturbations"
+            model = Example if kind == "originals" else Perturbation
+            plan = removal.plan(project, **{key: model.objects.filter(pk__in=actions.checked_ids(ids))})
+            context = {"project": project, "plan": plan, "ids": ids, "kind": kind,
+                       "back": request.POST.get("back", ""), "what": f"{len(ids)} selected {kind}"}  # fmt: skip
+            return render(request, "annotation/data_confirm.html", context)
+        options = {k: request.POST.get(k) for k in ("reason", "tag")}
+        options["clear_votes"] = request.POST.get("clear_votes") == "1"
+        outcome = actions.bulk(project=project, actor=request.user, action=action, kind=kind,
+                               ids=ids, options=options)  # fmt: skip
+    except DomainError as error:
+        flash_refusal(request, error)
+        return redirect(back)
+    said = f"{action.replace('_', ' ').capitalize()}: {outcome.done} done."
+    if outcome.left:
+        said += " Left alone: " + "; ".join(f"{n} {why}" for why, n in outcome.left.items()) + "."
+    kept = outcome.details.get("kept")
+    if kept:
+        said += " Kept for releases: " + ", ".join(f"{n} in {v}" for v, n in kept.items()) + "."
+    (messages.warning if outcome.left or kept else messages.success)(request, said)
+    return redirect(back)
+
+
+def _int(value: str) -> int | None:
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def _export(project: Any, kind: str, ids: list[int], fmt: Any) -> StreamingHttpResponse:
+    model: Any = Example if kind == "originals" else Perturbation
+    qs = records.with_relations(kind, model.objects.filter(project=project, pk__in=ids))
+    rows = records.records(kind, list(qs.order_by("pk")))
+    return download(rows, checked_format(fmt), f"{project.slug}-{kind}-selection")
+
+
+@login_required
+def batch_undo(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Undo an import: a page that counts what goes, then the undo itself."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    batch = get_object_or_404(ImportBatch, project=project, pk=pk)
+    if request.method == "POST":
+        try:
+            done = removal.batch_undo(batch=batch, actor=request.user)
+        except DomainError as error:
+            flash_refusal(request, error)
+            return redirect("batch-undo", slug=slug, pk=pk)
+        c = done.counts
+        messages.success(request, f"Undid the import of {batch.source_name}: removed "
+                         f"{c['originals']} originals, {c['perturbations']} perturbations, "
+                         f"{c['items']} validation items and {c['votes']} votes.")  # fmt: skip
+        return redirect("project-import", slug=slug)
+    context = {"project": project, "plan": removal.batch_plan(batch), "batch": batch,
+               "what": f"the import of {batch.source_name}"}  # fmt: skip
+    return render(request, "annotation/data_confirm.html", context)
+
+
+@login_required
+@require_POST
+def project_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    try:
+        removal.project_delete(project=project, actor=request.user,
+                               confirm=request.POST.get("confirm", ""))  # fmt: skip
+    except DomainError as error:
+        flash_refusal(request, error)
+        return redirect("project-settings", slug=slug)
+    messages.success(request, f"Deleted the project {project.name} ({slug}).")
+    return redirect("project-list")
+
+
+@login_required
+def audit_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = project_for(request.user, slug, Role.ADMIN)
+    if request.GET.get("format"):
+        try:
+            fmt = checked_format(request.GET["format"])
+        except DomainError as error:
+            return HttpResponse(error.message, status=400, content_type="text/plain")
+        return download(audit_rows(project), fmt, f"{project.slug}-audit")
+    log = project.audit_log.select_related("actor")
+    page = Paginator(log, 50).get_page(request.GET.get("page"))
+    return render(request, "annotation/audit.html", {"project": project, "page": page, "query": ""})

@@ -1,0 +1,30 @@
+// The Data page: ticking rows (the header box ticks the page, Shift+click a range), the count of
+// ticked rows, and Apply only when something is ticked.
+(() => {
+  const form = document.getElementById("data-bulk");
+  if (!form) return;
+  const boxes = () => Array.from(form.querySelectorAll('input[name="ids"]'));
+  const all = document.getElementById("select-all");
+  const count = document.getElementById("selected-count");
+  const go = document.getElementById("bulk-go");
+  let last = null;
+  const update = () => {
+    const n = boxes().filter((b) => b.checked).length;
+    if (count) count.textContent = String(n);
+    if (go) go.disabled = n === 0;
+    if (all) all.checked = n > 0 && n === boxes().length;
+  };
+  if (all) all.addEventListener("change", () => { boxes().forEach((b) => { b.checked = all.checked; }); update(); });
+  form.addEventListener("click", (event) => {
+    const box = event.target;
+    if (!(box instanceof HTMLInputElement) || box.name !== "ids") return;
+    const list = boxes();
+    if (event.shiftKey && last !== null) {
+      const [a, b] = [list.indexOf(last), list.indexOf(box)].sort((x, y) => x - y);
+      list.slice(a, b + 1).forEach((other) => { other.checked = box.checked; });
+    }
+    last = box;
+    update();
+  });
+  update();
+})();
