@@ -157,6 +157,9 @@ def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
             "originals": project.examples.count(),
             "perturbations": project.perturbations.count(),
         }
+        # Children before what they protect: perturbations, then originals, then the rest.
+        project.perturbations.all().delete()
+        project.examples.all().delete()
         project.delete()
         audit(actor=actor, action="project_deleted", project=None, slug=slug, name=name,
               **counts)  # fmt: skip

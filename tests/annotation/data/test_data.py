@@ -49,7 +49,9 @@ def snapshot(project: Project) -> dict[str, object]:
 
 
 def release_bytes(release) -> str:  # type: ignore[no-untyped-def]
-    return hashlib.sha256((Path(django_settings.MEDIA_ROOT) / release.bundle).read_bytes()).hexdigest()
+    return hashlib.sha256(
+        (Path(django_settings.MEDIA_ROOT) / release.bundle).read_bytes()
+    ).hexdigest()
 
 
 def import_cad_dev(client, project):  # type: ignore[no-untyped-def]
@@ -102,3 +104,282 @@ def test_cads_import_is_undone_whole_and_nothing_else_changes(
     assert (entry.actor, entry.details["originals"], entry.details["votes"]) == (
         people["admin"], rows, 5,
     )  # fmt: skip
+
+
+def walk(client, url: str) -> list[int]:  # type: ignore[no-untyped-def]
+    """Every id of a listing, page after page (keyset: each page names the next)."""
+    ids: list[int] = []
+    while url:
+        response = client.get(url)
+        assert response.status_code == 200, response.json()
+        body = response.json()
+        ids += [row["id"] for row in body["results"]]
+        url = body["next"]
+    return ids
+
+
+@pytest.fixture
+def mixed(project, people):  # type: ignore[no-untyped-def]
+    """Perturbations of two authors with every combination this test filters on."""
+    other = member(project, "otto", "expert")
+    made = []
+    for n in range(9):
+        author = people["expert"] if n % 2 else other
+        pivot = ExampleFactory(project=project, external_id=f"m{n}", split=("test", "dev")[n % 3 == 0],
+                               fields={"text": f"Review {n}: the film was good."})  # fmt: skip
+        tag = "negation" if n % 3 else "intensity"
+        made.append(submitted_perturbation(project, author, pivot=pivot, tag=tag))
+    Perturbation.objects.filter(pk__in=[p.pk for p in made[:3]]).update(status="accepted")
+    return made
+
+
+@pytest.mark.parametrize(
+    "query, keep",
+    [
+        ("", lambda p: True),
+        ("status=accepted", lambda p: p.status == "accepted"),
+        ("split=dev", lambda p: p.pivot.split == "dev"),
+        ("tag=intensity", lambda p: p.tags.filter(name="intensity").exists()),
+        ("author=otto", lambda p: p.author.username == "otto"),
+        ("q=Review 4:", lambda p: "Review 4:" in p.fields["text"]),
+        ("q=m7", lambda p: p.pivot.external_id == "m7"),
+        (
+            "status=submitted&tag=negation",
+            lambda p: p.status == "submitted" and p.tags.filter(name="negation").exists(),
+        ),
+    ],
+)
+@pytest.mark.parametrize("order", ["newest", "oldest"])
+def test_filters_and_keyset_pages_list_each_match_once_in_order(
+    project, people, mixed, client_for, query, keep, order
+):
+    rows = [p for p in Perturbation.objects.filter(project=project) if keep(p)]
+    expected = sorted((p.pk for p in rows), reverse=order == "newest")
+    url = f"/api/projects/{project.slug}/items/?size=2&order={order}&{query}"
+    assert walk(client_for(people["admin"]), url) == expected
+
+
+def test_originals_list_filters_by_import_and_waiting(project, people, client_for):
+    admin = client_for(people["admin"])
+    content = b'{"id": "a", "text": "One.", "label": "positive"}\n{"id": "b", "text": "Two.", "label": "negative"}\n'
+    response = admin.post(f"/api/projects/{project.slug}/examples/import/",
+                          {"file": SimpleUploadedFile("two.jsonl", content)}, format="multipart")  # fmt: skip
+    assert response.status_code == 201, response.json()
+    batch = response.json()["batch"]
+    ExampleFactory(project=project, external_id="elsewhere")
+    mine = sorted(Example.objects.filter(external_id__in=["a", "b"]).values_list("pk", flat=True))
+    url = f"/api/projects/{project.slug}/items/?kind=originals&order=oldest&batch={batch}"
+    assert walk(admin, url) == mine
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [("kind=votes", "kind"), ("status=maybe", "status"), ("split=val", "split"),
+     ("batch=x", "batch"), ("after=-3", "after"), ("order=random", "order"),
+     ("batch=99999999999999999999", "batch")],
+)  # fmt: skip
+def test_a_bad_filter_is_named_not_an_empty_list(project, people, client_for, query, field):
+    response = client_for(people["admin"]).get(f"/api/projects/{project.slug}/items/?{query}")
+    assert response.status_code == 400
+    assert response.json()["field"] == field, response.json()
+
+
+def test_experts_see_only_their_own_and_others_nothing(project, people, mixed, client_for):
+    url = f"/api/projects/{project.slug}/items/"
+    own = sorted((p.pk for p in mixed if p.author == people["expert"]), reverse=True)
+    assert walk(client_for(people["expert"]), url) == own
+    other = next(p for p in mixed if p.author != people["expert"])
+    assert client_for(people["expert"]).get(f"{url}{other.pk}/").status_code == 404
+    assert client_for(people["validator"]).get(url).status_code == 403
+    assert client_for(people["outsider"]).get(url).status_code == 404
+    assert client_for().get(url).status_code in (401, 403)
+    bulk = {"action": "delete", "ids": [other.pk]}
+    assert client_for(people["expert"]).post(f"{url}bulk/", bulk, format="json").status_code == 403
+    assert (
+        client_for(people["outsider"]).post(f"{url}bulk/", bulk, format="json").status_code == 404
+    )
+    assert Perturbation.objects.filter(pk=other.pk).exists()
+
+
+def test_a_rows_history_has_its_votes_with_validator_and_time(
+    project, people, validators, client_for
+):
+    p = submitted_perturbation(project, people["expert"])
+    vote_all(p.item, validators, ["negative"] * 3 + ["positive"] * 2)
+    body = client_for(people["admin"]).get(f"/api/projects/{project.slug}/items/{p.pk}/").json()
+    votes = [e for e in body["history"] if e["what"] == "voted"]
+    assert sorted(e["who"] for e in votes) == [v.username for v in validators]
+    assert Counter(e["detail"] for e in votes) == {"negative": 3, "positive": 2}
+    whats = [e["what"] for e in body["history"]]
+    assert whats.index("submitted") < whats.index("voted") < whats.index("resolved")
+    assert body["record"]["status"] == "accepted" and body["record"]["votes"] == {
+        "negative": 3, "positive": 2,
+    }  # fmt: skip
+
+
+def test_undo_is_refused_while_a_release_holds_the_import(
+    project, people, client_for, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    admin = client_for(people["admin"])
+    line = {"original": {"id": "r1", "fields": {"text": "A good film."}, "label": "positive"},
+            "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative",
+                               "tags": ["negation"]}]}  # fmt: skip
+    response = admin.post(
+        f"/api/projects/{project.slug}/import/sets/",
+        {"format": "sets_jsonl", "accept": "true",
+         "file": SimpleUploadedFile("s.jsonl", json.dumps(line).encode())},
+        format="multipart",
+    )  # fmt: skip
+    batch = response.json()["batch"]
+    assert (
+        admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"}).status_code == 201
+    )
+    before = snapshot(project)
+    response = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
+    assert response.status_code == 409
+    assert "release 1.0" in response.json()["detail"]
+    assert snapshot(project) == before
+
+
+def test_deleting_released_rows_keeps_them_and_says_so(project, people, released, client_for):
+    sha = release_bytes(released)
+    ids = list(released.perturbations.values_list("pk", flat=True))
+    loose = submitted_perturbation(project, people["expert"])
+    response = client_for(people["admin"]).post(
+        f"/api/projects/{project.slug}/items/bulk/",
+        {"action": "delete", "ids": [*ids, loose.pk]}, format="json",
+    )  # fmt: skip
+    assert response.status_code == 200, response.json()
+    assert response.json()["done"] == 1
+    assert response.json()["details"]["kept"] == {"1.0": len(ids)}
+    assert set(released.perturbations.values_list("pk", flat=True)) == set(ids)
+    assert not Perturbation.objects.filter(pk=loose.pk).exists()
+    assert release_bytes(released) == sha
+
+
+def independent_counters(project: Project) -> list[tuple[str, int, int]]:
+    """Each validator's votes on resolved items, and those that match the majority, recounted
+    from the votes that remain (the rule of docs/validation.md, written here)."""
+    resolved: Counter[str] = Counter()
+    agreed: Counter[str] = Counter()
+    votes = Vote.objects.filter(item__project=project, item__status="resolved")
+    for vote in votes.select_related("item", "validator"):
+        resolved[vote.validator.username] += 1
+        agreed[vote.validator.username] += vote.label == vote.item.majority_label
+    return sorted((v, resolved[v], agreed[v]) for v in resolved)
+
+
+def test_deleting_voted_rows_takes_their_votes_out_of_agreement(
+    project, people, validators, client_for
+):
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(3)]
+    for p, labels in zip(made, (["negative"] * 5, ["negative"] * 3 + ["positive"] * 2,
+                                ["positive"] * 4 + ["negative"]), strict=True):  # fmt: skip
+        vote_all(p.item, validators, labels)
+    response = client_for(people["admin"]).post(
+        f"/api/projects/{project.slug}/items/bulk/",
+        {"action": "delete", "ids": [made[1].pk]}, format="json",
+    )  # fmt: skip
+    assert response.status_code == 200
+    stored = ValidatorStatus.objects.filter(project=project, resolved_votes__gt=0)
+    assert sorted(stored.values_list("validator__username", "resolved_votes", "agreed_votes")) == (
+        independent_counters(project)
+    )
+    assert Vote.objects.filter(item__project=project).count() == 10
+
+
+def test_send_back_with_votes_cleared_or_kept(project, people, validators, client_for):
+    a, b = (submitted_perturbation(project, people["expert"]) for _ in range(2))
+    for p in (a, b):
+        vote_all(p.item, validators, ["negative"] * 3 + ["positive"] * 2)
+    url = f"/api/projects/{project.slug}/items/bulk/"
+    admin = client_for(people["admin"])
+    response = admin.post(url, {"action": "send_back", "ids": [a.pk], "clear_votes": True},
+                          format="json")  # fmt: skip
+    assert response.json()["done"] == 1
+    response = admin.post(url, {"action": "send_back", "ids": [b.pk]}, format="json")
+    a.item.refresh_from_db()
+    b.item.refresh_from_db()
+    assert (a.item.status, a.item.counted_votes, a.item.votes.count()) == ("open", 0, 0)
+    assert (b.item.status, b.item.counted_votes, b.item.extra_votes) == ("open", 5, 2)
+    assert Perturbation.objects.get(pk=a.pk).status == "submitted"
+    stored = ValidatorStatus.objects.filter(project=project, resolved_votes__gt=0)
+    assert list(stored) == [] and independent_counters(project) == []
+
+
+def test_accept_and_reject_need_a_reason_and_are_logged(project, people, client_for):
+    p = submitted_perturbation(project, people["expert"])
+    url = f"/api/projects/{project.slug}/items/bulk/"
+    admin = client_for(people["admin"])
+    response = admin.post(url, {"action": "accept", "ids": [p.pk]}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "reason"
+    response = admin.post(url, {"action": "accept", "ids": [p.pk], "reason": "checked by hand"},
+                          format="json")  # fmt: skip
+    assert response.json()["done"] == 1
+    p.refresh_from_db()
+    p.item.refresh_from_db()
+    assert (p.status, p.item.status) == ("accepted", "closed")
+    entry = AuditLog.objects.get(action="bulk_accept")
+    assert (entry.details["reason"], entry.details["ids"]) == ("checked by hand", [p.pk])
+    history = admin.get(f"/api/projects/{project.slug}/items/{p.pk}/").json()["history"]
+    assert any(e["what"] == "accept" and "checked by hand" in e["detail"] for e in history)
+
+
+def test_tags_are_added_and_removed_in_bulk(project, people, client_for):
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(3)]
+    url = f"/api/projects/{project.slug}/items/bulk/"
+    admin = client_for(people["admin"])
+    ids = [p.pk for p in made]
+    response = admin.post(url, {"action": "tag", "ids": ids, "tag": "intensity"}, format="json")
+    assert response.json()["done"] == 3
+    tagged = Perturbation.objects.filter(tags__name="intensity").values_list("pk", flat=True)
+    assert sorted(tagged) == sorted(ids)
+    response = admin.post(
+        url, {"action": "untag", "ids": ids[:1], "tag": "intensity"}, format="json"
+    )
+    assert response.json()["done"] == 1
+    assert sorted(
+        Perturbation.objects.filter(tags__name="intensity").values_list("pk", flat=True)
+    ) == sorted(ids[1:])
+    response = admin.post(url, {"action": "tag", "ids": ids, "tag": "nope"}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "tag"
+
+
+def test_a_project_is_deleted_once_its_slug_is_typed(project, people, client_for):
+    submitted_perturbation(project, people["expert"])
+    admin = client_for(people["admin"])
+    assert admin.delete(f"/api/projects/{project.slug}/").status_code == 400
+    assert admin.delete(f"/api/projects/{project.slug}/?confirm=other").status_code == 400
+    assert client_for(people["expert"]).delete(
+        f"/api/projects/{project.slug}/?confirm={project.slug}").status_code == 403  # fmt: skip
+    assert admin.delete(f"/api/projects/{project.slug}/?confirm={project.slug}").status_code == 204
+    assert not Project.objects.filter(slug="sentiment").exists()
+    assert (
+        not Example.objects.exists() or not Example.objects.filter(project_id=project.pk).exists()
+    )
+    entry = AuditLog.objects.get(action="project_deleted")
+    assert (entry.details["slug"], entry.details["perturbations"]) == ("sentiment", 1)
+
+
+def test_a_project_with_releases_is_kept(project, people, released, client_for):
+    response = client_for(people["admin"]).delete(
+        f"/api/projects/{project.slug}/?confirm=sentiment"
+    )
+    assert response.status_code == 409 and "1.0" in response.json()["detail"]
+    assert Project.objects.filter(pk=project.pk).exists()
+
+
+def test_audit_log_lists_what_was_done(project, people, client_for):
+    p = submitted_perturbation(project, people["expert"])
+    admin = client_for(people["admin"])
+    admin.post(f"/api/projects/{project.slug}/items/bulk/", {"action": "delete", "ids": [p.pk]},
+               format="json")  # fmt: skip
+    body = admin.get(f"/api/projects/{project.slug}/audit/").json()
+    first = body["results"][0]
+    assert (first["actor"], first["action"], first["details"]["perturbations"]) == (
+        "alice", "items_deleted", 1,
+    )  # fmt: skip
+    assert (
+        client_for(people["expert"]).get(f"/api/projects/{project.slug}/audit/").status_code == 403
+    )
