@@ -44,9 +44,14 @@ def checked_ids(value: Any) -> list[int]:
 
 
 def bulk(
-    *, project: Project, actor: Any, action: str, kind: str, ids: Any,
+    *,
+    project: Project,
+    actor: Any,
+    action: str,
+    kind: str,
+    ids: Any,
     options: dict[str, Any],
-) -> Outcome:  # fmt: skip
+) -> Outcome:
     """Do `action` on the rows `ids` of `kind` (perturbations or originals)."""
     if action not in ACTIONS:
         raise DomainError(f"action is one of {', '.join(ACTIONS)}.", field="action")
@@ -66,9 +71,16 @@ def bulk(
         outcome = _decide(rows, action, _reason(options.get("reason")))
     else:
         outcome = _tag(project, rows, options.get("tag"), add=action == "tag")
-    audit(actor=actor, action=f"bulk_{action}", project=project, ids=chosen, done=outcome.done,
-          left=outcome.left, **{k: v for k, v in options.items() if k in ("reason", "tag",
-                                                                        "clear_votes")})  # fmt: skip
+    logged = {k: v for k, v in options.items() if k in ("reason", "tag", "clear_votes")}
+    audit(
+        actor=actor,
+        action=f"bulk_{action}",
+        project=project,
+        ids=chosen,
+        done=outcome.done,
+        left=outcome.left,
+        **logged,
+    )
     return outcome
 
 
@@ -80,8 +92,9 @@ def _reason(value: Any) -> str:
 
 
 def _released(rows: Any) -> set[int]:
-    return set(ReleaseEntry.objects.filter(perturbation__in=rows).values_list(
-        "perturbation_id", flat=True))  # fmt: skip
+    return set(
+        ReleaseEntry.objects.filter(perturbation__in=rows).values_list("perturbation_id", flat=True)
+    )
 
 
 def _send_back(rows: Any, *, clear: bool) -> Outcome:
@@ -94,8 +107,9 @@ def _send_back(rows: Any, *, clear: bool) -> Outcome:
             outcome.leave(f"{p.status}, not submitted")
         elif not hasattr(p, "item"):  # imported as accepted: never validated here
             with transaction.atomic():
-                Perturbation.objects.filter(pk=p.pk).update(status=Status.SUBMITTED,
-                                                            resolved_at=None)  # fmt: skip
+                Perturbation.objects.filter(pk=p.pk).update(
+                    status=Status.SUBMITTED, resolved_at=None
+                )
                 p.status = Status.SUBMITTED
                 items_open_for(p)
             outcome.done += 1
@@ -129,8 +143,7 @@ def _decide(rows: Any, decision: str, reason: str) -> Outcome:
                 p.save(update_fields=["status", "resolved_at"])
                 outcome.done += 1
         # Open items leave the queue: the decision is made.
-        open_items = items.filter(status=ValidationItem.Status.OPEN,
-                                  perturbation__status=status)  # fmt: skip
+        open_items = items.filter(status=ValidationItem.Status.OPEN, perturbation__status=status)
         Lease.objects.filter(item__in=open_items).delete()
         open_items.update(status=ValidationItem.Status.CLOSED)
     outcome.details["reason"] = reason
@@ -142,8 +155,11 @@ def _tag(project: Project, rows: Any, name: Any, *, add: bool) -> Outcome:
     if tag is None:
         raise DomainError("tag names one of the project's tags.", field="tag")
     through = Perturbation.tags.through
-    have = set(through.objects.filter(perturbation__in=rows, tag=tag).values_list(
-        "perturbation_id", flat=True))  # fmt: skip
+    have = set(
+        through.objects.filter(perturbation__in=rows, tag=tag).values_list(
+            "perturbation_id", flat=True
+        )
+    )
     ids = list(rows.values_list("pk", flat=True))
     if add:
         new = [through(perturbation_id=pk, tag_id=tag.pk) for pk in ids if pk not in have]

@@ -29,8 +29,12 @@ from annotation.permissions import Role, project_for
 FILTERS = [
     OpenApiParameter("kind", enum=list(selectors.KINDS), default="perturbations"),
     *(OpenApiParameter(name, str) for name in ("status", "split", "tag", "author", "label", "q")),
-    OpenApiParameter("batch", int, description="the import batch (originals it added, or "
-                     "perturbations it brought or written on its originals)"),  # fmt: skip
+    OpenApiParameter(
+        "batch",
+        int,
+        description="the import batch: the originals it added, or the perturbations it brought "
+        "or that were written on its originals",
+    ),
     OpenApiParameter("warnings", bool, description="from an import that has warnings"),
     OpenApiParameter("waiting", bool, description="originals waiting for an answer"),
     OpenApiParameter("order", enum=list(selectors.ORDERS), default="newest"),
@@ -41,7 +45,7 @@ FILTERS = [
 
 def _reader(request: Request, slug: str) -> tuple[Any, Any]:
     project = project_for(request.user, slug, Role.ADMIN, Role.EXPERT)
-    return project, None if Role.ADMIN in project.user_roles else request.user
+    return project, None if Role.ADMIN in project.user_roles else request.user  # type: ignore[attr-defined]
 
 
 class ItemListView(APIView):
@@ -52,16 +56,21 @@ class ItemListView(APIView):
         filters = selectors.Filters.parse(project, request.query_params)
         qs = selectors.rows(project, filters, author=mine)
         size = request.query_params.get("size")
-        page = selectors.page_of(records.with_relations(filters.kind, qs), filters,
-                                 request.query_params.get("after"), size)  # fmt: skip
+        page = selectors.page_of(
+            records.with_relations(filters.kind, qs),
+            filters,
+            request.query_params.get("after"),
+            size,
+        )
         count, more = selectors.count_upto(qs)
         after = filters.query(after=page.after, **({"size": size} if size else {}))
         url = request.build_absolute_uri(request.path)
         answer = {
-            "results": records.records(filters.kind, page.rows), "count": count,
+            "results": records.records(filters.kind, page.rows),
+            "count": count,
             "count_is_lower_bound": more,
             "next": f"{url}?{urlencode(after)}" if page.after else None,
-        }  # fmt: skip
+        }
         return Response(ItemPageSerializer(answer).data)
 
 
@@ -96,9 +105,13 @@ class BulkView(APIView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         outcome = actions.bulk(
-            project=project, actor=request.user, action=values.pop("action"),
-            kind=values.pop("kind"), ids=values.pop("ids"), options=values,
-        )  # fmt: skip
+            project=project,
+            actor=request.user,
+            action=values.pop("action"),
+            kind=values.pop("kind"),
+            ids=values.pop("ids"),
+            options=values,
+        )
         answer = {"done": outcome.done, "left": outcome.left, "details": outcome.details}
         return Response(BulkResultSerializer(answer).data)
 
@@ -124,6 +137,7 @@ class AuditView(APIView):
 def project_delete_answer(request: Request, slug: str) -> Response:
     """DELETE /api/projects/{slug}/?confirm={slug}, for ProjectDetailView."""
     project = project_for(request.user, slug, Role.ADMIN)
-    removal.project_delete(project=project, actor=request.user,
-                           confirm=request.query_params.get("confirm", ""))  # fmt: skip
+    removal.project_delete(
+        project=project, actor=request.user, confirm=request.query_params.get("confirm", "")
+    )
     return Response(status=status.HTTP_204_NO_CONTENT)

@@ -23,12 +23,18 @@ def _name(user: Any) -> str:
     return user.username if user is not None else "command line"
 
 
-def _imported(example: Example) -> list[Event]:
-    batch = example.batch
+def _imported(row: Example | Perturbation) -> list[Event]:
+    batch = row.batch
     if batch is None:
         return []
-    return [Event(batch.created_at, _name(batch.created_by), "imported",
-                  f"{batch.source_name} (import {batch.pk})")]  # fmt: skip
+    return [
+        Event(
+            batch.created_at,
+            _name(batch.created_by),
+            "imported",
+            f"{batch.source_name} (import {batch.pk})",
+        )
+    ]
 
 
 def _votes(item: ValidationItem | None) -> list[Event]:
@@ -36,11 +42,16 @@ def _votes(item: ValidationItem | None) -> list[Event]:
         return []
     votes = Vote.objects.filter(item=item).select_related("validator").order_by("created_at", "id")
     return [
-        Event(v.created_at, v.validator.username, "voted",
-              (v.label or v.answer) + ("" if v.counts else " (not counted: unqualified)")
-              + (f" · flags: {', '.join(v.flags)}" if v.flags else ""))
+        Event(
+            v.created_at,
+            v.validator.username,
+            "voted",
+            (v.label or v.answer)
+            + ("" if v.counts else " (not counted: unqualified)")
+            + (f" · flags: {', '.join(v.flags)}" if v.flags else ""),
+        )
         for v in votes
-    ]  # fmt: skip
+    ]
 
 
 def _decisions(project_id: int, pk: int) -> list[Event]:
@@ -52,10 +63,14 @@ def _decisions(project_id: int, pk: int) -> list[Event]:
     ]
     hidden = ("perturbation", "ids", "done", "left")
     return [
-        Event(a.created_at, _name(a.actor), a.action.removeprefix("bulk_").replace("_", " "),
-              ", ".join(f"{k}: {v}" for k, v in a.details.items() if k not in hidden))
+        Event(
+            a.created_at,
+            _name(a.actor),
+            a.action.removeprefix("bulk_").replace("_", " "),
+            ", ".join(f"{k}: {v}" for k, v in a.details.items() if k not in hidden),
+        )
         for a in rows
-    ]  # fmt: skip
+    ]
 
 
 def _sorted(events: list[Event]) -> list[Event]:
@@ -65,9 +80,7 @@ def _sorted(events: list[Event]) -> list[Event]:
 def perturbation_history(p: Perturbation) -> list[Event]:
     events = [*_imported(p.pivot)]
     if p.batch_id is not None:
-        batch = p.batch
-        events.append(Event(batch.created_at, _name(batch.created_by), "imported",
-                            f"{batch.source_name} (import {batch.pk})"))  # fmt: skip
+        events += _imported(p)
     else:
         events.append(Event(p.created_at, _name(p.author), "written"))
     for r in p.revisions.all():
@@ -77,8 +90,14 @@ def perturbation_history(p: Perturbation) -> list[Event]:
     item = getattr(p, "item", None)
     events += _votes(item)
     if item is not None and item.resolved_at:
-        events.append(Event(item.resolved_at, "validation", "resolved",
-                            f"majority {item.majority_label or '–'} → {p.status}"))  # fmt: skip
+        events.append(
+            Event(
+                item.resolved_at,
+                "validation",
+                "resolved",
+                f"majority {item.majority_label or 'none'}, so {p.status}",
+            )
+        )
     events += _decisions(p.project_id, p.pk)
     return _sorted(events)
 

@@ -50,9 +50,11 @@ class Removal:
 
 
 def plan(
-    project: Project, *, originals: "QuerySet[Example] | None" = None,
+    project: Project,
+    *,
+    originals: "QuerySet[Example] | None" = None,
     perturbations: "QuerySet[Perturbation] | None" = None,
-) -> Removal:  # fmt: skip
+) -> Removal:
     """What deleting these originals (with every perturbation written on them) and these
     perturbations takes away. A released perturbation is kept, and so is its original."""
     originals = (originals if originals is not None else Example.objects.none()).filter(
@@ -91,7 +93,11 @@ def _remove(project: Project, removal: Removal) -> None:
 
 
 def items_delete(
-    *, project: Project, actor: Any, originals: Sequence[int] = (), perturbations: Sequence[int] = ()
+    *,
+    project: Project,
+    actor: Any,
+    originals: Sequence[int] = (),
+    perturbations: Sequence[int] = (),
 ) -> Removal:
     """Delete originals and perturbations by id (the Data page's bulk delete), keeping what
     releases hold."""
@@ -132,8 +138,14 @@ def batch_undo(*, batch: ImportBatch, actor: Any) -> Removal:
         _remove(batch.project, removal)
         pk = batch.pk
         batch.delete()
-        audit(actor=actor, action="import_undone", project=batch.project, batch=pk,
-              source=batch.source_name, **removal.counts)  # fmt: skip
+        audit(
+            actor=actor,
+            action="import_undone",
+            project=batch.project,
+            batch=pk,
+            source=batch.source_name,
+            **removal.counts,
+        )
     return removal
 
 
@@ -141,9 +153,7 @@ def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
     """Delete a project and everything in it, once its slug is typed; refused (409) while it
     has published releases, which never change."""
     if confirm != project.slug:
-        raise DomainError(
-            f"Type the project's slug ({project.slug}) to confirm.", field="confirm"
-        )
+        raise DomainError(f"Type the project's slug ({project.slug}) to confirm.", field="confirm")
     versions = list(project.releases.values_list("version", flat=True))
     if versions:
         raise DomainError(
@@ -161,5 +171,4 @@ def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
         project.perturbations.all().delete()
         project.examples.all().delete()
         project.delete()
-        audit(actor=actor, action="project_deleted", project=None, slug=slug, name=name,
-              **counts)  # fmt: skip
+        audit(actor=actor, action="project_deleted", project=None, slug=slug, name=name, **counts)

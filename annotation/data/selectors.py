@@ -68,11 +68,11 @@ class Filters:
     def query(self, **changes: Any) -> dict[str, Any]:
         """These filters as query parameters (the ones set), with `changes`."""
         values = {f.name: getattr(self, f.name) for f in fields(self)} | changes
-        default = Filters()
+        defaults = {"kind": "perturbations", "order": "newest"}
         return {
             k: ("1" if v is True else v)
             for k, v in values.items()
-            if v not in ("", None, False) and (k not in ("kind", "order") or v != getattr(default, k))
+            if v not in ("", None, False) and defaults.get(k) != v
         }
 
 
@@ -128,8 +128,9 @@ def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]"
     if author is not None:
         qs = qs.filter(pk__in=Perturbation.objects.filter(author=author).values("pivot_id"))
     if f.status:
-        qs = qs.filter(pk__in=Perturbation.objects.filter(project=project, status=f.status)
-                       .values("pivot_id"))  # fmt: skip
+        qs = qs.filter(
+            pk__in=Perturbation.objects.filter(project=project, status=f.status).values("pivot_id")
+        )
     if f.split:
         qs = qs.filter(split=f.split)
     if f.tag:

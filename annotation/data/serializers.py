@@ -11,9 +11,9 @@ class RecordSerializer(serializers.Serializer):
 
     kind = serializers.ChoiceField(choices=["perturbation", "original"])
     id = serializers.IntegerField()
-    fields = serializers.DictField(child=serializers.CharField())
+    fields = serializers.DictField(child=serializers.CharField())  # type: ignore[assignment]
     split = serializers.CharField()
-    label = serializers.CharField(allow_blank=True)
+    label = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     answers = serializers.ListField(child=serializers.JSONField())
     batch = serializers.IntegerField(allow_null=True)
     release_id = serializers.CharField(required=False)
@@ -56,8 +56,9 @@ class BulkSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS, default="perturbations")
     ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
-        allow_empty=False, max_length=MAX_SELECTION,
-    )  # fmt: skip
+        allow_empty=False,
+        max_length=MAX_SELECTION,
+    )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=1000)
     tag = serializers.CharField(required=False, max_length=100)
     clear_votes = serializers.BooleanField(default=False)

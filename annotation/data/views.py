@@ -26,7 +26,7 @@ READERS = (Role.ADMIN, Role.EXPERT)
 def _reader(request: HttpRequest, slug: str) -> tuple[Any, Any]:
     """The project, and the author whose own work is all the user may see (None for admins)."""
     project = project_for(request.user, slug, *READERS)
-    mine = None if Role.ADMIN in project.user_roles else request.user
+    mine = None if Role.ADMIN in project.user_roles else request.user  # type: ignore[attr-defined]
     return project, mine
 
 
@@ -41,19 +41,26 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except DomainError as error:
         status = flash_refusal(request, error)
-        return render(request, "annotation/data.html", {"project": project, "broken": True},
-                      status=status)  # fmt: skip
+        return render(
+            request, "annotation/data.html", {"project": project, "broken": True}, status=status
+        )
     total, more = selectors.count_upto(qs)
     context = {
-        "project": project, "filters": filters, "rows": records.records(filters.kind, page.rows),
-        "total": total, "more": more, "splits": SPLITS, "statuses": Perturbation.Status.choices,
-        "tags": project.tags.values_list("name", flat=True), "may_act": mine is None,
+        "project": project,
+        "filters": filters,
+        "rows": records.records(filters.kind, page.rows),
+        "total": total,
+        "more": more,
+        "splits": SPLITS,
+        "statuses": Perturbation.Status.choices,
+        "tags": project.tags.values_list("name", flat=True),
+        "may_act": mine is None,
         "batches": project.import_batches.values_list("pk", "source_name")[:200],
         "next": urlencode(filters.query(after=page.after)) if page.after else "",
         "first": urlencode(filters.query()) if request.GET.get("after") else "",
         "this": urlencode(filters.query(after=request.GET.get("after") or "")),
         "actions": actions.ACTIONS,
-    }  # fmt: skip
+    }
     return render(request, "annotation/data.html", context)
 
 
@@ -66,21 +73,39 @@ def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpRespon
             raise Http404("No such row.")
         events = history.original_history(row)
         record = records.original_record(row)
-        related = records.records("perturbations", list(records.perturbation_records(
-            row.perturbations.all() if mine is None else row.perturbations.filter(author=mine)
-        )))  # fmt: skip
+        related = records.records(
+            "perturbations",
+            list(
+                records.perturbation_records(
+                    row.perturbations.all()
+                    if mine is None
+                    else row.perturbations.filter(author=mine)
+                )
+            ),
+        )
     else:
         qs = records.perturbation_records(project.perturbations.all())
         row = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
-        events, record, related = history.perturbation_history(row), records.perturbation_record(row), []
-    context = {"project": project, "kind": kind, "row": row, "record": record,
-               "events": events, "related": related, "may_act": mine is None}  # fmt: skip
+        events, record, related = (
+            history.perturbation_history(row),
+            records.perturbation_record(row),
+            [],
+        )
+    context = {
+        "project": project,
+        "kind": kind,
+        "row": row,
+        "record": record,
+        "events": events,
+        "related": related,
+        "may_act": mine is None,
+    }
     return render(request, "annotation/data_item.html", context)
 
 
 @login_required
 @require_POST
-def bulk_action(request: HttpRequest, slug: str) -> HttpResponse:
+def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     """A bulk action on the rows ticked on the Data page; a delete asks first, with its counts;
     export sends the selection as a file."""
     project = project_for(request.user, slug, Role.ADMIN)
@@ -94,14 +119,22 @@ def bulk_action(request: HttpRequest, slug: str) -> HttpResponse:
         if action == "delete" and not request.POST.get("confirmed"):
             key = "originals" if kind == "originals" else "perturbations"
             model = Example if kind == "originals" else Perturbation
-            plan = removal.plan(project, **{key: model.objects.filter(pk__in=actions.checked_ids(ids))})
-            context = {"project": project, "plan": plan, "ids": ids, "kind": kind,
-                       "back": request.POST.get("back", ""), "what": f"{len(ids)} selected {kind}"}  # fmt: skip
+            chosen: Any = model.objects.filter(pk__in=actions.checked_ids(ids))
+            plan = removal.plan(project, **{key: chosen})
+            context = {
+                "project": project,
+                "plan": plan,
+                "ids": ids,
+                "kind": kind,
+                "back": request.POST.get("back", ""),
+                "what": f"{len(ids)} selected {kind}",
+            }
             return render(request, "annotation/data_confirm.html", context)
-        options = {k: request.POST.get(k) for k in ("reason", "tag")}
+        options: dict[str, Any] = {k: request.POST.get(k) for k in ("reason", "tag")}
         options["clear_votes"] = request.POST.get("clear_votes") == "1"
-        outcome = actions.bulk(project=project, actor=request.user, action=action, kind=kind,
-                               ids=ids, options=options)  # fmt: skip
+        outcome = actions.bulk(
+            project=project, actor=request.user, action=action, kind=kind, ids=ids, options=options
+        )
     except DomainError as error:
         flash_refusal(request, error)
         return redirect(back)
@@ -138,12 +171,19 @@ def batch_undo(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             flash_refusal(request, error)
             return redirect("batch-undo", slug=slug, pk=pk)
         c = done.counts
-        messages.success(request, f"Undid the import of {batch.source_name}: removed "
-                         f"{c['originals']} originals, {c['perturbations']} perturbations, "
-                         f"{c['items']} validation items and {c['votes']} votes.")  # fmt: skip
+        messages.success(
+            request,
+            f"Undid the import of {batch.source_name}: removed "
+            f"{c['originals']} originals, {c['perturbations']} perturbations, "
+            f"{c['items']} validation items and {c['votes']} votes.",
+        )
         return redirect("project-import", slug=slug)
-    context = {"project": project, "plan": removal.batch_plan(batch), "batch": batch,
-               "what": f"the import of {batch.source_name}"}  # fmt: skip
+    context = {
+        "project": project,
+        "plan": removal.batch_plan(batch),
+        "batch": batch,
+        "what": f"the import of {batch.source_name}",
+    }
     return render(request, "annotation/data_confirm.html", context)
 
 
@@ -152,8 +192,9 @@ def batch_undo(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def project_delete(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     try:
-        removal.project_delete(project=project, actor=request.user,
-                               confirm=request.POST.get("confirm", ""))  # fmt: skip
+        removal.project_delete(
+            project=project, actor=request.user, confirm=request.POST.get("confirm", "")
+        )
     except DomainError as error:
         flash_refusal(request, error)
         return redirect("project-settings", slug=slug)
@@ -162,7 +203,7 @@ def project_delete(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def audit_page(request: HttpRequest, slug: str) -> HttpResponse:
+def audit_page(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     if request.GET.get("format"):
         try:

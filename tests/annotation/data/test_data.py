@@ -40,12 +40,18 @@ def snapshot(project: Project) -> dict[str, object]:
     return {
         "examples": sorted(Example.objects.filter(project=project).values_list("pk", flat=True)),
         "perturbations": sorted(project.perturbations.values_list("pk", "status")),
-        "items": sorted(ValidationItem.objects.filter(project=project).values_list(
-            "pk", "status", "counted_votes")),
+        "items": sorted(
+            ValidationItem.objects.filter(project=project).values_list(
+                "pk", "status", "counted_votes"
+            )
+        ),
         "votes": sorted(Vote.objects.filter(item__project=project).values_list("pk", flat=True)),
-        "counters": sorted(ValidatorStatus.objects.filter(project=project).values_list(
-            "validator__username", "resolved_votes", "agreed_votes", "qualified")),
-    }  # fmt: skip
+        "counters": sorted(
+            ValidatorStatus.objects.filter(project=project).values_list(
+                "validator__username", "resolved_votes", "agreed_votes", "qualified"
+            )
+        ),
+    }
 
 
 def release_bytes(release) -> str:  # type: ignore[no-untyped-def]
@@ -60,14 +66,16 @@ def import_cad_dev(client, project):  # type: ignore[no-untyped-def]
     original, contrast = folder / "orig" / "dev.tsv", folder / "new" / "dev.tsv"
     return client.post(
         f"/api/projects/{project.slug}/import/sets/",
-        {"format": "paired_tsv",
-         "original": SimpleUploadedFile("orig-dev.tsv", original.read_bytes()),
-         "contrast": SimpleUploadedFile("new-dev.tsv", contrast.read_bytes()),
-         "mapping": json.dumps({"text": "Text", "label": "Sentiment"}),
-         "labels": json.dumps({"Positive": "positive", "Negative": "negative"}),
-         "tags": "negation"},
+        {
+            "format": "paired_tsv",
+            "original": SimpleUploadedFile("orig-dev.tsv", original.read_bytes()),
+            "contrast": SimpleUploadedFile("new-dev.tsv", contrast.read_bytes()),
+            "mapping": json.dumps({"text": "Text", "label": "Sentiment"}),
+            "labels": json.dumps({"Positive": "positive", "Negative": "negative"}),
+            "tags": "negation",
+        },
         format="multipart",
-    )  # fmt: skip
+    )
 
 
 def test_cads_import_is_undone_whole_and_nothing_else_changes(
@@ -95,15 +103,21 @@ def test_cads_import_is_undone_whole_and_nothing_else_changes(
     response = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
     assert response.status_code == 200, response.json()
     assert response.json() == {
-        "originals": rows, "perturbations": rows, "items": new_items, "votes": 5, "kept": {},
-    }  # fmt: skip
+        "originals": rows,
+        "perturbations": rows,
+        "items": new_items,
+        "votes": 5,
+        "kept": {},
+    }
     assert snapshot(project) == before
     assert release_bytes(released) == release_sha
     assert admin.get(f"/api/releases/{released.pk}/download/").status_code == 200
     entry = AuditLog.objects.get(action="import_undone")
     assert (entry.actor, entry.details["originals"], entry.details["votes"]) == (
-        people["admin"], rows, 5,
-    )  # fmt: skip
+        people["admin"],
+        rows,
+        5,
+    )
 
 
 def walk(client, url: str) -> list[int]:  # type: ignore[no-untyped-def]
@@ -125,8 +139,12 @@ def mixed(project, people):  # type: ignore[no-untyped-def]
     made = []
     for n in range(9):
         author = people["expert"] if n % 2 else other
-        pivot = ExampleFactory(project=project, external_id=f"m{n}", split=("test", "dev")[n % 3 == 0],
-                               fields={"text": f"Review {n}: the film was good."})  # fmt: skip
+        pivot = ExampleFactory(
+            project=project,
+            external_id=f"m{n}",
+            split=("test", "dev")[n % 3 == 0],
+            fields={"text": f"Review {n}: the film was good."},
+        )
         tag = "negation" if n % 3 else "intensity"
         made.append(submitted_perturbation(project, author, pivot=pivot, tag=tag))
     Perturbation.objects.filter(pk__in=[p.pk for p in made[:3]]).update(status="accepted")
@@ -161,9 +179,15 @@ def test_filters_and_keyset_pages_list_each_match_once_in_order(
 
 def test_originals_list_filters_by_import_and_waiting(project, people, client_for):
     admin = client_for(people["admin"])
-    content = b'{"id": "a", "text": "One.", "label": "positive"}\n{"id": "b", "text": "Two.", "label": "negative"}\n'
-    response = admin.post(f"/api/projects/{project.slug}/examples/import/",
-                          {"file": SimpleUploadedFile("two.jsonl", content)}, format="multipart")  # fmt: skip
+    content = b"".join(
+        json.dumps({"id": i, "text": t, "label": label}).encode() + b"\n"
+        for i, t, label in (("a", "One.", "positive"), ("b", "Two.", "negative"))
+    )
+    response = admin.post(
+        f"/api/projects/{project.slug}/examples/import/",
+        {"file": SimpleUploadedFile("two.jsonl", content)},
+        format="multipart",
+    )
     assert response.status_code == 201, response.json()
     batch = response.json()["batch"]
     ExampleFactory(project=project, external_id="elsewhere")
@@ -174,10 +198,16 @@ def test_originals_list_filters_by_import_and_waiting(project, people, client_fo
 
 @pytest.mark.parametrize(
     "query, field",
-    [("kind=votes", "kind"), ("status=maybe", "status"), ("split=val", "split"),
-     ("batch=x", "batch"), ("after=-3", "after"), ("order=random", "order"),
-     ("batch=99999999999999999999", "batch")],
-)  # fmt: skip
+    [
+        ("kind=votes", "kind"),
+        ("status=maybe", "status"),
+        ("split=val", "split"),
+        ("batch=x", "batch"),
+        ("after=-3", "after"),
+        ("order=random", "order"),
+        ("batch=99999999999999999999", "batch"),
+    ],
+)
 def test_a_bad_filter_is_named_not_an_empty_list(project, people, client_for, query, field):
     response = client_for(people["admin"]).get(f"/api/projects/{project.slug}/items/?{query}")
     assert response.status_code == 400
@@ -213,8 +243,9 @@ def test_a_rows_history_has_its_votes_with_validator_and_time(
     whats = [e["what"] for e in body["history"]]
     assert whats.index("submitted") < whats.index("voted") < whats.index("resolved")
     assert body["record"]["status"] == "accepted" and body["record"]["votes"] == {
-        "negative": 3, "positive": 2,
-    }  # fmt: skip
+        "negative": 3,
+        "positive": 2,
+    }
 
 
 def test_undo_is_refused_while_a_release_holds_the_import(
@@ -222,15 +253,21 @@ def test_undo_is_refused_while_a_release_holds_the_import(
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
     admin = client_for(people["admin"])
-    line = {"original": {"id": "r1", "fields": {"text": "A good film."}, "label": "positive"},
-            "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative",
-                               "tags": ["negation"]}]}  # fmt: skip
+    line = {
+        "original": {"id": "r1", "fields": {"text": "A good film."}, "label": "positive"},
+        "perturbations": [
+            {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["negation"]}
+        ],
+    }
     response = admin.post(
         f"/api/projects/{project.slug}/import/sets/",
-        {"format": "sets_jsonl", "accept": "true",
-         "file": SimpleUploadedFile("s.jsonl", json.dumps(line).encode())},
+        {
+            "format": "sets_jsonl",
+            "accept": "true",
+            "file": SimpleUploadedFile("s.jsonl", json.dumps(line).encode()),
+        },
         format="multipart",
-    )  # fmt: skip
+    )
     batch = response.json()["batch"]
     assert (
         admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"}).status_code == 201
@@ -248,8 +285,9 @@ def test_deleting_released_rows_keeps_them_and_says_so(project, people, released
     loose = submitted_perturbation(project, people["expert"])
     response = client_for(people["admin"]).post(
         f"/api/projects/{project.slug}/items/bulk/",
-        {"action": "delete", "ids": [*ids, loose.pk]}, format="json",
-    )  # fmt: skip
+        {"action": "delete", "ids": [*ids, loose.pk]},
+        format="json",
+    )
     assert response.status_code == 200, response.json()
     assert response.json()["done"] == 1
     assert response.json()["details"]["kept"] == {"1.0": len(ids)}
@@ -274,13 +312,17 @@ def test_deleting_voted_rows_takes_their_votes_out_of_agreement(
     project, people, validators, client_for
 ):
     made = [submitted_perturbation(project, people["expert"]) for _ in range(3)]
-    for p, labels in zip(made, (["negative"] * 5, ["negative"] * 3 + ["positive"] * 2,
-                                ["positive"] * 4 + ["negative"]), strict=True):  # fmt: skip
+    for p, labels in zip(
+        made,
+        (["negative"] * 5, ["negative"] * 3 + ["positive"] * 2, ["positive"] * 4 + ["negative"]),
+        strict=True,
+    ):
         vote_all(p.item, validators, labels)
     response = client_for(people["admin"]).post(
         f"/api/projects/{project.slug}/items/bulk/",
-        {"action": "delete", "ids": [made[1].pk]}, format="json",
-    )  # fmt: skip
+        {"action": "delete", "ids": [made[1].pk]},
+        format="json",
+    )
     assert response.status_code == 200
     stored = ValidatorStatus.objects.filter(project=project, resolved_votes__gt=0)
     assert sorted(stored.values_list("validator__username", "resolved_votes", "agreed_votes")) == (
@@ -295,8 +337,9 @@ def test_send_back_with_votes_cleared_or_kept(project, people, validators, clien
         vote_all(p.item, validators, ["negative"] * 3 + ["positive"] * 2)
     url = f"/api/projects/{project.slug}/items/bulk/"
     admin = client_for(people["admin"])
-    response = admin.post(url, {"action": "send_back", "ids": [a.pk], "clear_votes": True},
-                          format="json")  # fmt: skip
+    response = admin.post(
+        url, {"action": "send_back", "ids": [a.pk], "clear_votes": True}, format="json"
+    )
     assert response.json()["done"] == 1
     response = admin.post(url, {"action": "send_back", "ids": [b.pk]}, format="json")
     a.item.refresh_from_db()
@@ -314,8 +357,9 @@ def test_accept_and_reject_need_a_reason_and_are_logged(project, people, client_
     admin = client_for(people["admin"])
     response = admin.post(url, {"action": "accept", "ids": [p.pk]}, format="json")
     assert response.status_code == 400 and response.json()["field"] == "reason"
-    response = admin.post(url, {"action": "accept", "ids": [p.pk], "reason": "checked by hand"},
-                          format="json")  # fmt: skip
+    response = admin.post(
+        url, {"action": "accept", "ids": [p.pk], "reason": "checked by hand"}, format="json"
+    )
     assert response.json()["done"] == 1
     p.refresh_from_db()
     p.item.refresh_from_db()
@@ -351,8 +395,12 @@ def test_a_project_is_deleted_once_its_slug_is_typed(project, people, client_for
     admin = client_for(people["admin"])
     assert admin.delete(f"/api/projects/{project.slug}/").status_code == 400
     assert admin.delete(f"/api/projects/{project.slug}/?confirm=other").status_code == 400
-    assert client_for(people["expert"]).delete(
-        f"/api/projects/{project.slug}/?confirm={project.slug}").status_code == 403  # fmt: skip
+    assert (
+        client_for(people["expert"])
+        .delete(f"/api/projects/{project.slug}/?confirm={project.slug}")
+        .status_code
+        == 403
+    )
     assert admin.delete(f"/api/projects/{project.slug}/?confirm={project.slug}").status_code == 204
     assert not Project.objects.filter(slug="sentiment").exists()
     assert (
@@ -373,13 +421,18 @@ def test_a_project_with_releases_is_kept(project, people, released, client_for):
 def test_audit_log_lists_what_was_done(project, people, client_for):
     p = submitted_perturbation(project, people["expert"])
     admin = client_for(people["admin"])
-    admin.post(f"/api/projects/{project.slug}/items/bulk/", {"action": "delete", "ids": [p.pk]},
-               format="json")  # fmt: skip
+    admin.post(
+        f"/api/projects/{project.slug}/items/bulk/",
+        {"action": "delete", "ids": [p.pk]},
+        format="json",
+    )
     body = admin.get(f"/api/projects/{project.slug}/audit/").json()
     first = body["results"][0]
     assert (first["actor"], first["action"], first["details"]["perturbations"]) == (
-        "alice", "items_deleted", 1,
-    )  # fmt: skip
+        "alice",
+        "items_deleted",
+        1,
+    )
     assert (
         client_for(people["expert"]).get(f"/api/projects/{project.slug}/audit/").status_code == 403
     )
