@@ -19,9 +19,7 @@ api_urls = [
     path("projects/<slug:slug>/members/", project_api.MemberView.as_view(), name="api-members"),
     path("projects/<slug:slug>/items/", data_api.ItemListView.as_view(), name="api-items"),
     path("projects/<slug:slug>/items/bulk/", data_api.BulkView.as_view(), name="api-items-bulk"),
-    path(
-        "projects/<slug:slug>/items/<id:pk>/", data_api.ItemDetailView.as_view(), name="api-item"
-    ),
+    path("projects/<slug:slug>/items/<id:pk>/", data_api.ItemDetailView.as_view(), name="api-item"),
     path("projects/<slug:slug>/audit/", data_api.AuditView.as_view(), name="api-audit"),
     path(
         "projects/<slug:slug>/examples/import/",
@@ -141,14 +139,10 @@ page_urls = [
     path("p/<slug:slug>/members/", project_views.members_page, name="project-members"),
     path("p/<slug:slug>/data/", data_views.data_page, name="data"),
     path("p/<slug:slug>/data/bulk/", data_views.bulk_action, name="data-bulk"),
-    path(
-        "p/<slug:slug>/data/<str:kind>/<id:pk>/", data_views.item_page, name="data-item"
-    ),
+    path("p/<slug:slug>/data/<str:kind>/<id:pk>/", data_views.item_page, name="data-item"),
     path("p/<slug:slug>/audit/", data_views.audit_page, name="audit"),
     path("p/<slug:slug>/delete/", data_views.project_delete, name="project-delete"),
-    path(
-        "p/<slug:slug>/import/batches/<id:pk>/undo/", data_views.batch_undo, name="batch-undo"
-    ),
+    path("p/<slug:slug>/import/batches/<id:pk>/undo/", data_views.batch_undo, name="batch-undo"),
     path("p/<slug:slug>/pivots/", authoring_views.pivot_browser, name="pivots"),
     path("p/<slug:slug>/pivots/sample/", authoring_views.pivot_sample, name="pivot-sample"),
     path("p/<slug:slug>/pivots/<id:pk>/claim/", authoring_views.pivot_claim, name="pivot-claim"),

@@ -19,12 +19,12 @@ from annotation.imports.readers import (
     FORMATS,
     LineError,
     decode,
+    field_problem,
     guess_format,
     id_problem,
     over_row_limit,
     read_rows,
     resolve_label,
-    text_problem,
 )
 from annotation.models import Example, ImportBatch, Project, user_or_none
 from annotation.projects.config import SPLITS
@@ -77,11 +77,11 @@ class RowParser:
         fields: dict[str, str] = {}
         for name in self.project.field_names:
             value = record.get(self.source(name))
-            problem = text_problem(value, f"field {self._named(name)}")
+            problem = field_problem(self.project, {name: value}, name, f"field {self._named(name)}")
             if problem:
                 errors.append(LineError(line, problem))
             else:
-                fields[name] = str(value)
+                fields[name] = "" if value is None else str(value)
         label, answers = "", []
         if self.project.is_free_text:
             answers = self._answers(line, record.get(self.source("answers")), errors)
@@ -252,7 +252,8 @@ def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
 
 def _missing_columns(parser: RowParser, header_row: dict[str, Any]) -> str | None:
     """For CSV/TSV, a missing column is one error on the header, not one per row."""
-    required = [*parser.project.field_names, parser.truth]
+    optional = parser.project.optional_field_names
+    required = [*(n for n in parser.project.field_names if n not in optional), parser.truth]
     missing = [t for t in required if parser.source(t) not in header_row]
     for optional in ("id", "split"):
         if optional in parser.mapping and parser.source(optional) not in header_row:

@@ -44,6 +44,11 @@ class Preview:
     rows: list[dict[str, Any]] = field(default_factory=list)
     label_values: list[tuple[str, str | None]] = field(default_factory=list)  # value -> label
     lines: int = 0
+    bad: int = 0  # rows of the whole file that the import would refuse as they are read
+
+    @property
+    def good(self) -> int:
+        return self.lines - self.bad
 
     @property
     def others(self) -> list[str]:
@@ -151,12 +156,14 @@ def preview(
     result = Preview(name=name, fmt=fmt, columns=names, mapping=chosen, lines=len(records))
     parser = RowParser(project, {t: c for t, c in chosen.items() if c}, default_split,
                        Path(name).stem or "row", label_map)  # fmt: skip
-    for line, record in records[:PREVIEW_ROWS]:
-        if isinstance(record, LineError):
-            result.rows.append({"line": line, "errors": [record.message]})
+    for n, (line, record) in enumerate(records):
+        parsed = record if isinstance(record, LineError) else parser.parse(line, record)
+        result.bad += isinstance(parsed, LineError | list)
+        if n >= PREVIEW_ROWS:
             continue
-        parsed = parser.parse(line, record)
-        if isinstance(parsed, list):
+        if isinstance(parsed, LineError):
+            result.rows.append({"line": line, "errors": [parsed.message]})
+        elif isinstance(parsed, list):
             result.rows.append({"line": line, "errors": [e.message for e in parsed]})
         else:
             truth = ", ".join(parsed.answers) if project.is_free_text else parsed.label

@@ -43,6 +43,15 @@ def text_problem(value: Any, what: str) -> str | None:
     return None
 
 
+def field_problem(project: Any, fields: dict[str, Any], name: str, what: str) -> str | None:
+    """text_problem of one field of a row, where a field the project makes optional (a minimal
+    pair's source) may be missing or empty: the one field rule of every import."""
+    value = fields.get(name)
+    if name in project.optional_field_names and (value is None or value == ""):
+        return None
+    return text_problem(value, what)
+
+
 def resolve_label(value: str, labels: list[str], label_map: dict[str, str]) -> str | None:
     """The project label an imported value means, the one rule of every import and every
     published dataset: whitespace collapsed (MC-TACO's "no ", MATRES's "after "), then through

@@ -6,7 +6,7 @@ from typing import Any
 
 from annotation.authoring.rules import edit_problems
 from annotation.imports.originals import ParsedRow
-from annotation.imports.readers import LineError, text_problem
+from annotation.imports.readers import LineError, field_problem
 from annotation.models import Project
 from annotation.validation.answers import AnswerRules
 
@@ -14,7 +14,7 @@ from annotation.validation.answers import AnswerRules
 def check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:
     if not isinstance(fields, dict):
         return [LineError(line, f"{what}: fields must be an object.")]
-    problems = [text_problem(fields.get(name), f"field {name!r}") for name in project.field_names]
+    problems = [field_problem(project, fields, n, f"field {n!r}") for n in project.field_names]
     return [LineError(line, f"{what}: {problem}") for problem in problems if problem]
 
 

@@ -17,10 +17,10 @@ from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
     LineError,
     decode,
+    field_problem,
     id_problem,
     over_row_limit,
     read_jsonl,
-    text_problem,
 )
 from annotation.models import Project, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.config import SPLITS
@@ -45,9 +45,9 @@ def _parse_line(
     if not isinstance(fields, dict) or not fields:
         return LineError(line, "fields must be an object of field name to text.")
     for name in project.field_names:
-        if problem := text_problem(fields.get(name), f"field {name!r}"):
+        if problem := field_problem(project, fields, name, f"field {name!r}"):
             return LineError(line, problem)
-    fields = {name: fields[name] for name in project.field_names}
+    fields = {name: fields.get(name) or "" for name in project.field_names}
     longest = 150 - len(_account_name(project, ""))  # a username's length
     distribution = record.get("label_distribution")
     if not isinstance(distribution, dict) or not distribution:

@@ -81,6 +81,11 @@ class Project(models.Model):
         return [(f["name"], values.get(f["name"], ""), f.get("kind", "text")) for f in self.fields]
 
     @property
+    def optional_field_names(self) -> set[str]:
+        """Fields a row may leave out or empty: a minimal pair's `source` (docs/task-types.md)."""
+        return {"source"} if self.task_type == self.TaskType.MINIMAL_PAIR else set()
+
+    @property
     def editable_field_names(self) -> list[str]:
         return [f["name"] for f in self.fields if f["editable"]]
 

@@ -207,3 +207,52 @@ def test_admin_creates_a_free_text_project_and_refuses_bad_fields_with_the_api_m
     assert good.status_code == 302
     project = Project.objects.get(slug="qa")
     assert project.labels == [] and project.settings["votes_per_item"] == 5
+
+
+def test_the_minimal_pair_template_takes_rows_without_a_source(client_for):
+    """docs/task-types.md: a minimal pair's source is optional, in every import."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    creator = project_creator()
+    page = browser(creator)
+    values = {"task_type": "minimal_pair", "name": "Pairs", **TEMPLATES["minimal_pair"]}
+    assert page.post("/projects/new/", form_data(values, slug="pairs")).status_code == 302
+    content = b"id,text,label\n1,The cat sleeps.,acceptable\n2,The cats sleeps.,unacceptable\n"
+    shown = page.post("/p/pairs/import/", {"file": SimpleUploadedFile("pairs.csv", content),
+                                           "split": "test"}).content.decode()  # fmt: skip
+    assert "Import 2 rows" in shown and "have a problem" not in shown
+    assert "missing" not in shown
+    answer = client_for(creator).post("/api/projects/pairs/examples/import/",
+                                      {"file": SimpleUploadedFile("pairs.csv", content)},
+                                      format="multipart")  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    sourced = b"id,source,text,label\n3,Le chat dort.,The cat sleeps.,acceptable\n"
+    answer = client_for(creator).post("/api/projects/pairs/examples/import/",
+                                      {"file": SimpleUploadedFile("more.csv", sourced)},
+                                      format="multipart")  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    project = Project.objects.get(slug="pairs")
+    stored = dict(project.examples.values_list("external_id", "fields"))
+    assert stored == {
+        "1": {"text": "The cat sleeps.", "source": ""},
+        "2": {"text": "The cats sleeps.", "source": ""},
+        "3": {"text": "The cat sleeps.", "source": "Le chat dort."},
+    }
+
+
+def test_a_preview_where_every_row_is_bad_offers_no_import():
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    creator = project_creator()
+    page = browser(creator)
+    values = {"task_type": "classification", "name": "C", **TEMPLATES["classification"]}
+    assert page.post("/projects/new/", form_data(values, slug="c")).status_code == 302
+    content = b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n3,Good.,positive\n"
+    shown = page.post("/p/c/import/", {"file": SimpleUploadedFile("c.csv", content),
+                                       "split": "test"}).content.decode()  # fmt: skip
+    assert "2 of 3 rows have a problem" in shown and "import the other 1" in shown
+    bad = b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n"
+    shown = page.post("/p/c/import/", {"file": SimpleUploadedFile("c.csv", bad),
+                                       "split": "test"}).content.decode()  # fmt: skip
+    assert "nothing can be imported" in shown
+    assert 'class="primary" disabled>Import 2 rows' in shown
