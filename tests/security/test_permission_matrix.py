@@ -22,7 +22,17 @@ ROLES = ("anonymous", "outsider", "validator", "expert", "admin", "staff")
 
 # url name: (methods, roles allowed in)
 MATRIX = {
-    "api-project": (("get", MEMBERS), ("patch", ADMINS)),
+    "api-project": (("get", MEMBERS), ("patch", ADMINS), ("delete", ADMINS)),
+    "api-items": (("get", AUTHORS),),
+    "api-item": (("get", AUTHORS),),
+    "api-items-bulk": (("post", ADMINS),),
+    "api-audit": (("get", ADMINS),),
+    "data": (("get", AUTHORS),),
+    "data-item": (("get", AUTHORS),),
+    "data-bulk": (("post", ADMINS),),
+    "audit": (("get", ADMINS),),
+    "batch-undo": (("get", ADMINS),),
+    "project-delete": (("post", ADMINS),),
     "api-members": (("get", ADMINS), ("post", ADMINS)),
     "api-examples-import": (("post", ADMINS),),
     "api-pivots": (("get", AUTHORS),),
@@ -163,6 +173,9 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "import-job": {"slug": slug, "pk": job.pk},
         "import-skipped": {"slug": slug, "pk": batch.pk},
         "import-warnings": {"slug": slug, "pk": batch.pk},
+        "batch-undo": {"slug": slug, "pk": batch.pk},
+        "api-item": {"slug": slug, "pk": perturbation.pk},
+        "data-item": {"slug": slug, "kind": "perturbations", "pk": perturbation.pk},
         "api-analyses": {},
         "api-analysis": {"pk": analysis.pk},
         "api-analysis-cancel": {"pk": analysis.pk},

@@ -436,3 +436,21 @@ def test_audit_log_lists_what_was_done(project, people, client_for):
     assert (
         client_for(people["expert"]).get(f"/api/projects/{project.slug}/audit/").status_code == 403
     )
+
+
+def test_only_admins_undo_an_import(project, people, client_for):
+    content = json.dumps({"id": "a", "text": "One.", "label": "positive"}).encode()
+    admin = client_for(people["admin"])
+    response = admin.post(
+        f"/api/projects/{project.slug}/examples/import/",
+        {"file": SimpleUploadedFile("one.jsonl", content)},
+        format="multipart",
+    )
+    url = f"/api/projects/{project.slug}/imports/{response.json()['batch']}/"
+    assert client_for().delete(url).status_code == 401
+    assert client_for(people["outsider"]).delete(url).status_code == 404
+    for role in ("validator", "expert"):
+        assert client_for(people[role]).delete(url).status_code == 403
+    assert Example.objects.filter(project=project).count() == 1
+    assert admin.delete(url).json()["originals"] == 1
+    assert admin.delete(url).status_code == 404
