@@ -16,14 +16,14 @@ class ModelSpec(models.Model):
     """A model registered by an admin to score a project's released contrast sets."""
 
     class Kind(models.TextChoices):
-        HF_SEQUENCE_CLASSIFICATION = "hf-sequence-classification"
-        PYTHON = "python"
-        HF_CAUSAL_LM = "hf-causal-lm"
-        HF_SEQ2SEQ = "hf-seq2seq"
-        HF_QUESTION_ANSWERING = "hf-question-answering"
+        HF_SEQUENCE_CLASSIFICATION = "hf-sequence-classification", "classifier (transformers)"
+        PYTHON = "python", "Python callable (staff)"
+        HF_CAUSAL_LM = "hf-causal-lm", "causal language model (transformers)"
+        HF_SEQ2SEQ = "hf-seq2seq", "sequence-to-sequence model (transformers)"
+        HF_QUESTION_ANSWERING = "hf-question-answering", "extractive QA (transformers)"
         # A file of a model's outputs for a release split (runs/predictions.py): registered
         # by the upload itself, never through the Models page.
-        PREDICTIONS = "predictions"
+        PREDICTIONS = "predictions", "predictions file"
 
     class Device(models.TextChoices):
         AUTO = "auto"
@@ -31,9 +31,9 @@ class ModelSpec(models.Model):
         CUDA = "cuda"
 
     class Precision(models.TextChoices):
-        FP32 = "fp32"
-        BF16 = "bf16"
-        FP16 = "fp16"
+        FP32 = "fp32", "fp32 (full precision)"
+        BF16 = "bf16", "bf16 (CUDA)"
+        FP16 = "fp16", "fp16 (CUDA)"
 
     LANGUAGE_MODELS = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ)
 

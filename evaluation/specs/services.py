@@ -30,7 +30,7 @@ HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     clean_label_mapping(project, values.get("label_mapping"))
-    clean_source(user, values["kind"], values["source"])
+    values["source"] = clean_source(user, values["kind"], values["source"])
     kinds = KINDS_FOR[project.task_type]
     if values["kind"] not in kinds:
         raise DomainError(
@@ -101,12 +101,32 @@ def _inside_models_dir(source: str) -> Path | None:
     return folder if folder.is_relative_to(root) else None
 
 
-def clean_source(user: Any, kind: str, source: str) -> None:
-    """Who may make a worker load what (docs/security.md): python callables and local model
-    folders are code on the workers' disks, so only staff may name them, and local folders
-    only under MODELS_DIR. Anyone else names a model on the hub by its id; whether such an id
-    also names a local folder is checked on the worker (source_to_load), so that the answer
-    here tells a non-staff user nothing of the disk."""
+def local_models() -> dict[str, Any]:
+    """MODELS_DIR and the model folders in it (those with a config.json), for staff."""
+    root = Path(settings.MODELS_DIR).resolve()
+    found = root.glob("*/config.json") if root.is_dir() else []
+    return {"root": root, "folders": sorted(p.parent.name for p in found)}
+
+
+def _staff_folder(source: str) -> Path | None:
+    """The folder a staff user's source names inside MODELS_DIR: a folder's name there that
+    exists on this machine ("tiny-gpt2"), or a path, absolute or from the working directory,
+    that resolves inside it (workers on other machines may hold folders this one lacks)."""
+    root = Path(settings.MODELS_DIR).resolve()
+    if "/" not in source and not is_local_path(source):
+        named = (root / source).resolve()
+        return named if named.is_relative_to(root) and named.is_dir() else None
+    folder = Path(source).expanduser().resolve()
+    return folder if folder.is_relative_to(root) else None
+
+
+def clean_source(user: Any, kind: str, source: str) -> str:
+    """The source to keep, or the rule that refuses it (docs/security.md): python callables
+    and local model folders are code on the workers' disks, so only staff may name them, and
+    local folders only inside MODELS_DIR (where staff name a folder by its name there). Anyone
+    else names a model on the hub by its id; whether such an id also names a local folder is
+    checked on the worker (source_to_load), so that the answer here tells a non-staff user
+    nothing of the disk."""
     staff = getattr(user, "is_staff", False)
     if kind == ModelSpec.Kind.PYTHON:
         if not staff:
@@ -117,21 +137,29 @@ def clean_source(user: Any, kind: str, source: str) -> None:
             )
         if ":" not in source:
             raise DomainError("A python model's source is package.module:callable.")
-    elif is_local_path(source):
+        return source
+    folder = _staff_folder(source) if staff else None
+    if folder is not None:
+        return str(folder)
+    if is_local_path(source) or source.count("/") > 1:
         if not staff:
             raise DomainError(
                 "Only staff may register a model from a local path; give a hub id (org/name).",
                 code="forbidden",
                 field="source",
             )
-        if _inside_models_dir(source) is None:
-            root = Path(settings.MODELS_DIR).resolve()
-            raise DomainError(f"Local models must be under MODELS_DIR ({root}).", field="source")
-    elif not HUB_ID.fullmatch(source):
+        there = local_models()
         raise DomainError(
-            "source must be a hub id such as org/name (or, for staff, a path under MODELS_DIR).",
+            f"{source!r} is not under MODELS_DIR ({there['root']}), the only place local "
+            f"models load from; its model folders: {', '.join(there['folders']) or 'none'}.",
             field="source",
         )
+    if not HUB_ID.fullmatch(source):
+        raise DomainError(
+            "source must be a hub id such as org/name (or, for staff, a folder of MODELS_DIR).",
+            field="source",
+        )
+    return source
 
 
 def source_to_load(spec: ModelSpec) -> str:

@@ -22,13 +22,14 @@ from evaluation.specs import services
 class ModelForm(forms.Form):
     name = forms.CharField(max_length=100)
     kind = forms.ChoiceField(
-        choices=ModelSpec.Kind.choices,
+        choices=[c for c in ModelSpec.Kind.choices if c[0] != ModelSpec.Kind.PREDICTIONS],
         help_text="classifiers and python for classification; language models for minimal "
         "pairs; question answering and python for free text",
     )
     source = forms.CharField(
         max_length=500,
-        help_text="a hub id (org/name); staff: a folder in MODELS_DIR or package.module:callable",
+        help_text="a hub id (org/name); staff: a folder of MODELS_DIR by its name, or "
+        "package.module:callable",
     )
     label_mapping = JSONObjectField(
         empty_value={}, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
@@ -36,7 +37,7 @@ class ModelForm(forms.Form):
     max_length = forms.IntegerField(initial=256, min_value=1, max_value=8192)
     batch_size = forms.IntegerField(initial=32, min_value=1, max_value=4096)
     device = forms.ChoiceField(choices=ModelSpec.Device.choices)
-    precision = forms.ChoiceField(choices=ModelSpec.Precision.choices, help_text="bf16/fp16: CUDA")
+    precision = forms.ChoiceField(choices=ModelSpec.Precision.choices)
     prompt = forms.CharField(
         max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text="language models: a template over the fields, e.g. Review: {text}"
@@ -100,6 +101,8 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "form": form,
         "specs": ModelSpec.objects.filter(project=project).exclude(kind=ModelSpec.Kind.PREDICTIONS),
+        # Where staff's local models live, and what is there (never shown to anyone else)
+        "models_dir": services.local_models() if request.user.is_staff else None,
     }
     return render(request, "evaluation/models.html", context)
 

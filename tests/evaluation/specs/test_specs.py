@@ -38,7 +38,7 @@ def test_only_staff_make_workers_run_code_or_read_local_folders(
     assert register(admin, "hub", classifier, "org/some-model").status_code == 201
     assert register(admin, "bad", classifier, "org/../../etc").status_code == 403
     outside = register(root, "etc", classifier, "/etc")
-    assert outside.status_code == 400 and "under MODELS_DIR" in outside.json()["detail"]
+    assert outside.status_code == 400 and "not under MODELS_DIR" in outside.json()["detail"]
     inside = register(root, "local", classifier, str(tmp_path / "models" / "tiny"))
     assert inside.status_code == 201
     assert register(root, "py", "python", "tests.evaluation.rule_models:keyword").status_code == 201
@@ -86,3 +86,38 @@ def test_a_local_folder_must_resolve_inside_models_dir_at_registration_and_on_th
     swapped.symlink_to(outside / "tiny")
     run = run_now(released, spec)
     assert run.status == "failed" and "cannot be loaded from its source" in run.error
+
+
+def test_staff_name_a_folder_of_models_dir_by_its_name_or_its_relative_path(
+    project, people, staff, client_for, settings, tmp_path, monkeypatch
+):
+    """tiny-gpt2 (a folder inside MODELS_DIR) was kept as a hub id, and var/models/tiny-gpt2
+    was refused: both name the folder, for staff; for anyone else a name stays a hub id."""
+    monkeypatch.chdir(tmp_path)
+    settings.MODELS_DIR = Path("var/models")
+    build_tiny_classifier(tmp_path / "var" / "models" / "tiny")
+    folder = str((tmp_path / "var" / "models" / "tiny").resolve())
+    root, admin = client_for(staff), client_for(people["admin"])
+    assert register(root, "by-name", CLASSIFIER, "tiny").json()["source"] == folder
+    assert register(root, "by-path", CLASSIFIER, "var/models/tiny").json()["source"] == folder
+    assert register(admin, "hub", CLASSIFIER, "tiny").json()["source"] == "tiny"
+    refused = register(admin, "deep", CLASSIFIER, "var/models/tiny")
+    assert refused.status_code == 403 and "Only staff" in refused.json()["detail"]
+    elsewhere = register(root, "elsewhere", CLASSIFIER, "var/other/tiny")
+    assert elsewhere.status_code == 400
+    detail = elsewhere.json()["detail"]
+    assert str((tmp_path / "var" / "models").resolve()) in detail and "tiny" in detail
+
+
+def test_the_models_page_shows_models_dir_to_staff_only(project, people, staff, settings, tmp_path):
+    from django.test import Client
+
+    settings.MODELS_DIR = tmp_path / "models"
+    build_tiny_classifier(tmp_path / "models" / "tiny")
+    for user, shown in ((staff, True), (people["admin"], False)):
+        client = Client()
+        client.force_login(user)
+        page = client.get(f"/p/{project.slug}/models/").content.decode()
+        assert (str(tmp_path / "models") in page) is shown
+        assert ("<code>tiny</code>" in page) is shown
+        assert "predictions file" not in page and "Hf Causal Lm" not in page
