@@ -252,8 +252,8 @@ def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
 
 def _missing_columns(parser: RowParser, header_row: dict[str, Any]) -> str | None:
     """For CSV/TSV, a missing column is one error on the header, not one per row."""
-    optional = parser.project.optional_field_names
-    required = [*(n for n in parser.project.field_names if n not in optional), parser.truth]
+    may_lack = parser.project.optional_field_names
+    required = [*(n for n in parser.project.field_names if n not in may_lack), parser.truth]
     missing = [t for t in required if parser.source(t) not in header_row]
     for optional in ("id", "split"):
         if optional in parser.mapping and parser.source(optional) not in header_row:
