@@ -62,7 +62,7 @@ class ItemListView(APIView):
             request.query_params.get("after"),
             size,
         )
-        count, more = selectors.count_upto(qs)
+        count, more = selectors.count_upto(qs, filters, page)
         after = filters.query(after=page.after, **({"size": size} if size else {}))
         url = request.build_absolute_uri(request.path)
         answer = {

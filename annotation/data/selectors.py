@@ -113,7 +113,7 @@ def _perturbations(project: Project, f: Filters, author: Any) -> "QuerySet[Pertu
     if f.label:
         qs = qs.filter(label=f.label)
     if f.batch:
-        qs = qs.filter(Q(batch_id=f.batch) | Q(pivot__batch_id=f.batch))
+        qs = qs.filter(batch_id=f.batch)
     if f.warnings:
         qs = qs.filter(batch__isnull=False).exclude(batch__warnings=[])
     if f.waiting:
@@ -178,8 +178,13 @@ def page_of(qs: QuerySet[Any], filters: Filters, after: Any, size: Any = None) -
     return Page(got, got[-1].pk if more and got else None)
 
 
-def count_upto(qs: QuerySet[Any], cap: int = 10_000) -> tuple[int, bool]:
+def count_upto(
+    qs: QuerySet[Any], filters: Filters, page: Page, cap: int = 10_000
+) -> tuple[int, bool]:
     """How many rows match, counted up to `cap` (a million-row count is not worth its time):
-    (count, True when there are more)."""
+    (count, True when there are more). A text search reads every row's text, so its count is
+    the page's: the page and "more" (benchmarks/data_page.py)."""
+    if filters.q:
+        return len(page.rows), page.after is not None
     n = qs.order_by().values("pk")[: cap + 1].count()
     return min(n, cap), n > cap

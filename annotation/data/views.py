@@ -44,7 +44,7 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request, "annotation/data.html", {"project": project, "broken": True}, status=status
         )
-    total, more = selectors.count_upto(qs)
+    total, more = selectors.count_upto(qs, filters, page)
     context = {
         "project": project,
         "filters": filters,

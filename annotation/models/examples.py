@@ -81,8 +81,9 @@ class Example(models.Model):
     split = models.CharField(max_length=8, default="test")
     metadata = models.JSONField(default=dict, blank=True)
     batch = models.ForeignKey(
-        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="examples"
-    )
+        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="examples",
+        db_index=False,
+    )  # fmt: skip
 
     class Meta:
         ordering = ["id"]
@@ -97,6 +98,7 @@ class Example(models.Model):
             models.Index(fields=["project", "split", "label"]),
             # The Data page's newest-first pages (keyset on id within a project)
             models.Index(fields=["project", "id"], name="example_project_id"),
+            models.Index(fields=["batch", "id"], name="example_batch_id"),
         ]
 
     def __str__(self) -> str:

@@ -65,10 +65,12 @@ class Perturbation(models.Model):
     answers = models.JSONField(default=list, blank=True)
     majority_answers = models.JSONField(default=list, blank=True)
     tags = models.ManyToManyField(Tag, blank=True, related_name="perturbations")
-    # The set import that brought it, if any: undoing that import removes it.
+    # The import it came with (a set import), or else its original's: the Data page's import
+    # filter, and what undoing that import removes with the originals.
     batch = models.ForeignKey(
-        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="perturbations"
-    )
+        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="perturbations",
+        db_index=False,
+    )  # fmt: skip
     rationale = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     guideline_version = models.PositiveIntegerField(default=0)
@@ -117,6 +119,7 @@ class Perturbation(models.Model):
             models.Index(fields=["project", "author", "status"]),
             # The Data page's newest-first pages (keyset on id within a project)
             models.Index(fields=["project", "id"], name="perturbation_project_id"),
+            models.Index(fields=["batch", "id"], name="perturbation_batch_id"),
         ]
 
     def __str__(self) -> str:

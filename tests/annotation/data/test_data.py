@@ -454,3 +454,22 @@ def test_only_admins_undo_an_import(project, people, client_for):
     assert Example.objects.filter(project=project).count() == 1
     assert admin.delete(url).json()["originals"] == 1
     assert admin.delete(url).status_code == 404
+
+
+def test_an_experts_edit_of_an_imported_original_goes_with_its_import(project, people, client_for):
+    admin = client_for(people["admin"])
+    content = json.dumps({"id": "a", "text": "A good film.", "label": "positive"}).encode()
+    response = admin.post(
+        f"/api/projects/{project.slug}/examples/import/",
+        {"file": SimpleUploadedFile("one.jsonl", content)},
+        format="multipart",
+    )
+    batch = response.json()["batch"]
+    edit = submitted_perturbation(
+        project, people["expert"], pivot=Example.objects.get(external_id="a")
+    )
+    other = submitted_perturbation(project, people["expert"])
+    assert walk(admin, f"/api/projects/{project.slug}/items/?batch={batch}") == [edit.pk]
+    body = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/").json()
+    assert (body["originals"], body["perturbations"]) == (1, 1)
+    assert list(Perturbation.objects.values_list("pk", flat=True)) == [other.pk]
