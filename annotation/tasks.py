@@ -1,4 +1,5 @@
-"""Celery tasks of the annotation side: large imports, on the `imports` queue."""
+"""Celery tasks of the annotation side, on the `imports` queue: large imports, and the
+invitations' e-mails."""
 
 from celery import shared_task
 from django.conf import settings
@@ -6,6 +7,9 @@ from django.db import InterfaceError, OperationalError, connections
 
 from annotation.imports.dispatch import run_import
 from annotation.jobs import RunBusy
+from annotation.projects.invites import send_invites_task
+
+__all__ = ["run_import_task", "send_invites_task"]  # the worker registers both from here
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
@@ -20,3 +24,4 @@ def run_import_task(self, job_id: int) -> None:  # type: ignore[no-untyped-def]
         raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+

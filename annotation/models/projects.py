@@ -19,9 +19,9 @@ def plain_text(value: str, kind: str) -> str:
 
 class Project(models.Model):
     class TaskType(models.TextChoices):
-        CLASSIFICATION = "classification"
-        MINIMAL_PAIR = "minimal_pair"
-        FREE_TEXT = "free_text"
+        CLASSIFICATION = "classification", "Classification"
+        MINIMAL_PAIR = "minimal_pair", "Minimal pairs"
+        FREE_TEXT = "free_text", "Free-text QA"
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=64, unique=True)

@@ -53,11 +53,7 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         "differs in one phenomenon only.\n",
     },
 }
-TASK_NAMES = {
-    "classification": "Classification",
-    "free_text": "Free-text QA",
-    "minimal_pair": "Minimal pairs",
-}
+TASK_NAMES = dict(Project.TaskType.choices)
 SETTING_HELP = {
     "votes_per_item": "validators' votes that resolve an item",
     "majority": "votes for one response that decide it",

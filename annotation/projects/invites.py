@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
+from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -71,23 +73,31 @@ def parse_people(text: str, default_roles: list[str]) -> list[Person]:
     return people
 
 
+def _is_email(cell: str) -> bool:
+    if "@" not in cell or "." not in cell.rsplit("@", 1)[-1]:
+        return False
+    try:
+        validate_email(cell)
+    except ValidationError:
+        raise DomainError(f"{cell!r} is not an e-mail address.") from None
+    return True
+
+
 def _person(number: int, cells: list[str], default_roles: list[str]) -> Person:
-    username = email = ""
+    """The first cell names the person (a username, or an e-mail), even a username such as
+    "admin"; then an e-mail, and roles."""
+    first, *rest = cells
+    email = first if _is_email(first) else ""
+    username = "" if email else first
     roles: list[str] = []
-    for cell in cells:
+    for cell in rest:
         words = cell.replace(";", " ").split()
         if words and all(word.lower() in ROLES for word in words):
             roles += [word.lower() for word in words]
-        elif "@" in cell and "." in cell.rsplit("@", 1)[-1]:
-            try:
-                validate_email(cell)
-            except ValidationError:
-                raise DomainError(f"{cell!r} is not an e-mail address.") from None
+        elif not email and _is_email(cell):
             email = cell
-        elif not username:
-            username = cell
         else:
-            raise DomainError(f"{cell!r}: expected a username, an e-mail or roles.")
+            raise DomainError(f"{cell!r}: expected an e-mail or roles after {first!r}.")
     username = username or email.split("@")[0]
     if not USERNAME_RE.match(username):
         raise DomainError(
@@ -106,10 +116,13 @@ def people_add(
     """Give each person their roles (besides any they have), creating the accounts that do
     not exist. For a new account: a set-password link, also e-mailed when there is an address.
     `site` is the scheme and host the links start with."""
-    existing = {u.username.lower(): u for u in User.objects.filter(
-        username__in=[p.username for p in people])}  # fmt: skip
-    by_email = {u.email.lower(): u for u in User.objects.filter(
-        email__in=[p.email for p in people if p.email])}  # fmt: skip
+    # Case-insensitive, as people type names: "Alice" is the account "alice".
+    named = User.objects.annotate(key=Lower("username"))
+    existing = {u.key: u for u in named.filter(key__in=[p.username.lower() for p in people])}
+    mailed = User.objects.annotate(key=Lower("email"))
+    by_email = {u.key: u for u in mailed.filter(
+        key__in=[p.email.lower() for p in people if p.email])}  # fmt: skip
+    invites: list[list[Any]] = []
     results = []
     for person in people:
         user: Any = existing.get(person.username.lower()) or by_email.get(person.email.lower())
@@ -126,12 +139,14 @@ def people_add(
         )
         link = set_password_link(user, site) if created else ""
         if link and person.email:
-            transaction.on_commit(partial(_send_invite, project, user, link))
+            invites.append([user.pk, link])
         results.append({"username": user.username, "email": user.email, "roles": person.roles,
                         "created": created, "link": link})  # fmt: skip
     audit(actor=actor, action="members_added", project=project,
           usernames=[r["username"] for r in results],
           created=[r["username"] for r in results if r["created"]])  # fmt: skip
+    if invites:  # sent by a worker, after the commit: not 2,000 e-mails inside the request
+        transaction.on_commit(partial(send_invites_task.delay, project.pk, invites))
     return results
 
 
@@ -140,6 +155,16 @@ def set_password_link(user: Any, site: str) -> str:
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
     return site + reverse("password-set", kwargs={"uidb64": uid, "token": token})
+
+
+@shared_task(name="annotation.tasks.send_invites")  # routed with the imports
+def send_invites_task(project_id: int, invites: list[list[Any]]) -> None:
+    """E-mail each new account its set-password link, on a worker."""
+    project = Project.objects.get(pk=project_id)
+    users = User.objects.in_bulk([int(user_id) for user_id, _ in invites])
+    for user_id, link in invites:
+        if int(user_id) in users:
+            _send_invite(project, users[int(user_id)], str(link))
 
 
 def _send_invite(project: Project, user: Any, link: str) -> None:

@@ -31,12 +31,21 @@ def roles(project, username):  # type: ignore[no-untyped-def]
     )
 
 
+@pytest.fixture
+def eager_tasks(monkeypatch):  # type: ignore[no-untyped-def]
+    """Celery tasks run where they are sent (the invitations' e-mails, here)."""
+    from config.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+
+
 def test_a_pasted_list_creates_accounts_whose_link_sets_a_password_once(
-    project, people, django_capture_on_commit_callbacks
+    project, people, django_capture_on_commit_callbacks, eager_tasks
 ):
     page = browser(people["admin"])
     pasted = "ana@example.org\nben, ben@example.org, validator expert\nerin\ncarla"
-    with django_capture_on_commit_callbacks(execute=True):  # the e-mails go after the commit
+    # The e-mails go after the commit, from a worker's task (run here).
+    with django_capture_on_commit_callbacks(execute=True):
         answer = page.post(
             f"/p/{project.slug}/members/", {"people": pasted, "roles": ["validator"]}
         )
@@ -76,9 +85,30 @@ def test_one_bad_line_adds_nobody_and_says_which(project, people):
     assert answer.status_code == 400
     html = answer.content.decode()
     assert "line 2: username &#x27;not an address@&#x27; may hold only" in html
-    assert "line 3: &#x27;boss&#x27;: expected a username, an e-mail or roles." in html
+    assert "line 3: &#x27;boss&#x27;: expected an e-mail or roles after &#x27;ben&#x27;." in html
     assert "line 4: ana is listed twice." in html
     assert User.objects.count() == before and not mail.outbox
+
+
+def test_the_first_cell_names_the_person_even_a_role_word_and_case_is_ignored(
+    project, people, django_capture_on_commit_callbacks
+):
+    """ "admin, expert validator" failed with "username ''"; "Alice" made a second alice."""
+    page = browser(people["admin"])
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        answer = page.post(
+            f"/p/{project.slug}/members/",
+            {
+                "people": "admin, expert validator\nALICE, validator\nnew, New@Example.org",
+                "roles": ["validator"],
+            },
+        )
+    html = answer.content.decode()
+    assert answer.status_code == 200, html[html.find('role="alert"') - 200 :][:1500]
+    assert roles(project, "admin") == ["expert", "validator"]
+    assert roles(project, "alice") == ["admin", "validator"]
+    assert not User.objects.filter(username="ALICE").exists()
+    assert len(sent) == 1 and not mail.outbox  # one task for the e-mails, none in the request
 
 
 def test_a_csv_file_with_a_header_adds_people_with_their_roles(project, people):
