@@ -46,7 +46,7 @@ def seed(rows: int) -> Any:
             format="jsonl",
             row_count=rows // 20,
             sha256="",
-        )  # fmt: skip
+        )
         for n in range(20)
     ]
     start = time.perf_counter()
