@@ -24,4 +24,3 @@ def run_import_task(self, job_id: int) -> None:  # type: ignore[no-untyped-def]
         raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
     except RunBusy as busy:
         raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
-
