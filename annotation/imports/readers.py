@@ -4,6 +4,7 @@ CSV or TSV records, each with its line number. Any problem is a LineError."""
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -115,8 +116,46 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+_BETWEEN = re.compile(r"[\s,]*")
+
+
+def read_json_array(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
+    """A JSON document that is one array of objects, each read with the line it starts on."""
+    try:
+        records = strict_json_loads(text)
+    except json.JSONDecodeError as error:
+        yield (
+            error.lineno,
+            LineError(error.lineno, f"invalid JSON: {error.msg} (column {error.colno})."),
+        )
+        return
+    except ValueError as error:
+        yield 1, LineError(1, f"invalid JSON: {error}.")
+        return
+    if not isinstance(records, list):
+        yield (
+            1,
+            LineError(1, "the file must hold one JSON object per line, or one array of objects."),
+        )
+        return
+    decoder, at = json.JSONDecoder(), text.index("[") + 1
+    line_no, counted = 1, 0
+    for n, record in enumerate(records, start=1):
+        at = _BETWEEN.match(text, at).end()  # type: ignore[union-attr]  # always matches
+        line_no, counted = line_no + text.count("\n", counted, at), at
+        at = decoder.raw_decode(text, at)[1]
+        if not isinstance(record, dict):
+            yield line_no, LineError(line_no, f"element {n} of the array is not a JSON object.")
+            continue
+        yield line_no, record
+
+
 def read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
-    """JSON Lines: lines end at "\\n" only (U+2028 and friends may stand inside strings)."""
+    """JSON Lines: lines end at "\\n" only (U+2028 and friends may stand inside strings); or, when
+    the file opens with "[", one JSON array of objects (read_json_array)."""
+    if text.lstrip().startswith("["):
+        yield from read_json_array(text)
+        return
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue

@@ -251,3 +251,24 @@ def test_format_is_taken_from_form_over_file_name(project, people, client_for):
         format="jsonl",
     )
     assert response.status_code == 201
+
+
+def test_a_json_array_document_is_read_object_by_object_with_lines(project, people, client_for):
+    """A JSON array of objects (as many tools export) was refused as "line 1: invalid JSON"."""
+    rows = [{"id": "a", "text": "A fine film.", "label": "positive"},
+            {"id": "b", "text": "A dull film.", "label": "bogus"}]  # fmt: skip
+    bad = "[\n  " + ",\n  ".join(json.dumps(r) for r in rows) + "\n]\n"
+    answer = upload(client_for(people["admin"]), project, "rows.json", bad.encode())
+    assert answer.status_code == 400
+    assert [
+        (e["line"], "unknown label 'bogus'" in e["message"]) for e in answer.json()["errors"]
+    ] == [(3, True)]
+    rows[1]["label"] = "negative"
+    good = json.dumps(rows, indent=2).encode()
+    answer = upload(client_for(people["admin"]), project, "rows.json", good)
+    assert answer.status_code == 201, answer.json()
+    assert dict(project.examples.values_list("external_id", "label")) == {
+        "a": "positive", "b": "negative",
+    }  # fmt: skip
+    not_objects = upload(client_for(people["admin"]), project, "n.json", b'[{"id": "c"}, 3]')
+    assert "element 2 of the array is not a JSON object" in str(not_objects.json())
