@@ -49,6 +49,7 @@ def pivot_browser(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "query": query.urlencode(),
         "splits": SPLITS,
+        "limit": project.setting("max_perturbations_per_pivot"),
     }
     return render(request, "annotation/pivots.html", context)
 
@@ -165,8 +166,21 @@ def _editor(
         "draft_answers": "\n".join(answer_text(a) for a in draft.answers) if draft else "",
         "config": config,
         "guidelines": project.current_guidelines(),
+        "existing": _existing(project, pivot, draft),
+        "limit": project.setting("max_perturbations_per_pivot"),
     }
     return render(request, "annotation/editor.html", context)
+
+
+def _existing(project: Project, pivot: Example, draft: Perturbation | None) -> list[dict[str, Any]]:
+    """The pivot's other live perturbations, by anyone, as edits of it: what not to write
+    twice."""
+    others = claims.live_perturbations(pivot).exclude(pk=draft.pk if draft else None)
+    before = project.editable_text(pivot.fields)
+    return [
+        {"p": p, "diff": word_diff(before, project.editable_text(p.fields))}
+        for p in others.select_related("author").prefetch_related("tags").order_by("id")
+    ]
 
 
 def _tags_with_keys(project: Project) -> list[tuple[Any, str | None]]:
