@@ -26,3 +26,32 @@ class JSONObjectField(forms.CharField):
         if not isinstance(parsed, dict):
             raise forms.ValidationError('this must be a JSON object, e.g. {"key": "value"}.')
         return parsed
+
+
+def agreement_text(value: Any) -> str:
+    """A minimum agreement as people type it: 3, or test=4 dev=3."""
+    if isinstance(value, dict):
+        return " ".join(f"{split}={n}" for split, n in value.items())
+    return str(value)
+
+
+class AgreementField(forms.CharField):
+    """Votes with the majority a perturbation needs to be released, as typed on Settings and on
+    the release form alike: '3' -> 3; 'test=4 dev=3' -> {'test': 4, 'dev': 3}."""
+
+    def __init__(self, **kwargs: Any):
+        kwargs.setdefault("max_length", 100)
+        super().__init__(**kwargs)
+
+    def clean(self, value: Any) -> Any:
+        text = (super().clean(value) or "").strip()
+        if not text and not self.required:
+            return None
+        if text.isdigit():
+            return int(text)
+        pairs = [part.split("=", 1) for part in text.replace(",", " ").split()]
+        if pairs and all(len(p) == 2 and p[1].isdigit() for p in pairs):
+            return {split.strip(): int(n) for split, n in pairs}
+        raise forms.ValidationError(
+            "write a number of votes, or split=number pairs, e.g. test=4 dev=3."
+        )

@@ -8,13 +8,13 @@ from typing import Any
 
 from django import forms
 
+from annotation.formfields import AgreementField, agreement_text
 from annotation.models import Project
 from annotation.projects.config import (
     CHOICE_SETTINGS,
     DEFAULT_SETTINGS,
     FIELD_KINDS,
     FRACTION_SETTINGS,
-    SPLITS,
 )
 
 # A working project of each type, to start from and change.
@@ -82,25 +82,6 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _agreement_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return " ".join(f"{split}={n}" for split, n in value.items())
-    return str(value)
-
-
-def _agreement_value(text: str) -> Any:
-    """'3' -> 3; 'test=4 dev=3' -> {'test': 4, 'dev': 3}; else a message of the format."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    pairs = [part.split("=", 1) for part in text.replace(",", " ").split()]
-    if pairs and all(len(p) == 2 and p[1].isdigit() for p in pairs):
-        return {split: int(n) for split, n in pairs}
-    raise forms.ValidationError(
-        f"release_min_agreement: write a number, or split=number pairs ({', '.join(SPLITS)})."
-    )
-
-
 class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=64, help_text="its address: /p/<slug>/; cannot change")
@@ -131,7 +112,7 @@ class ProjectForm(forms.Form):
             elif key in FRACTION_SETTINGS:
                 field = forms.FloatField(min_value=0, max_value=1, help_text=help_text)
             elif key == "release_min_agreement":
-                field = forms.CharField(max_length=100, help_text=help_text)
+                field = AgreementField(help_text=help_text)
             elif key == "em_by_field":
                 field = forms.CharField(max_length=64, required=False, help_text=help_text)
             else:
@@ -150,9 +131,6 @@ class ProjectForm(forms.Form):
     def clean_extra_labels(self) -> list[str]:
         return _lines(self.cleaned_data["extra_labels"])
 
-    def clean_setting_release_min_agreement(self) -> Any:
-        return _agreement_value(self.cleaned_data["setting_release_min_agreement"])
-
     def settings(self) -> dict[str, Any]:
         return {key: self.cleaned_data[f"setting_{key}"] for key in PAGE_SETTINGS}
 
@@ -166,7 +144,7 @@ class ProjectForm(forms.Form):
             "extra_labels": "\n".join(values["extra_labels"]),
             "guidelines": values.get("guidelines", ""),
             **{f"setting_{key}": settings[key] for key in PAGE_SETTINGS},
-            "setting_release_min_agreement": _agreement_text(settings["release_min_agreement"]),
+            "setting_release_min_agreement": agreement_text(settings["release_min_agreement"]),
         }  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 from django import forms
 
-from annotation.formfields import JSONObjectField
+from annotation.formfields import AgreementField, JSONObjectField
+from annotation.projects.config import SPLITS
 
 
 class ReleaseForm(forms.Form):
@@ -12,6 +13,12 @@ class ReleaseForm(forms.Form):
     proportions = JSONObjectField(
         initial='{"dev": 0.2, "test": 0.8}', help_text="for random splits"
     )
-    min_agreement = JSONObjectField(
-        help_text='votes the label needs per split, e.g. {"test": 4}; project defaults otherwise',
+    min_agreement = AgreementField(
+        required=False,
+        help_text="votes with the majority a perturbation needs, as on Settings: a number, or "
+        "per split, e.g. test=4 dev=3; blank: the project's",
     )
+
+    def clean_min_agreement(self) -> dict[str, int] | None:
+        value = self.cleaned_data["min_agreement"]
+        return {split: value for split in SPLITS} if isinstance(value, int) else value

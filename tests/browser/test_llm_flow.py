@@ -53,6 +53,10 @@ def test_an_admin_scores_a_release_with_a_prompted_causal_lm(
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     expect(page.locator("#run-status")).to_have_text("succeeded")
     expect(page.locator("#results")).to_contain_text("consistency (6 sets)")
+    run.refresh_from_db()
+    figures = page.locator("#lm-eval-figures").inner_text()
+    for name in ("acc", "acc_norm"):  # the harness's headline figures, as the run stored them
+        assert f"{run.metrics[name] * 100:.1f}% {name} " in figures.replace("\n", " "), figures
     screenshot(page, "llm-run")
     with page.expect_download() as download:
         page.locator("#downloads a", has_text="JSON Lines").click()

@@ -160,6 +160,28 @@ def test_release_filters_by_minimum_agreement_per_split(project, people, validat
     assert timed.statistics["validators"] == 5
 
 
+@pytest.mark.parametrize("typed, test_votes, released", [("test=4", 4, 2), ("5", 5, 1), ("", 3, 3)])
+def test_the_release_form_takes_min_agreement_as_settings_does(
+    project, people, validated, typed, test_votes, released
+):
+    """The release form asked for JSON where Settings asks for test=4 dev=3."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(people["admin"])
+    answer = client.post(f"/p/{project.slug}/releases/", {
+        "version": "1.0", "split_strategy": "pivot", "seed": 0, "min_agreement": typed,
+    })  # fmt: skip
+    assert answer.status_code == 302, answer.content.decode()[:3000]
+    release = Release.objects.get(version="1.0")
+    assert release.options["min_agreement"]["test"] == test_votes
+    assert release.entries.count() == released
+    refused = client.post(f"/p/{project.slug}/releases/", {
+        "version": "2.0", "split_strategy": "pivot", "seed": 0, "min_agreement": '{"test": 4}',
+    })  # fmt: skip
+    assert "split=number pairs, e.g. test=4 dev=3" in refused.content.decode()
+
+
 def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     project, people, validated, media
 ):
