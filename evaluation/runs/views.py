@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError, ImportRejected, flash_refusal
+from annotation.projects.config import SPLITS
 from config.edge import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, Job, ModelSpec
@@ -47,8 +48,11 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             return redirect("run", slug=slug, pk=run.pk)
     runs = EvaluationRun.objects.filter(release__project=project).select_related("release", "model")
+    # The splits some release holds, test first (runs.js offers each release's own)
+    present = {split for r in releases for split in r.counts.get("sets", {})}
+    splits = [s for s in reversed(SPLITS) if s in present]
     context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100],
-               "errors": errors}  # fmt: skip
+               "errors": errors, "splits": splits}  # fmt: skip
     return render(request, "evaluation/runs.html", context, status=400 if errors else 200)
 
 

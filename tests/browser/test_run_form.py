@@ -1,0 +1,25 @@
+"""Launching a run: the split list offers the splits of the chosen release only."""
+
+import pytest
+
+from annotation.models import Perturbation
+from annotation.releases.services import release_create
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_split_list_follows_the_chosen_release(page, login, project, people, released):
+    Perturbation.objects.filter(project=project).update(status="accepted")
+    both = release_create(project=project, user=people["admin"], version="2.0",
+                          split_strategy="random", seed=1, proportions={"dev": 0.5, "test": 0.5})  # fmt: skip
+    assert set(both.counts["sets"]) == {"dev", "test"}
+    assert set(released.counts["sets"]) == {"test"}
+    login("alice")
+    page.goto(f"/p/{project.slug}/evaluations/")
+    form = page.locator("#predictions-form")
+    offered = form.locator("select[name=split] option:not([disabled])")
+    form.locator("select[name=release]").select_option(label="1.0")
+    assert offered.all_inner_texts() == ["test"]
+    form.locator("select[name=release]").select_option(label="2.0")
+    assert offered.all_inner_texts() == ["test", "dev"]
+    assert form.locator("select[name=split] option").all_inner_texts() == ["test", "dev"]
