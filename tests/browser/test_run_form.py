@@ -10,8 +10,9 @@ pytestmark = pytest.mark.browser
 
 def test_the_split_list_follows_the_chosen_release(page, login, project, people, released):
     Perturbation.objects.filter(project=project).update(status="accepted")
+    halves = {"dev": 0.5, "test": 0.5}
     both = release_create(project=project, user=people["admin"], version="2.0",
-                          split_strategy="random", seed=1, proportions={"dev": 0.5, "test": 0.5})  # fmt: skip
+                          split_strategy="random", seed=1, proportions=halves)  # fmt: skip
     assert set(both.counts["sets"]) == {"dev", "test"}
     assert set(released.counts["sets"]) == {"test"}
     login("alice")
