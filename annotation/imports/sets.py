@@ -141,6 +141,7 @@ def import_sets(
     accept: bool = False,
     strict: bool = False,
     published: bool = False,
+    columns: dict[str, str] | None = None,
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
     label) is not created again, so importing a file twice changes nothing the second time.
@@ -196,7 +197,9 @@ def import_sets(
             created_by=user_or_none(user),
             kind="sets",
             source_name=source_name,
-            format="sets",
+            # A paired TSV's own column names: its release's paired TSVs write them back.
+            format="paired_tsv" if columns is not None else "sets",
+            mapping=columns or {},
             row_count=len(sets),
             sha256="",
         )
@@ -339,6 +342,10 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
             tags=values["tags"],
             label_map=values["labels"],
         )
+    columns = None
+    if values["format"] == "paired_tsv":
+        mapping = values["mapping"] or {}
+        columns = {t: mapping.get(t, t) for t in ("label", project.field_names[0])}
     return import_sets(
         project=project,
         user=user,
@@ -347,4 +354,5 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
         author=values["author"],
         accept=values["accept"],
         strict=values["strict"],
+        columns=columns,
     )

@@ -53,6 +53,15 @@ class Chosen:
 Row = tuple[Chosen, dict[str, Any], dict[str, Any]]
 
 
+def _paired_header(project: Project) -> list[str]:
+    """The paired TSVs' header: the columns of the project's latest paired TSV import (IMDb's
+    Sentiment and Text), or label and the field's name."""
+    name = project.field_names[0]
+    batch = project.import_batches.filter(format="paired_tsv").order_by("-created_at").first()
+    columns = batch.mapping if batch is not None else {}
+    return [columns.get("label", "label"), columns.get(name, name)]
+
+
 class BundleWriter:
     """Writes a release's bundle in a temporary folder: `write_data`, then `finish` with the
     card. Used as a context manager, which removes the folder."""
@@ -64,6 +73,7 @@ class BundleWriter:
         self.free_text = project.is_free_text
         self.answer_rules = AnswerRules.of(project)
         self.paired = project.task_type == "classification" and len(project.fields) == 1
+        self.paired_header = _paired_header(project) if self.paired else []
         self.counts: dict[str, Any] = {
             "sets": Counter(),
             "perturbations": Counter(),
@@ -178,7 +188,7 @@ class BundleWriter:
                 self._file(f"paired/{split}_contrast.tsv"),
             )
             for target in paired[split]:
-                target.write(tsv_line(["label", name]))
+                target.write(tsv_line(self.paired_header))
         orig, contrast = paired[split]
         original = tsv_line([record["original"]["label"], record["original"]["fields"][name]])
         for perturbation in record["perturbations"]:

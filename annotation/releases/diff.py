@@ -18,6 +18,9 @@ def release_diff(old: Release, new: Release) -> dict[str, Any]:
     }
     sets_a, sets_b = {v[0] for v in a.values()}, {v[0] for v in b.values()}
     relabelled = sorted(p for p in set(a) & set(b) if a[p][1] != b[p][1])
+    # Files whose bytes differ (an exported prompt, a card's figures), by their digests.
+    files_a, files_b = old.manifest or {}, new.manifest or {}
+    files = sorted(set(files_a) | set(files_b))
     return {
         "from": old.version,
         "to": new.version,
@@ -26,4 +29,5 @@ def release_diff(old: Release, new: Release) -> dict[str, Any]:
         "perturbations_added": sorted(ids[p] for p in set(b) - set(a)),
         "perturbations_removed": sorted(ids[p] for p in set(a) - set(b)),
         "relabelled": [{"id": ids[p], "from": a[p][1], "to": b[p][1]} for p in relabelled],
+        "files_changed": [f for f in files if files_a.get(f) != files_b.get(f)],
     }

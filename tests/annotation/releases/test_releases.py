@@ -80,7 +80,7 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
         risky = [row[1] for row in theirs[1:] if row[1].startswith(("=", "+", "-", "@"))]
         assert escaped == ["'" + text for text in risky] and risky
         ours = [[from_spreadsheet_cell(cell) for cell in row] for row in written]
-        assert ours[1:] == theirs[1:]  # label, text per row
+        assert ours == theirs  # the file's own header (Sentiment, Text), then label, text per row
         assert len(ours) == 489
     sets = [json.loads(line) for line in zipped.read("sets.jsonl").splitlines()]
     assert len(sets) == 488
@@ -337,3 +337,20 @@ def test_the_card_renders_as_sanitised_html():
                          "| split | sets |\n|---|---|\n| test | 3 |\n")  # fmt: skip
     assert "<script" not in html and "onerror" not in html
     assert "<h1>" in html and "<td>test</td>" in html
+
+
+def test_the_diff_names_the_files_that_changed_such_as_an_exported_prompt(
+    project, people, released
+):
+    """1.0 to 1.1 said "0 changes" though the exported prompt changed."""
+    from annotation.releases.diff import release_diff
+
+    project.settings["prompt"] = "Review: {text}\nSentiment:"
+    project.save()
+    changed = release_create(project=project, user=people["admin"], version="1.1")
+    diff = release_diff(released, changed)
+    assert diff["sets_added"] == diff["perturbations_added"] == diff["relabelled"] == []
+    prompts = [f for f in diff["files_changed"] if f.startswith("lm_eval/")]
+    assert prompts, diff["files_changed"]
+    data = {"sets.jsonl", "examples.jsonl"}
+    assert not data & set(diff["files_changed"]), diff["files_changed"]
