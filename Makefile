@@ -3,6 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 MANAGE := $(PY) manage.py
 PYTHON ?= python3
+PORT ?= 8000
 
 .PHONY: demo test lint worker clean
 
@@ -21,10 +22,10 @@ $(VENV)/.dev-deps: $(VENV)/.run-deps
 demo: $(VENV)/.run-deps
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_demo
-	@echo "Starting the evaluation worker and the web server at http://127.0.0.1:8000"
+	@echo "Starting the evaluation worker and the web server at http://127.0.0.1:$(PORT)"
 	$(PY) -m celery -A config worker -Q evaluation,imports,celery --concurrency 1 --loglevel warning & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	  $(MANAGE) runserver 127.0.0.1:8000
+	  $(MANAGE) runserver 127.0.0.1:$(PORT)
 
 worker: $(VENV)/.run-deps
 	$(PY) -m celery -A config worker -Q evaluation,imports --concurrency 1 --loglevel info

@@ -131,8 +131,11 @@ def test_embedded_demo_path_on_sqlite_migrates_loads_twice_and_serves_login(tmp_
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert "(40 originals)" in first.stdout and "(40 originals)" in second.stdout
     assert "password for all: contrast-demo" in second.stdout
-    run = re.search(r"Demo evaluation run #(\d+): Keyword baseline on release demo-1", first.stdout)
-    assert run and f"run #{run.group(1)}:" in second.stdout  # scored once
+    runs = re.findall(
+        r"Demo evaluation run #(\d+): (Keyword [\w ]+) on release demo-1", first.stdout
+    )
+    assert [name for _, name in runs] == ["Keyword baseline", "Keyword with negation"]
+    assert all(f"run #{pk}:" in second.stdout for pk, _ in runs)  # each scored once
     assert (tmp_path / "contrastlab.sqlite3").exists()
 
     port = free_port()

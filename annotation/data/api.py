@@ -49,7 +49,8 @@ def _reader(request: Request, slug: str) -> tuple[Any, Any]:
 
 
 class ItemListView(APIView):
-    @extend_schema(parameters=FILTERS, responses=ItemPageSerializer)
+    @extend_schema(operation_id="projects_items_list", parameters=FILTERS,
+                   responses=ItemPageSerializer)  # fmt: skip
     def get(self, request: Request, slug: str) -> Response:
         """Admins see every row; experts their own perturbations and the originals under them."""
         project, mine = _reader(request, slug)

@@ -15,11 +15,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = load_demo()
-        run = load_demo_run(result["project"], result["admin"])
+        runs = load_demo_runs(result["project"], result["admin"])
         for project in result["projects"]:
             count = project.examples.count()
             self.stdout.write(f"Demo project '{project.name}' ({count} originals).")
-        if run is not None:
+        for run in runs:
             self.stdout.write(
                 f"Demo evaluation run #{run.pk}: {run.model.name} on release "
                 f"{run.release.version}, consistency {run.metrics['consistency']:.0%}."
@@ -35,12 +35,12 @@ DEMO_MODELS = {
 }
 
 
-def load_demo_run(project: Project, admin: Any) -> EvaluationRun | None:
+def load_demo_runs(project: Project, admin: Any) -> list[EvaluationRun]:
     """Register the demo's two keyword models and score the project's first release with
-    each, once. Returns the first model's run."""
+    each, once. Returns their runs."""
     release = project.releases.order_by("created_at").first()
     if release is None:
-        return None
+        return []
     runs = []
     for name, source in DEMO_MODELS.items():
         spec = ModelSpec.objects.filter(project=project, name=name).first()
@@ -52,5 +52,5 @@ def load_demo_run(project: Project, admin: Any) -> EvaluationRun | None:
             run = evaluation_enqueue(release=release, model=spec, split="test", user=admin,
                                      send=False)  # fmt: skip
             run_evaluation(run.pk)
-        runs.append(done.first())
-    return runs[0]
+        runs.append(done.get())
+    return runs
