@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotation.authoring.claims import pivot_claim
 from annotation.demo import DEMO_PASSWORD, DEMO_SLUG, QA_SLUG
-from annotation.models import Example, Project, Release
+from annotation.models import Example, Perturbation, Project, Release
 from evaluation.models import EvaluationRun
 from tests.browser.conftest import screenshot
 
@@ -24,6 +24,7 @@ def test_every_page_of_the_demo_for_each_role(page, login, settings, tmp_path):
     run = EvaluationRun.objects.get(release=release, model__name="Keyword baseline")
     pivot = Example.objects.get(project=project, external_id="demo-30")
     pivot_claim(pivot=pivot, expert=User.objects.get(username="expert1"))  # the editor needs one
+    accepted = Perturbation.objects.filter(project=project, status="accepted").first()
     base = f"/p/{DEMO_SLUG}"
     admin_pages = {
         "dashboard": (f"{base}/", "agreement"),
@@ -43,12 +44,17 @@ def test_every_page_of_the_demo_for_each_role(page, login, settings, tmp_path):
         "compare": (f"{base}/evaluations/compare/", "Accuracy on originals"),
         "analyses": (f"{base}/analyses/", "Analyses"),
         "reading-dashboard": (f"/p/{QA_SLUG}/", "Dashboard"),
+        "data": (f"{base}/data/", "demo-01"),
+        "data-originals": (f"{base}/data/?kind=originals", "demo-30"),
+        "data-item": (f"{base}/data/perturbations/{accepted.pk}/", "voted"),
+        "audit": (f"{base}/audit/", "release"),
     }
     expert_pages = {
         "projects": ("/", "Demo: review sentiment"),
         "pivots": (f"{base}/pivots/", "Claim & edit"),
         "editor": (f"{base}/pivots/{pivot.pk}/edit/", "The hotel pool was closed"),
         "my-work": (f"{base}/mine/", "demo-01"),
+        "data": (f"{base}/data/", "demo-01"),
     }
     validator_pages = {"validate": (f"{base}/validate/", "Validate")}
     errors: list[str] = []
