@@ -5,6 +5,7 @@ that a page costs the same at the first row and the millionth (benchmarks/data_p
 from dataclasses import dataclass, fields
 from typing import Any
 
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q, QuerySet
 
 from annotation.errors import DomainError
@@ -178,13 +179,24 @@ def page_of(qs: QuerySet[Any], filters: Filters, after: Any, size: Any = None) -
     return Page(got, got[-1].pk if more and got else None)
 
 
+COUNT_MS = 150  # PostgreSQL's time for a count; past it, the page says "50+"
+
+
 def count_upto(
     qs: QuerySet[Any], filters: Filters, page: Page, cap: int = 10_000
 ) -> tuple[int, bool]:
-    """How many rows match, counted up to `cap` (a million-row count is not worth its time):
-    (count, True when there are more). A text search reads every row's text, so its count is
-    the page's: the page and "more" (benchmarks/data_page.py)."""
+    """How many rows match, counted up to `cap` and for COUNT_MS at most (a rare combination
+    of filters reads every row to count it): (count, True when there may be more). A text
+    search reads every row's text, so its count is the page's (benchmarks/data_page.py)."""
     if filters.q:
         return len(page.rows), page.after is not None
-    n = qs.order_by().values("pk")[: cap + 1].count()
+    counting = qs.order_by().values("pk")[: cap + 1]
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL statement_timeout = {COUNT_MS}")
+            n = counting.count()
+    except OperationalError:  # the count ran out of time: the page's rows, at least
+        return len(page.rows), page.after is not None
     return min(n, cap), n > cap

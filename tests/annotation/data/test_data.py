@@ -473,3 +473,19 @@ def test_an_experts_edit_of_an_imported_original_goes_with_its_import(project, p
     body = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/").json()
     assert (body["originals"], body["perturbations"]) == (1, 1)
     assert list(Perturbation.objects.values_list("pk", flat=True)) == [other.pk]
+
+
+def test_a_count_that_runs_out_of_time_says_at_least_the_page(project, people):
+    """A rare combination of filters reads every row to be counted; past COUNT_MS the page
+    says "50+" rather than keep the request waiting (PostgreSQL cancels the count)."""
+    from annotation.data import selectors
+
+    for _ in range(3):
+        submitted_perturbation(project, people["expert"])
+    filters = selectors.Filters()
+    slow = Perturbation.objects.filter(project=project).extra(where=["pg_sleep(0.1) IS NOT NULL"])
+    page = selectors.page_of(Perturbation.objects.filter(project=project), filters, None, 2)
+    assert selectors.count_upto(slow, filters, page) == (2, True)
+    fast = Perturbation.objects.filter(project=project)
+    assert selectors.count_upto(fast, filters, page) == (3, False)
+    assert Perturbation.objects.count() == 3  # the connection still works after the cancel
