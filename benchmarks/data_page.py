@@ -114,6 +114,7 @@ def median_ms(client: Any, url: str) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--undo", action="store_true", help="then undo one import (5%%)")
     args = parser.parse_args()
     bench_database(fresh=False)
     from django.contrib.auth.models import User
@@ -121,7 +122,7 @@ def main() -> None:
     from django.test import Client
 
     from annotation.data import records
-    from annotation.models import Perturbation
+    from annotation.models import Perturbation, Project
 
     project = seed(args.rows)
     client = Client(HTTP_HOST="127.0.0.1")
@@ -158,6 +159,21 @@ def main() -> None:
         paged(number)
         ms = statistics.median(paged(number) for _ in range(5))
         print(f"  baseline, Paginator page {number:<7,} {ms:7.1f} ms (COUNT + OFFSET, rows only)")
+    if args.undo:  # changes the project: the next run seeds it again
+        from annotation.data.removal import batch_plan, batch_undo
+        from annotation.models import ImportBatch
+
+        batch = ImportBatch.objects.get(pk=batch)
+        start = time.perf_counter()
+        counts = batch_plan(batch).counts
+        planned = time.perf_counter() - start
+        start = time.perf_counter()
+        batch_undo(batch=batch, actor=None)
+        print(
+            f"  undo of one import: {counts}, counted in {planned:.2f} s, "
+            f"undone in {time.perf_counter() - start:.2f} s"
+        )
+        Project.objects.filter(pk=project.pk).update(slug=f"{project.slug}-undone-{batch.pk}")
 
 
 if __name__ == "__main__":

@@ -67,9 +67,13 @@ def items_removed(project: Project, item_ids: list[int]) -> None:
     for start in range(0, len(item_ids), _BATCH):
         chunk = item_ids[start : start + _BATCH]
         items = ValidationItem.objects.select_for_update().filter(pk__in=chunk).order_by("pk")
-        for item in items:
-            if item.status == ValidationItem.Status.RESOLVED:
-                _add_resolution(deltas, item, -1)
+        resolved = {i.pk: i for i in items if i.status == ValidationItem.Status.RESOLVED}
+        votes = Vote.objects.filter(item_id__in=list(resolved))
+        for item_id, validator_id, label, answer in votes.values_list(
+            "item_id", "validator_id", "label", "answer"
+        ):
+            deltas[validator_id][0] -= 1
+            deltas[validator_id][1] -= vote_agrees(label, answer, resolved[item_id])
     _apply(project, deltas)
 
 
