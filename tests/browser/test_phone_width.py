@@ -10,8 +10,8 @@ pytestmark = pytest.mark.browser
 
 
 def test_pages_fit_a_phone(page, login, project, people, released):
-    spec = ModelSpec.objects.create(project=project, name="a-rather-long-model-name-v2-instruct",
-                                    kind="python", source="tests.evaluation.rule_models:keyword")  # fmt: skip
+    name, source = "a-rather-long-model-name-v2-instruct", "tests.evaluation.rule_models:keyword"
+    spec = ModelSpec.objects.create(project=project, name=name, kind="python", source=source)
     run = EvaluationRun.objects.create(release=released, model=spec, split="test")
     page.set_viewport_size({"width": 390, "height": 800})
     login("alice")
