@@ -209,17 +209,42 @@ def default_prompt(task_type: str, field_names: list[str]) -> str:
     return "".join(f"{name}: {{{name}}}\n" for name in field_names) + "Answer:"
 
 
-def prompt_placeholders(prompt: str) -> list[str]:
-    """The fields a prompt names, or a DomainError saying what is wrong with it."""
+def _prompt_parts(prompt: str) -> list[tuple[str, str | None, str | None, str | None]]:
     try:
-        parts = list(string.Formatter().parse(prompt))
+        return list(string.Formatter().parse(prompt))
     except ValueError as error:
         raise DomainError(f"prompt: {error} (write {{{{ and }}}} for literal braces).") from None
-    names = [name for _, name, _, _ in parts if name is not None]
-    for name in names:
-        if not NAME_RE.match(name):
-            raise DomainError(f"prompt: {{{name}}} must name a field, such as {{text}}.")
+
+
+def prompt_placeholders(prompt: str) -> list[str]:
+    """The fields a prompt names, or a DomainError naming the placeholder that is not a plain
+    {field}: no conversion (!r), no format (:>10), no attribute or index (docs/prompting.md)."""
+    names = []
+    for _, name, spec, conversion in _prompt_parts(prompt):
+        if name is None:
+            continue
+        written = "{" + name + (f"!{conversion}" if conversion else "") + (
+            f":{spec}" if spec else "") + "}"  # fmt: skip
+        if spec or conversion or not NAME_RE.match(name):
+            raise DomainError(
+                f"prompt: {written} is not a plain placeholder; write a field's name in braces, "
+                "such as {text}, with nothing else inside."
+            )
+        names.append(name)
     return names
+
+
+def render_prompt(prompt: str, fields: dict[str, Any]) -> str:
+    """The prompt with each {field} replaced by its text ("" where a row lacks it), and {{ }}
+    as literal braces. Never str.format: a stored prompt cannot convert, pad or index, so the
+    text is the prompt's and the fields' size, whatever was saved before placeholders were
+    checked."""
+    try:
+        parts = string.Formatter().parse(prompt)
+        return "".join(literal + ("" if name is None else str(fields.get(name, "")))
+                       for literal, name, _, _ in parts)  # fmt: skip
+    except ValueError:  # unbalanced braces saved before they were checked: the prompt as is
+        return prompt
 
 
 def clean_prompt(prompt: Any, field_names: list[str] | None = None) -> str:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
+from annotation.projects.config import render_prompt
 from annotation.releases.files import HashingFile, file_sha256
 from annotation.validation.answers import answer_text
 
@@ -83,7 +84,7 @@ class LmEvalExport:
             return
         for role, member in members(record):
             doc = {**base, "id": member["id"], "role": role, **member["fields"],
-                   "query": self.prompt.format(**member["fields"])}  # fmt: skip
+                   "query": render_prompt(self.prompt, member["fields"])}  # fmt: skip
             if self.project.is_free_text:
                 doc["answers"] = [answer_text(a) for a in member["answers"]]
             else:
@@ -93,7 +94,7 @@ class LmEvalExport:
 
     def prompt_for_source(self, source: str | None) -> str:
         """Minimal pairs: nothing before the text, or the prompt over the source."""
-        return self.prompt.format(source=source) if source else ""
+        return render_prompt(self.prompt, {"source": source}) if source else ""
 
     def finish(self, release: Release) -> dict[str, str]:
         """Close the data files; write the tasks, the group and utils.py. Their digests."""

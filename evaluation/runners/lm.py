@@ -5,7 +5,7 @@ the model's own output for a source.
 Tokenisation decides the scores, so it is exactly as §10.2 says:
 - causal (`hf-causal-lm`): the scored tokens are `tokenizer(text, add_special_tokens=False)`;
   the unscored context is `[bos_token_id]` without a source, and the tokens of
-  `prompt.format(source=...)` (no BOS) with one. score = the sum of the tokens' log-probs.
+  the prompt over the source (no BOS) with one. score = the sum of the tokens' log-probs.
 - seq2seq (`hf-seq2seq`): the encoder reads `tokenizer(source)` and the scored tokens are
   `tokenizer(text_target=text)`, as the tokenizer returns them; the decoder starts from
   `decoder_start_token_id`. score = the mean of the tokens' log-probs.
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.projects.config import render_prompt
 from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
 from evaluation.runners.feed import (
     Readback,
@@ -84,7 +85,7 @@ class LanguageModelScorer:
             return tuple(self.tokenizer(source or "")["input_ids"])
         if source is None:
             return (self.bos_id,)
-        text = self.prompt.format(source=source)
+        text = render_prompt(self.prompt, {"source": source})
         return tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def target(self, text: str) -> tuple[int, ...]:

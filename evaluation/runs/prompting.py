@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import Project, Release
+from annotation.projects.config import render_prompt
 from annotation.releases.bundle import read_examples
 from annotation.validation.answers import answer_text
 from evaluation.models import ModelSpec
@@ -38,7 +39,7 @@ def verbalizers_of(spec: ModelSpec, project: Project) -> list[str]:
 
 
 def render(prompt: str, fields: dict[str, Any]) -> str:
-    return prompt.format(**fields)
+    return render_prompt(prompt, fields)
 
 
 def contexts(

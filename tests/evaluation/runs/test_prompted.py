@@ -244,7 +244,13 @@ def test_prompts_name_only_fields_and_verbalizers_only_labels(sentiment):
     project, _, root = sentiment
     bad = [({"prompt": "Review: {review}"}, "{review}, which are not fields", None),
            ({"prompt": "Review: {text"}, "prompt: expected '}'", None),
-           ({"prompt": "{0}"}, "{0} must name a field", None),
+           ({"prompt": "{0}"}, "{0} is not a plain placeholder", None),
+           ({"prompt": "{text:d}"}, "{text:d} is not a plain placeholder", None),
+           ({"prompt": "{text:{text}}"}, "{text:{text}} is not a plain placeholder", None),
+           ({"prompt": "{text:>100000000}"}, "{text:>100000000} is not a plain", None),
+           ({"prompt": "{text!r}"}, "{text!r} is not a plain placeholder", None),
+           ({"prompt": "{text.upper}"}, "{text.upper} is not a plain placeholder", None),
+           ({"prompt": "{text[0]}"}, "{text[0]} is not a plain placeholder", None),
            ({"verbalizers": {"neutral": "meh"}}, "neutral, which are not labels", None),
            ({"verbalizers": {"positive": ""}}, "non-empty", "may not be blank"),
            ({"verbalizers": {"positive": "negative"}}, "may not share a word", None)]  # fmt: skip
@@ -256,6 +262,27 @@ def test_prompts_name_only_fields_and_verbalizers_only_labels(sentiment):
                           format="json")  # fmt: skip
         said = json.dumps(model.json())
         assert model.status_code == 400 and (model_message or message) in said, said
+
+
+def test_a_prompt_saved_before_the_check_renders_at_the_size_of_its_fields(sentiment):
+    """{text:>100000000} (18 characters) made the Prompt page a 300 MB answer; {text:d} made it
+    and every release a 500. Rendering never formats: a placeholder is its field's text."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from annotation.models import Project
+
+    project, _, root = sentiment
+    for stored in ("{text:>100000000}", "{text:d}", "{text!r} {text[0]}", "{text"):
+        Project.objects.filter(pk=project.pk).update(settings={**project.settings,
+                                                               "prompt": stored})  # fmt: skip
+        page = Client()
+        page.force_login(User.objects.get(username="root"))
+        answer = page.get(f"/p/{project.slug}/models/prompt/")
+        assert answer.status_code == 200 and len(answer.content) < 200_000, stored
+        version = f"v{len(stored)}-{stored.count('{')}"
+        published = root.post(f"/api/projects/{project.slug}/releases/", {"version": version})
+        assert published.status_code == 201, (stored, published.json())
 
 
 # Free text ---------------------------------------------------------------------------------
