@@ -66,7 +66,10 @@ def agreement_figures(
     f1 = human_f1_table(table, gold, list(task_labels), seed=1)
     return {
         "items": len(complete),
-        "fleiss_kappa": _finite(fleiss_kappa(complete)) if len(complete) else None,
+        # Agreement needs two votes an item: with votes_per_item 1 it is not defined (None).
+        "fleiss_kappa": _finite(fleiss_kappa(complete))
+        if len(complete) and votes_per_item > 1
+        else None,
         "krippendorff_alpha": _finite(krippendorff_alpha_nominal(table)) if len(table) else None,
         "human_f1": {
             "macro": _finite(f1["macro"]),  # type: ignore[arg-type]

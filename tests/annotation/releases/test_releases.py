@@ -354,3 +354,18 @@ def test_the_diff_names_the_files_that_changed_such_as_an_exported_prompt(
     assert prompts, diff["files_changed"]
     data = {"sets.jsonl", "examples.jsonl"}
     assert not data & set(diff["files_changed"]), diff["files_changed"]
+
+
+def test_one_vote_per_item_releases_with_agreement_not_defined(project, people):
+    """votes_per_item 1 was accepted, and then every release answered 500 (kappa raised)."""
+    from tests.factories import vote_all
+
+    project.settings.update(votes_per_item=1, majority=1, release_min_agreement=1)
+    project.save()
+    validator = member(project, "solo", "validator")
+    p = submitted_perturbation(project, people["expert"])
+    vote_all(p.item, [validator], ["negative"])
+    assert Perturbation.objects.get(pk=p.pk).status == "accepted"
+    release = release_create(project=project, user=people["admin"], version="1.0")
+    assert release.entries.count() == 1
+    assert release.statistics["per_split"]["test"]["fleiss_kappa"] is None
