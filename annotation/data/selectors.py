@@ -115,17 +115,7 @@ def _perturbations(project: Project, f: Filters, author: Any) -> "QuerySet[Pertu
         qs = qs.filter(Exists(tagged))
     if f.author:
         qs = qs.filter(author__username=f.author)
-    if f.label:
-        qs = qs.filter(label=f.label)
-    if f.batch:
-        qs = qs.filter(batch_id=f.batch)
-    if f.warnings:
-        qs = qs.filter(batch__isnull=False).exclude(batch__warnings=[])
-    if f.waiting:
-        qs = qs.filter(pivot__label="", pivot__answers=[])
-    if f.q:
-        qs = qs.filter(_search(project, f.q, "pivot__external_id"))
-    return qs.order_by("id" if f.order == "oldest" else "-id")
+    return _shared(project, f, qs, "pivot__")
 
 
 def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]":
@@ -146,6 +136,12 @@ def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]"
     if f.author:
         by = Perturbation.objects.filter(project=project, author__username=f.author)
         qs = qs.filter(pk__in=by.values("pivot_id"))
+    return _shared(project, f, qs, "")
+
+
+def _shared(project: Project, f: Filters, qs: QuerySet[Any], original: str) -> QuerySet[Any]:
+    """The filters both kinds read alike, and the order; `original` leads from a row to its
+    original ("pivot__" for a perturbation, "" for an original)."""
     if f.label:
         qs = qs.filter(label=f.label)
     if f.batch:
@@ -153,9 +149,9 @@ def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]"
     if f.warnings:
         qs = qs.filter(batch__isnull=False).exclude(batch__warnings=[])
     if f.waiting:
-        qs = qs.filter(label="", answers=[])
+        qs = qs.filter(**{f"{original}label": "", f"{original}answers": []})
     if f.q:
-        qs = qs.filter(_search(project, f.q, "external_id"))
+        qs = qs.filter(_search(project, f.q, f"{original}external_id"))
     return qs.order_by("id" if f.order == "oldest" else "-id")
 
 

@@ -209,28 +209,37 @@ def test_admin_creates_a_free_text_project_and_refuses_bad_fields_with_the_api_m
     assert project.labels == [] and project.settings["votes_per_item"] == 5
 
 
+def from_template(task_type: str, slug: str):  # type: ignore[no-untyped-def]
+    """A project made on the New project page from its template, and its creator's browser."""
+    creator = project_creator()
+    page = browser(creator)
+    values = {"task_type": task_type, "name": slug.title(), **TEMPLATES[task_type]}
+    assert page.post("/projects/new/", form_data(values, slug=slug)).status_code == 302
+    return creator, page
+
+
+def preview(page, slug: str, content: bytes) -> str:  # type: ignore[no-untyped-def]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = {"file": SimpleUploadedFile("rows.csv", content), "split": "test"}
+    return page.post(f"/p/{slug}/import/", upload).content.decode()
+
+
 def test_the_minimal_pair_template_takes_rows_without_a_source(client_for):
     """docs/task-types.md: a minimal pair's source is optional, in every import."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    creator = project_creator()
-    page = browser(creator)
-    values = {"task_type": "minimal_pair", "name": "Pairs", **TEMPLATES["minimal_pair"]}
-    assert page.post("/projects/new/", form_data(values, slug="pairs")).status_code == 302
+    creator, page = from_template("minimal_pair", "pairs")
     content = b"id,text,label\n1,The cat sleeps.,acceptable\n2,The cats sleeps.,unacceptable\n"
-    shown = page.post("/p/pairs/import/", {"file": SimpleUploadedFile("pairs.csv", content),
-                                           "split": "test"}).content.decode()  # fmt: skip
+    shown = preview(page, "pairs", content)
     assert "Import 2 rows" in shown and "have a problem" not in shown
     assert "missing" not in shown
-    answer = client_for(creator).post("/api/projects/pairs/examples/import/",
-                                      {"file": SimpleUploadedFile("pairs.csv", content)},
-                                      format="multipart")  # fmt: skip
-    assert answer.status_code == 201, answer.json()
+    api = client_for(creator)
     sourced = b"id,source,text,label\n3,Le chat dort.,The cat sleeps.,acceptable\n"
-    answer = client_for(creator).post("/api/projects/pairs/examples/import/",
-                                      {"file": SimpleUploadedFile("more.csv", sourced)},
-                                      format="multipart")  # fmt: skip
-    assert answer.status_code == 201, answer.json()
+    for name, data in (("pairs.csv", content), ("more.csv", sourced)):
+        answer = api.post("/api/projects/pairs/examples/import/",
+                          {"file": SimpleUploadedFile(name, data)}, format="multipart")  # fmt: skip
+        assert answer.status_code == 201, answer.json()
     project = Project.objects.get(slug="pairs")
     stored = dict(project.examples.values_list("external_id", "fields"))
     assert stored == {
@@ -241,18 +250,9 @@ def test_the_minimal_pair_template_takes_rows_without_a_source(client_for):
 
 
 def test_a_preview_where_every_row_is_bad_offers_no_import():
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    creator = project_creator()
-    page = browser(creator)
-    values = {"task_type": "classification", "name": "C", **TEMPLATES["classification"]}
-    assert page.post("/projects/new/", form_data(values, slug="c")).status_code == 302
-    content = b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n3,Good.,positive\n"
-    shown = page.post("/p/c/import/", {"file": SimpleUploadedFile("c.csv", content),
-                                       "split": "test"}).content.decode()  # fmt: skip
+    _, page = from_template("classification", "c")
+    shown = preview(page, "c", b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n3,Good.,positive\n")
     assert "2 of 3 rows have a problem" in shown and "import the other 1" in shown
-    bad = b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n"
-    shown = page.post("/p/c/import/", {"file": SimpleUploadedFile("c.csv", bad),
-                                       "split": "test"}).content.decode()  # fmt: skip
+    shown = preview(page, "c", b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n")
     assert "nothing can be imported" in shown
     assert 'class="primary" disabled>Import 2 rows' in shown
