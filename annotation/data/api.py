@@ -5,7 +5,6 @@ and the audit log."""
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -83,18 +82,8 @@ class ItemDetailView(APIView):
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project, mine = _reader(request, slug)
         kind = request.query_params.get("kind") or "perturbations"
-        if kind == "originals":
-            row: Any = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
-            if mine is not None and not row.perturbations.filter(author=mine).exists():
-                raise Http404("No such row.")
-            record, events = records.original_record(row), history.original_history(row)
-        elif kind == "perturbations":
-            qs = records.perturbation_records(project.perturbations.all())
-            row = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
-            record, events = records.perturbation_record(row), history.perturbation_history(row)
-        else:
-            raise Http404("kind is perturbations or originals.")
-        answer = {"record": record, "history": [e.as_dict() for e in events]}
+        story = history.story_of(project, kind, pk, mine)
+        answer = {"record": story.record, "history": [e.as_dict() for e in story.events]}
         return Response(ItemDetailSerializer(answer).data)
 
 

@@ -5,6 +5,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from annotation.data import records
 from annotation.models import AuditLog, Example, Perturbation, ValidationItem, Vote
 
 
@@ -109,3 +113,33 @@ def original_history(example: Example) -> list[Event]:
         events.append(Event(item.created_at, "validation", "mixed in as a control"))
         events += _votes(item)
     return _sorted(events)
+
+
+@dataclass
+class Story:
+    """One row as its page and GET …/items/{id}/ show it."""
+
+    row: Any
+    record: dict[str, Any]
+    events: list[Event]
+    related: list[dict[str, Any]]  # an original's perturbations (those the reader may see)
+
+
+def story_of(project: Any, kind: str, pk: int, mine: Any) -> Story:
+    """The row `pk` of `kind`, for a reader who sees everything (`mine` None) or only their own
+    perturbations and the originals under them; 404 for anything else."""
+    if kind not in ("originals", "perturbations"):
+        raise Http404("kind is perturbations or originals.")
+    if kind == "originals":
+        original = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
+        every = original.perturbations.all()
+        theirs = every if mine is None else every.filter(author=mine)
+        if mine is not None and not theirs.exists():
+            raise Http404("No such row.")
+        related = records.records("perturbations", list(records.perturbation_records(theirs)))
+        return Story(
+            original, records.original_record(original), original_history(original), related
+        )
+    qs = records.perturbation_records(project.perturbations.all())
+    p = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
+    return Story(p, records.perturbation_record(p), perturbation_history(p), [])

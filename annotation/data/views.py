@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -67,39 +67,9 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
     project, mine = _reader(request, slug)
-    if kind == "originals":
-        row: Any = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
-        if mine is not None and not row.perturbations.filter(author=mine).exists():
-            raise Http404("No such row.")
-        events = history.original_history(row)
-        record = records.original_record(row)
-        related = records.records(
-            "perturbations",
-            list(
-                records.perturbation_records(
-                    row.perturbations.all()
-                    if mine is None
-                    else row.perturbations.filter(author=mine)
-                )
-            ),
-        )
-    else:
-        qs = records.perturbation_records(project.perturbations.all())
-        row = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
-        events, record, related = (
-            history.perturbation_history(row),
-            records.perturbation_record(row),
-            [],
-        )
-    context = {
-        "project": project,
-        "kind": kind,
-        "row": row,
-        "record": record,
-        "events": events,
-        "related": related,
-        "may_act": mine is None,
-    }
+    story = history.story_of(project, kind, pk, mine)
+    context = {"project": project, "kind": kind, "story": story, "row": story.row,
+               "record": story.record, "may_act": mine is None}  # fmt: skip
     return render(request, "annotation/data_item.html", context)
 
 

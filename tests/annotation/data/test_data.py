@@ -489,3 +489,17 @@ def test_a_count_that_runs_out_of_time_says_at_least_the_page(project, people):
     fast = Perturbation.objects.filter(project=project)
     assert selectors.count_upto(fast, filters, page) == (3, False)
     assert Perturbation.objects.count() == 3  # the connection still works after the cancel
+
+
+def test_a_bad_filter_on_the_page_says_which_and_a_kind_that_is_none_is_404(project, people):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(people["admin"])
+    page = client.get(f"/p/{project.slug}/data/?status=maybe")
+    assert page.status_code == 400
+    assert "status is one of draft" in page.content.decode()
+    assert 'id="clear-filters"' in page.content.decode()
+    p = submitted_perturbation(project, people["expert"])
+    assert client.get(f"/p/{project.slug}/data/votes/{p.pk}/").status_code == 404
+    assert client.get(f"/p/{project.slug}/data/perturbations/{p.pk}/").status_code == 200
