@@ -41,14 +41,16 @@ def _imported(row: Example | Perturbation) -> list[Event]:
     ]
 
 
-def _votes(item: ValidationItem | None) -> list[Event]:
+def _votes(item: ValidationItem | None, names: bool) -> list[Event]:
+    """Every vote on the item; who cast it only for admins (`names`): an expert sees that
+    their edit was voted on, not by whom."""
     if item is None:
         return []
     votes = Vote.objects.filter(item=item).select_related("validator").order_by("created_at", "id")
     return [
         Event(
             v.created_at,
-            v.validator.username,
+            v.validator.username if names else "a validator",
             "voted",
             (v.label or v.answer)
             + ("" if v.counts else " (not counted: unqualified)")
@@ -59,11 +61,13 @@ def _votes(item: ValidationItem | None) -> list[Event]:
 
 
 def _decisions(project_id: int, pk: int) -> list[Event]:
-    """Admin decisions on one perturbation, and the bulk actions whose selection held it (a
-    few hundred at most in a project's life, read whole)."""
+    """Admin decisions on one perturbation, and the bulk actions whose selection held it and
+    that changed something (a few hundred at most in a project's life, read whole)."""
     log = AuditLog.objects.filter(project_id=project_id).select_related("actor")
     rows = [*log.filter(details__perturbation=pk)] + [
-        a for a in log.filter(action__startswith="bulk_") if pk in a.details.get("ids", [])
+        a
+        for a in log.filter(action__startswith="bulk_")
+        if pk in a.details.get("ids", []) and a.details.get("done")
     ]
     hidden = ("perturbation", "ids", "done", "left")
     return [
@@ -71,7 +75,11 @@ def _decisions(project_id: int, pk: int) -> list[Event]:
             a.created_at,
             _name(a.actor),
             a.action.removeprefix("bulk_").replace("_", " "),
-            ", ".join(f"{k}: {v}" for k, v in a.details.items() if k not in hidden),
+            ", ".join(
+                f"{k}: {v}"
+                for k, v in a.details.items()
+                if k not in hidden and v not in ("", None, False)
+            ),
         )
         for a in rows
     ]
@@ -81,18 +89,19 @@ def _sorted(events: list[Event]) -> list[Event]:
     return sorted(events, key=lambda e: (e.at is None, e.at or datetime.min))
 
 
-def perturbation_history(p: Perturbation) -> list[Event]:
-    events = [*_imported(p.pivot)]
-    if p.batch_id is not None:
+def perturbation_history(p: Perturbation, names: bool = True) -> list[Event]:
+    events = _imported(p.pivot)
+    brought = p.batch is not None and p.batch.kind == "sets"  # a set import brought it
+    if brought and p.batch_id != p.pivot.batch_id:
         events += _imported(p)
-    else:
+    elif not brought:
         events.append(Event(p.created_at, _name(p.author), "written"))
     for r in p.revisions.all():
         events.append(Event(r.created_at, _name(p.author), f"revision {r.number} kept"))
     if p.submitted_at:
         events.append(Event(p.submitted_at, _name(p.author), "submitted"))
     item = getattr(p, "item", None)
-    events += _votes(item)
+    events += _votes(item, names)
     if item is not None and item.resolved_at:
         events.append(
             Event(
@@ -106,12 +115,12 @@ def perturbation_history(p: Perturbation) -> list[Event]:
     return _sorted(events)
 
 
-def original_history(example: Example) -> list[Event]:
+def original_history(example: Example, names: bool = True) -> list[Event]:
     events = _imported(example)
     item = getattr(example, "control_item", None)
     if item is not None:
         events.append(Event(item.created_at, "validation", "mixed in as a control"))
-        events += _votes(item)
+        events += _votes(item, names)
     return _sorted(events)
 
 
@@ -137,9 +146,8 @@ def story_of(project: Any, kind: str, pk: int, mine: Any) -> Story:
         if mine is not None and not theirs.exists():
             raise Http404("No such row.")
         related = records.records("perturbations", list(records.perturbation_records(theirs)))
-        return Story(
-            original, records.original_record(original), original_history(original), related
-        )
+        events = original_history(original, names=mine is None)
+        return Story(original, records.original_record(original), events, related)
     qs = records.perturbation_records(project.perturbations.all())
     p = get_object_or_404(qs if mine is None else qs.filter(author=mine), pk=pk)
-    return Story(p, records.perturbation_record(p), perturbation_history(p), [])
+    return Story(p, records.perturbation_record(p), perturbation_history(p, mine is None), [])

@@ -9,7 +9,9 @@ from annotation.models import Example, Perturbation
 
 
 def perturbation_records(qs: "QuerySet[Perturbation]") -> "QuerySet[Perturbation]":
-    return qs.select_related("pivot", "author", "item", "batch").prefetch_related("tags")
+    return qs.select_related("pivot", "author", "item", "batch").prefetch_related(
+        "tags", "release_entries__release"
+    )
 
 
 def original_records(qs: "QuerySet[Example]") -> "QuerySet[Example]":
@@ -37,6 +39,7 @@ def perturbation_record(p: Perturbation) -> dict[str, Any]:
         "counted_votes": item.counted_votes if item else 0,
         "tags": sorted(t.name for t in p.tags.all()),
         "batch": p.batch_id,
+        "releases": sorted(e.release.version for e in p.release_entries.all()),
         "fields": p.fields,
         "updated_at": p.updated_at,
     }
@@ -57,6 +60,16 @@ def original_record(e: Example) -> dict[str, Any]:
         "batch": e.batch_id,
         "fields": e.fields,
     }
+
+
+def flat(record: dict[str, Any]) -> dict[str, Any]:
+    """A record for a spreadsheet: each field its own column, lists as comma-separated text."""
+    fields = record["fields"]
+    rest = {k: v for k, v in record.items() if k != "fields"}
+    for key in ("tags", "releases"):
+        if key in rest:
+            rest[key] = ", ".join(rest[key])
+    return {"kind": rest.pop("kind"), "id": rest.pop("id"), **fields, **rest}
 
 
 def records(kind: str, rows: list[Any]) -> list[dict[str, Any]]:

@@ -93,7 +93,10 @@ def rows(
     project: Project, filters: Filters, *, author: Any = None
 ) -> "QuerySet[Perturbation] | QuerySet[Example]":
     """Every row the filters let through, in their order; `author` limits perturbations to
-    one user's own (what an expert may see) and originals to those they perturbed."""
+    one user's own (what an expert may see) and originals to those they perturbed. A filter
+    that names nothing of the project (an import, a label, an author) is an error that says
+    so, not an empty list."""
+    _check_names(project, filters)
     if filters.kind == "originals":
         return _originals(project, filters, author)
     return _perturbations(project, filters, author)
@@ -153,6 +156,19 @@ def _shared(project: Project, f: Filters, qs: QuerySet[Any], original: str) -> Q
     if f.q:
         qs = qs.filter(_search(project, f.q, f"{original}external_id"))
     return qs.order_by("id" if f.order == "oldest" else "-id")
+
+
+def _check_names(project: Project, f: Filters) -> None:
+    if f.batch and not project.import_batches.filter(pk=f.batch).exists():
+        raise DomainError(f"this project has no import {f.batch}.", field="batch")
+    if f.label and f.label not in project.all_labels:
+        raise DomainError(
+            f"label {f.label!r} is none of the project's ({', '.join(project.all_labels)}).",
+            field="label",
+        )
+    by = Perturbation.objects.filter(project=project, author__username=f.author)
+    if f.author and not by.exists():  # the project's authors only: no account is revealed
+        raise DomainError(f"no perturbation of this project is by {f.author!r}.", field="author")
 
 
 def _tag_id(project: Project, name: str) -> int:

@@ -125,8 +125,11 @@ def _int(value: str) -> int | None:
 def _export(project: Any, kind: str, ids: list[int], fmt: Any) -> StreamingHttpResponse:
     model: Any = Example if kind == "originals" else Perturbation
     qs = records.with_relations(kind, model.objects.filter(project=project, pk__in=ids))
-    rows = records.records(kind, list(qs.order_by("pk")))
-    return download(rows, checked_format(fmt), f"{project.slug}-{kind}-selection")
+    rows = records.records(kind, list(qs.order_by("-pk")))  # as the page lists them
+    fmt = checked_format(fmt)
+    if fmt == "csv":  # a column per field, and tags as words, as a spreadsheet reads them
+        rows = [records.flat(row) for row in rows]
+    return download(rows, fmt, f"{project.slug}-{kind}-selection")
 
 
 @login_required
@@ -183,4 +186,7 @@ def audit_page(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpR
         return download(audit_rows(project), fmt, f"{project.slug}-audit")
     log = project.audit_log.select_related("actor")
     page = Paginator(log, 50).get_page(request.GET.get("page"))
-    return render(request, "annotation/audit.html", {"project": project, "page": page, "query": ""})
+    # (entry, its details as pairs): a detail may be named "items", as dict methods are
+    rows = [(entry, sorted(entry.details.items())) for entry in page]
+    context = {"project": project, "page": page, "rows": rows, "query": ""}
+    return render(request, "annotation/audit.html", context)

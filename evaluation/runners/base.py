@@ -11,6 +11,10 @@ class RunnerError(Exception):
     """A problem the admin can fix: a missing model, labels that don't map, no CUDA, ..."""
 
 
+class LoadError(RunnerError):
+    """A model that could not be loaded from its source (a folder, or the hub)."""
+
+
 @dataclass
 class Predictions:
     labels: list[str]

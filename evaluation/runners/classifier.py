@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.runners.base import (
+    LoadError,
     Predictions,
     Progress,
     RunnerError,
@@ -47,7 +48,7 @@ class SequenceClassifier:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError) as error:
-            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+            raise LoadError(f"Cannot load model {source!r}: {error}") from None
         if not self.tokenizer.is_fast:
             raise RunnerError(f"Model {source!r} has no fast tokenizer.")
         dtype = resolve_dtype(precision, self.device)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from annotation.projects.config import render_prompt
-from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -59,7 +59,7 @@ class LanguageModelScorer:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
             model: Any = loader.from_pretrained(source)
         except (OSError, ValueError) as error:
-            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+            raise LoadError(f"Cannot load model {source!r}: {error}") from None
         dtype = resolve_dtype(precision, self.device)
         self.model: Any = model.to(device=self.device, dtype=dtype).eval()
         config = self.model.config

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -71,7 +71,7 @@ class PromptedModel:
             options = {"device_map": "auto"} if spread else {}
             model: Any = loader.from_pretrained(source, dtype=dtype, **options)
         except (OSError, ValueError) as error:
-            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+            raise LoadError(f"Cannot load model {source!r}: {error}") from None
         self.model: Any = (model if spread else model.to(self.device)).eval()
         self.input_device = str(self.model.device) if spread else self.device
         tokenizer = self.tokenizer

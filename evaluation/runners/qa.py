@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -49,7 +49,7 @@ class ExtractiveQA:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             self.model = AutoModelForQuestionAnswering.from_pretrained(source)
         except (OSError, ValueError) as error:
-            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+            raise LoadError(f"Cannot load model {source!r}: {error}") from None
         if not self.tokenizer.is_fast:
             raise RunnerError(f"Model {source!r} has no fast tokenizer; spans need offsets.")
         self.model = self.model.to(

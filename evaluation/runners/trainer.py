@@ -11,7 +11,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluation.runners.base import RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import LoadError, RunnerError, resolve_device, resolve_dtype
 
 PATIENCE = 5
 
@@ -37,7 +37,7 @@ class ClassifierTrainer:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             model: Any = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError) as error:
-            raise RunnerError(f"Cannot load model {source!r}: {error}") from None
+            raise LoadError(f"Cannot load model {source!r}: {error}") from None
         # fp32 master weights, whatever the checkpoint's dtype; autocast gives bf16/fp16
         self.model: Any = model.to(device=self.device, dtype=torch.float32)
         self.max_length = min(max_length, self.tokenizer.model_max_length)

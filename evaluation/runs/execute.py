@@ -10,19 +10,31 @@ from django.db import transaction
 from annotation import jobs
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
-from evaluation.runners.base import RunnerError
+from evaluation.runners.base import LoadError, RunnerError
 from evaluation.runs.pairs import run_language_model
 from evaluation.runs.predictions import run_predictions
 from evaluation.runs.prompting import run_choices, run_generation
 from evaluation.runs.scoring import run_classifier, run_reader
+from evaluation.specs.services import is_trusted, not_loaded
 
 
 def run_evaluation(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
     """Score a run's split of its release, store predictions and metrics (evaluation.jobs
     handles claiming, failures and cancellation). None if the run already finished."""
     return jobs.execute(
-        EvaluationRun, run_id, lambda run: _score(run, progress), expected=(RunnerError,)
+        EvaluationRun, run_id, lambda run: _scored(run, progress), expected=(RunnerError,)
     )
+
+
+def _scored(run: EvaluationRun, progress: Any) -> dict[str, Any]:
+    """_score, where a model a non-staff admin registered fails to load with one answer,
+    whether the hub refused it or a folder of that name lies on the worker's disk."""
+    try:
+        return _score(run, progress)
+    except LoadError:
+        if is_trusted(run.model):
+            raise
+        raise not_loaded(run.model) from None
 
 
 def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:

@@ -168,7 +168,7 @@ def source_to_load(spec: ModelSpec) -> str:
     the command line: no user), a folder only inside MODELS_DIR with symlinks followed (it may
     have been swapped since registration), and a hub id only if it names no local path. The
     error names no path."""
-    trusted = spec.created_by is None or spec.created_by.is_staff
+    trusted = is_trusted(spec)
     if spec.kind == ModelSpec.Kind.PYTHON:
         if not trusted:
             raise RunnerError("Only staff may run python models; ask staff to register it.")
@@ -176,10 +176,26 @@ def source_to_load(spec: ModelSpec) -> str:
     local = is_local_path(spec.source) or Path(spec.source).expanduser().exists()
     if not local:
         return spec.source
-    folder = _inside_models_dir(spec.source) if trusted else None
+    if not trusted:
+        raise not_loaded(spec)
+    folder = _inside_models_dir(spec.source)
     if folder is None:
         raise RunnerError(
-            f"Model {spec.name!r} cannot be loaded from its source: a hub id must not name a "
-            "local folder, and local models are registered by staff under MODELS_DIR."
+            f"Model {spec.name!r} cannot be loaded from its source: local models load from "
+            "inside MODELS_DIR only (a link may have been swapped since registration)."
         )
     return str(folder)
+
+
+def is_trusted(spec: ModelSpec) -> bool:
+    """Registered by staff, or by an operator on the command line (no user)."""
+    return spec.created_by is None or spec.created_by.is_staff
+
+
+def not_loaded(spec: ModelSpec) -> RunnerError:
+    """The one answer to an admin who is not staff when their model does not load, whatever is
+    or is not on the worker's disk: it tells nothing of the disk (docs/security.md)."""
+    return RunnerError(
+        f"Model {spec.name!r} could not be loaded from the hub as {spec.source!r}; local "
+        "folders and code are registered by staff."
+    )

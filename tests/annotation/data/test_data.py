@@ -503,3 +503,77 @@ def test_a_bad_filter_on_the_page_says_which_and_a_kind_that_is_none_is_404(proj
     p = submitted_perturbation(project, people["expert"])
     assert client.get(f"/p/{project.slug}/data/votes/{p.pk}/").status_code == 404
     assert client.get(f"/p/{project.slug}/data/perturbations/{p.pk}/").status_code == 200
+
+
+def test_the_audit_page_reads_an_undo_and_a_delete(project, people, client_for):
+    """Their detail "items" was read as the dict's method: the page answered 500."""
+    from django.test import Client
+
+    p = submitted_perturbation(project, people["expert"])
+    bulk = f"/api/projects/{project.slug}/items/bulk/"
+    client_for(people["admin"]).post(bulk, {"action": "delete", "ids": [p.pk]}, format="json")
+    page = Client()
+    page.force_login(people["admin"])
+    answer = page.get(f"/p/{project.slug}/audit/")
+    assert answer.status_code == 200
+    assert "items_deleted" in answer.content.decode() and "items: 1" in answer.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [("batch=999", "batch"), ("label=neutral", "label"), ("author=nobody", "author")],
+)
+def test_a_filter_that_names_nothing_of_the_project_says_so(
+    project, people, client_for, query, field
+):
+    submitted_perturbation(project, people["expert"])
+    answer = client_for(people["admin"]).get(f"/api/projects/{project.slug}/items/?{query}")
+    assert answer.status_code == 400 and answer.json()["field"] == field, answer.json()
+
+
+def test_an_expert_sees_that_their_edit_was_voted_on_not_by_whom(
+    project, people, validators, client_for
+):
+    p = submitted_perturbation(project, people["expert"])
+    vote_all(p.item, validators, ["negative"] * 5)
+    url = f"/api/projects/{project.slug}/items/{p.pk}/"
+    theirs = client_for(people["expert"]).get(url).json()["history"]
+    admins = client_for(people["admin"]).get(url).json()["history"]
+    assert [e["who"] for e in theirs if e["what"] == "voted"] == ["a validator"] * 5
+    assert sorted(e["who"] for e in admins if e["what"] == "voted") == [
+        v.username for v in validators
+    ]
+
+
+def test_the_exported_selection_has_a_column_per_field_newest_first(project, people):
+    import csv
+    import io
+
+    from django.test import Client
+
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(2)]
+    page = Client()
+    page.force_login(people["admin"])
+    answer = page.post(f"/p/{project.slug}/data/bulk/", {
+        "action": "export", "format": "csv", "kind": "perturbations", "ids": [p.pk for p in made],
+    })  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    assert [int(r["id"]) for r in rows] == sorted((p.pk for p in made), reverse=True)
+    assert [r["text"] for r in rows] == [p.fields["text"] for p in reversed(made)]
+    assert rows[0]["tags"] == "negation"
+
+
+def test_a_selection_held_whole_by_a_release_offers_nothing_to_delete(project, people, released):
+    from django.test import Client
+
+    page = Client()
+    page.force_login(people["admin"])
+    held = released.perturbations.first()
+    answer = page.post(f"/p/{project.slug}/data/bulk/", {
+        "action": "delete", "kind": "perturbations", "ids": [held.pk],
+    }).content.decode()  # fmt: skip
+    assert "Nothing to delete" in answer and "1 perturbation in release 1.0" in answer
+    row = page.get(f"/p/{project.slug}/data/perturbations/{held.pk}/").content.decode()
+    assert 'id="kept-for-releases"' in row and 'id="delete-row"' not in row
+    settings = page.get(f"/p/{project.slug}/settings/").content.decode()
+    assert 'id="project-kept"' in settings and "Delete project</button>" not in settings

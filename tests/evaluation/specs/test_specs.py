@@ -60,8 +60,18 @@ def test_a_hub_id_that_names_a_local_folder_is_never_loaded_for_a_non_staff_admi
     assert present.json().keys() == absent.json().keys()
     run = run_now(released, ModelSpec.objects.get(name="present"))
     assert run.status == "failed"
-    assert "cannot be loaded from its source" in run.error
     assert str(tmp_path) not in run.error and not Prediction.objects.filter(run=run).exists()
+    # The same answer when no such folder exists (the hub refuses it): the disk stays unseen.
+    other = run_now(released, ModelSpec.objects.get(name="absent"))
+    assert other.status == "failed"
+
+    def shape(run):  # type: ignore[no-untyped-def]
+        return run.error.replace(repr(run.model.source), "SOURCE").replace(
+            repr(run.model.name), "NAME"
+        )
+
+    assert shape(run) == shape(other)
+    assert "could not be loaded from the hub as 'localmodels/tiny'" in run.error
 
 
 def test_a_local_folder_must_resolve_inside_models_dir_at_registration_and_on_the_worker(
