@@ -52,7 +52,7 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         "total": total,
         "more": more,
         "splits": SPLITS,
-        "statuses": Perturbation.Status.choices,
+        "statuses": [(s, s) for s in Perturbation.Status.values],  # as the badges and API say
         "tags": project.tags.values_list("name", flat=True),
         "may_act": mine is None,
         "batches": project.import_batches.values_list("pk", "source_name")[:200],
@@ -68,8 +68,10 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
 def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
     project, mine = _reader(request, slug)
     story = history.story_of(project, kind, pk, mine)
+    # Back to the list as it was filtered (the list's own query, passed along)
+    back = request.GET.get("back") or urlencode({"kind": kind})
     context = {"project": project, "kind": kind, "story": story, "row": story.row,
-               "record": story.record, "may_act": mine is None}  # fmt: skip
+               "record": story.record, "may_act": mine is None, "back": back}  # fmt: skip
     return render(request, "annotation/data_item.html", context)
 
 

@@ -82,7 +82,7 @@ def test_a_rows_page_shows_its_votes_in_order(page, login, project, people):
     p = submitted_perturbation(project, people["expert"])
     vote_all(p.item, validators, ["negative"] * 4 + ["positive"])
     login("alice")
-    page.goto(f"/p/{project.slug}/data/")
+    page.goto(f"/p/{project.slug}/data/?status=accepted")
     page.get_by_role("link", name=str(p.pk), exact=True).click()
     history = page.locator("#history li")
     expect(history.filter(has_text="voted")).to_have_count(5)
@@ -90,6 +90,8 @@ def test_a_rows_page_shows_its_votes_in_order(page, login, project, people):
     voters = [v.validator.username for v in Vote.objects.filter(item=p.item).order_by("id")]
     assert history.filter(has_text="voted").locator("b").all_inner_texts() == voters
     screenshot(page, "data-item")
+    page.click("#back-to-data")  # back to the list as it was filtered
+    expect(page.locator("select[name=status]")).to_have_value("accepted")
 
 
 def test_an_expert_sees_only_their_own_rows_and_no_actions(page, login, project, people):
