@@ -204,3 +204,14 @@ def test_celery_round_trip_through_a_real_worker_on_redis(tmp_path):
     finally:
         stop(worker)
         client.close()
+
+
+def test_invitation_links_are_not_printed_to_the_logs_by_default(tmp_path):
+    """The console backend wrote every set-password link into the web log."""
+    env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))
+    env.pop("EMAIL_BACKEND", None)
+    code = "from django.conf import settings; print(settings.EMAIL_BACKEND)"
+    shown = run_manage("shell", "--no-imports", "-c", code, env=env)
+    assert shown.stdout.strip().splitlines()[-1] == (
+        "django.core.mail.backends.dummy.EmailBackend"
+    ), shown.stderr

@@ -116,10 +116,12 @@ MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
-# Invitations with a set-password link go out by e-mail: printed on the console unless an
-# SMTP backend is configured (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, with
-# Django's EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
-EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Invitations carry a set-password link: sent by SMTP once configured
+# (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, with Django's EMAIL_HOST,
+# EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS); until then, dropped: the
+# admin who added the people sees every link once, and a link printed by the console backend
+# would sit in the web and worker logs (set that backend explicitly to want it).
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.dummy.EmailBackend")
 EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
 EMAIL_PORT = envint("EMAIL_PORT", 25)
 EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
