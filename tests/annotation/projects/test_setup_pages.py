@@ -256,3 +256,9 @@ def test_a_preview_where_every_row_is_bad_offers_no_import():
     shown = preview(page, "c", b"id,text,label\n1,Fine.,great\n2,Dull.,awful\n")
     assert "nothing can be imported" in shown
     assert 'class="primary" disabled>Import 2 rows' in shown
+
+
+def test_the_project_list_names_task_types_as_people_do():
+    creator, page = from_template("free_text", "qa")
+    listed = page.get("/").content.decode()
+    assert "Free-text QA" in listed and "free_text" not in listed
