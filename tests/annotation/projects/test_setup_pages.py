@@ -259,6 +259,6 @@ def test_a_preview_where_every_row_is_bad_offers_no_import():
 
 
 def test_the_project_list_names_task_types_as_people_do():
-    creator, page = from_template("free_text", "qa")
+    _, page = from_template("free_text", "qa")
     listed = page.get("/").content.decode()
     assert "Free-text QA" in listed and "free_text" not in listed
