@@ -1,6 +1,7 @@
 """Imports too large for a request (over IMPORT_BACKGROUND_BYTES) run on a worker: the request
 stores the files and answers at once with the job (docs/api.md, "Imports")."""
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +33,22 @@ def import_or_queue(**values: Any) -> tuple[ImportJob | None, dict[str, Any]]:
 def import_later(
     *, project: Project, user: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
 ) -> ImportJob:
-    """Store the uploads and queue the import; the worker runs it (dispatch.run_import)."""
-    job = ImportJob.objects.create(
-        project=project, kind=kind, options=options, created_by=user_or_none(user)
-    )
-    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
+    """Store the uploads, then make the job that names them, and queue it (the worker runs it:
+    dispatch.run_import). The files are whole before any job exists: a web worker killed while
+    writing them leaves no job that waits for ever, only a folder no job names."""
+    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
+    stored = {}
     for field, upload in files.items():
         path = folder / field
         with path.open("wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
         relative = str(path.relative_to(settings.MEDIA_ROOT))
-        job.files[field] = {"path": relative, "name": Path(upload.name).name}
-    job.save(update_fields=["files"])
+        stored[field] = {"path": relative, "name": Path(upload.name).name}
+    job = ImportJob.objects.create(
+        project=project, kind=kind, options=options, files=stored, created_by=user_or_none(user)
+    )
     transaction.on_commit(lambda: run_import_task.delay(job.pk))
     return job
 

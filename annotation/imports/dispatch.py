@@ -1,6 +1,7 @@
 """Running an import of any kind, in the request or on a worker (annotation.imports.background
 queues the large ones): each kind's import function, and the API's answer it gives."""
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -75,5 +76,7 @@ def run_import(job_id: int) -> ImportJob | None:
             handle.close()
     for f in job.files.values():
         (root / f["path"]).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the job's folder, once empty
+            (root / f["path"]).parent.rmdir()
     job.refresh_from_db()
     return job

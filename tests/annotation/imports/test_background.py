@@ -66,7 +66,9 @@ def test_a_large_vote_import_is_queued_and_a_worker_imports_it(
     assert answer["status"] == "succeeded", answer
     assert answer["result"] == {"imported": 3, "already_present": 0} and answer["errors"] == []
     assert ValidationItem.objects.filter(project=project).count() == 3
-    assert not any((Path(settings.MEDIA_ROOT) / "imports" / str(job)).iterdir())
+    stored = ImportJob.objects.get(pk=job).files
+    assert stored and not any((Path(settings.MEDIA_ROOT) / f["path"]).parent.exists()
+                              for f in stored.values())  # fmt: skip
     # Only the project's admins see it.
     other = client_for(people["validator"]).get(f"/api/projects/{project.slug}/imports/{job}/")
     assert other.status_code == 403
@@ -103,3 +105,24 @@ def test_the_import_page_follows_a_large_import_to_its_end(project, people, work
     html = page.get(response["Location"]).content.decode()
     assert "succeeded" in html and "Done: batch" in html and "imported: 2" in html
     assert Example.objects.filter(project=project).count() == 2
+
+
+def test_no_job_exists_before_its_upload_is_stored_whole(project, people, settings, tmp_path):
+    """A web worker killed while writing the upload left a job queued for ever beside a partial
+    file: the job is now made once the files are whole."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.imports.background import import_later
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+    class Cut(SimpleUploadedFile):
+        def chunks(self, chunk_size=None):  # type: ignore[no-untyped-def]
+            yield b'{"id": "a", "text": "A good film.", "label": "positive"}\n'
+            raise OSError("the connection went away")
+
+    upload = Cut("big.jsonl", b"")
+    with pytest.raises(OSError):
+        import_later(project=project, user=people["admin"], kind="originals",
+                     files={"file": upload}, options={})  # fmt: skip
+    assert not ImportJob.objects.exists()
