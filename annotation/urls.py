@@ -101,6 +101,11 @@ api_urls = [
         name="api-import-job",
     ),
     path(
+        "projects/<slug:slug>/imports/<id:pk>/<str:action>/",
+        import_api.ImportJobActionView.as_view(),
+        name="api-import-job-action",
+    ),
+    path(
         "projects/<slug:slug>/releases/",
         release_api.ReleaseListView.as_view(),
         name="api-releases",
@@ -179,5 +184,10 @@ page_urls = [
         name="published-import",
     ),
     path("p/<slug:slug>/imports/<id:pk>/", import_views.import_job_page, name="import-job"),
+    path(
+        "p/<slug:slug>/imports/<id:pk>/<str:action>/",
+        import_views.import_job_action,
+        name="import-job-action",
+    ),
     path("p/<slug:slug>/disputes/<id:pk>/", validation_views.adjudicate, name="adjudicate"),
 ]

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -12,7 +13,12 @@ from rest_framework.views import APIView
 
 from annotation.data.api import batch_undo_answer
 from annotation.data.serializers import RemovalSerializer
-from annotation.imports.background import files_and_options, import_or_queue, job_answer
+from annotation.imports.background import (
+    JOB_ACTIONS,
+    files_and_options,
+    import_or_queue,
+    job_answer,
+)
 from annotation.imports.published import import_published, uploads_in_order
 from annotation.imports.serializers import (
     ImportInputSerializer,
@@ -145,7 +151,25 @@ class ImportJobView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         return Response(job_answer(get_object_or_404(ImportJob, project=project, pk=pk)))
 
-    @extend_schema(responses={200: RemovalSerializer})
+    @extend_schema(responses={200: RemovalSerializer, 409: OpenApiResponse(
+        description="a published release holds some of it: the reason")})  # fmt: skip
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         """Undo the import batch `pk`: the `batch` an import's answer names (not the job)."""
         return batch_undo_answer(request, slug, pk)
+
+
+REFUSED_ACTION = OpenApiResponse(
+    description="cancel: it has finished; retry: it succeeded, or its files are gone"
+)
+
+
+class ImportJobActionView(APIView):
+    @extend_schema(request=None, responses={200: dict, 409: REFUSED_ACTION})
+    def post(self, request: Request, slug: str, pk: int, action: str) -> Response:
+        """Cancel a queued or running background import (nothing of it is committed), or
+        retry a failed or cancelled one from its stored files."""
+        project = project_for(request.user, slug, Role.ADMIN)
+        job = get_object_or_404(ImportJob, project=project, pk=pk)
+        if action not in JOB_ACTIONS:
+            raise Http404("The actions are cancel and retry.")
+        return Response(job_answer(JOB_ACTIONS[action](job)))

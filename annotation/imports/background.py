@@ -8,6 +8,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotation import jobs
+from annotation.errors import DomainError
 from annotation.imports.dispatch import import_now
 from annotation.models import ImportJob, Project, user_or_none
 from annotation.tasks import run_import_task
@@ -51,6 +53,29 @@ def import_later(
     )
     transaction.on_commit(lambda: run_import_task.delay(job.pk))
     return job
+
+
+def import_cancel(job: ImportJob) -> ImportJob:
+    """Cancel a queued or running import: nothing of it is committed (dispatch.run_import)."""
+    if job.finished:
+        raise DomainError(f"This import has already {job.status}.", code="conflict")
+    return jobs.cancel(job)
+
+
+def import_retry(job: ImportJob) -> ImportJob:
+    """Queue a failed or cancelled import again, from its stored files, with its attempts
+    counted afresh."""
+    if job.status == ImportJob.Status.SUCCEEDED:
+        raise DomainError("This import succeeded; undo it from the Import page.", code="conflict")
+    root = Path(settings.MEDIA_ROOT)
+    if not all((root / f["path"]).exists() for f in job.files.values()):
+        raise DomainError("This import's files are gone; upload the file again.", code="conflict")
+    job = jobs.requeue(job, result={}, errors=[], attempts=0)
+    transaction.on_commit(lambda: run_import_task.delay(job.pk))
+    return job
+
+
+JOB_ACTIONS = {"cancel": import_cancel, "retry": import_retry}
 
 
 def job_answer(job: ImportJob) -> dict[str, Any]:

@@ -48,7 +48,8 @@ def run_import(job_id: int) -> ImportJob | None:
     """Run a queued import on a worker; None if it already finished. Its lifecycle is every
     job's (annotation.jobs): claimed, a heartbeat while it runs, taken over by the next worker
     if this one dies. The import and its success commit together, so that a worker killed in
-    between leaves it to run again whole."""
+    between leaves it to run again whole; a job cancelled meanwhile commits nothing. Its files
+    stay until it succeeds, for a retry."""
     job = jobs.claim(ImportJob, job_id)
     if job is None:
         return None
@@ -64,7 +65,12 @@ def run_import(job_id: int) -> ImportJob | None:
                     project=job.project, user=job.created_by, kind=job.kind, files=files,
                     options=job.options,
                 )  # fmt: skip
+            # The job's row locked: a cancel waits for this commit, or came first and wins.
+            if not ImportJob.objects.select_for_update().filter(pk=job.pk, status=Status.RUNNING):
+                raise jobs.Cancelled
             jobs.finish(job, Status.SUCCEEDED, result=result)
+    except jobs.Cancelled:
+        pass  # rolled back whole
     except ImportRejected as rejected:
         errors = [error.as_dict() for error in rejected.errors]
         jobs.finish(job, Status.FAILED, error="The file was rejected.", errors=errors)
@@ -74,9 +80,15 @@ def run_import(job_id: int) -> ImportJob | None:
     finally:
         for handle in handles.values():
             handle.close()
+    job.refresh_from_db()
+    if job.status == Status.SUCCEEDED:
+        remove_files(job)
+    return job
+
+
+def remove_files(job: ImportJob) -> None:
+    root = Path(settings.MEDIA_ROOT)
     for f in job.files.values():
         (root / f["path"]).unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # the job's folder, once empty
             (root / f["path"]).parent.rmdir()
-    job.refresh_from_db()
-    return job

@@ -1,0 +1,68 @@
+"""Cancel and retry a background import (docs/api.md): a cancelled import commits nothing, even
+one cancelled while it runs; a failed or cancelled one runs again from its stored files."""
+
+import json
+import threading
+
+import pytest
+from django.db import connection
+
+from annotation import jobs
+from annotation.imports import dispatch
+from annotation.imports.dispatch import run_import
+from annotation.models import Example, ImportJob
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def queued(project, people, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """A large originals import, queued (run here with run_import, as a worker would)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.IMPORT_BACKGROUND_BYTES = 10
+    settings.MEDIA_ROOT = tmp_path / "media"
+    rows = [{"id": f"r{n}", "text": f"Review {n}.", "label": "positive"} for n in range(3)]
+    content = "\n".join(json.dumps(r) for r in rows).encode()
+    admin = client_for(people["admin"])
+    upload = {"file": SimpleUploadedFile("big.jsonl", content)}
+    answer = admin.post(f"/api/projects/{project.slug}/examples/import/", upload, format="multipart")
+    assert answer.status_code == 202, answer.json()
+    return admin, f"/api/projects/{project.slug}/imports/{answer.json()['job']}/"
+
+
+def test_a_cancelled_import_commits_nothing_and_runs_again_on_retry(project, queued):
+    admin, url = queued
+    assert admin.post(f"{url}cancel/").json()["status"] == "cancelled"
+    job = ImportJob.objects.get()
+    assert run_import(job.pk) is None  # the worker finds it finished
+    assert not Example.objects.filter(project=project).exists()
+    assert admin.post(f"{url}cancel/").status_code == 409
+    assert admin.post(f"{url}retry/").json()["status"] == "queued"
+    assert run_import(job.pk).status == "succeeded"
+    assert Example.objects.filter(project=project).count() == 3
+    assert admin.post(f"{url}retry/").status_code == 409  # undo it instead
+    assert admin.post(f"{url}pause/").status_code == 404
+
+
+def test_an_import_cancelled_while_it_runs_is_rolled_back(project, queued, monkeypatch):
+    admin, url = queued
+    job = ImportJob.objects.get()
+    real = dispatch.import_now
+
+    def cancelled_meanwhile(**values):  # type: ignore[no-untyped-def]
+        answer = real(**values)
+
+        def cancel() -> None:  # an admin's click, on a connection of its own
+            jobs.cancel(ImportJob.objects.get(pk=job.pk))
+            connection.close()
+
+        thread = threading.Thread(target=cancel)
+        thread.start()
+        thread.join()
+        return answer
+
+    monkeypatch.setattr(dispatch, "import_now", cancelled_meanwhile)
+    assert run_import(job.pk).status == "cancelled"
+    assert not Example.objects.filter(project=project).exists()
+    assert admin.get(url).json()["status"] == "cancelled"
