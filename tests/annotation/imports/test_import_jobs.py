@@ -26,7 +26,9 @@ def queued(project, people, client_for, settings, tmp_path):  # type: ignore[no-
     content = "\n".join(json.dumps(r) for r in rows).encode()
     admin = client_for(people["admin"])
     upload = {"file": SimpleUploadedFile("big.jsonl", content)}
-    answer = admin.post(f"/api/projects/{project.slug}/examples/import/", upload, format="multipart")
+    answer = admin.post(
+        f"/api/projects/{project.slug}/examples/import/", upload, format="multipart"
+    )
     assert answer.status_code == 202, answer.json()
     return admin, f"/api/projects/{project.slug}/imports/{answer.json()['job']}/"
 
