@@ -177,6 +177,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build, validate, release and evaluate NLP contrast sets.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Every operation's error answers (401/403/404/429; 400/409 for writes; 413/415 for uploads)
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.schema.error_answers",
+    ],
     # Vendored Swagger UI: the pages must work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -103,3 +103,18 @@ def test_an_overlong_username_for_a_token_is_a_400_not_a_500(db):
     )
     assert response.status_code == 400
     assert "username" in response.json()
+
+
+def test_the_schema_names_each_operations_error_answers(people):
+    """/api/schema/ omitted the 403/404/409/413/415 answers the API gives."""
+    client = Client()
+    client.force_login(people["admin"])
+    paths = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    bulk = paths["/api/projects/{slug}/items/bulk/"]["post"]["responses"]
+    assert {"400", "401", "403", "404", "409", "429"} <= set(bulk)
+    upload = paths["/api/projects/{slug}/examples/import/"]["post"]["responses"]
+    assert {"413", "415"} <= set(upload)
+    reading = paths["/api/projects/{slug}/items/"]["get"]["responses"]
+    assert {"401", "403", "404"} <= set(reading) and "409" not in reading
+    error = bulk["403"]["content"]["application/json"]["schema"]
+    assert error == {"$ref": "#/components/schemas/Error"}
