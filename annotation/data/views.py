@@ -99,7 +99,7 @@ def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
                 "ids": ids,
                 "kind": kind,
                 "back": request.POST.get("back", ""),
-                "what": f"{len(ids)} selected {kind}",
+                "what": f"{len(ids)} selected {kind if len(ids) != 1 else kind[:-1]}",
             }
             return render(request, "annotation/data_confirm.html", context)
         options: dict[str, Any] = {k: request.POST.get(k) for k in ("reason", "tag")}
