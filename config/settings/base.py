@@ -180,7 +180,7 @@ SPECTACULAR_SETTINGS = {
     # Every operation's error answers (401/403/404/429; 400/409 for writes; 413/415 for uploads)
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "annotation.schema.error_answers",
+        "annotation.errors.error_answers",
     ],
     # Vendored Swagger UI: the pages must work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
