@@ -9,9 +9,28 @@ from rest_framework import authentication, exceptions, serializers, throttling
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from annotation.sql import token_user
+from config.edge import client_address
 
 
-class BadTokenThrottle(throttling.SimpleRateThrottle):
+class ClientAddress:
+    """Throttles count a client by the address config.edge.client_address finds: the
+    connection's, or the entry a configured, trusted proxy added. DRF's own get_ident read any
+    X-Forwarded-For a client sent when no proxy was configured, so that 60 bad tokens, each
+    with a header of its own, were never throttled."""
+
+    def get_ident(self, request: Any) -> str:
+        return client_address(request) or ""
+
+
+class AnonThrottle(ClientAddress, throttling.AnonRateThrottle):
+    pass
+
+
+class UserThrottle(ClientAddress, throttling.UserRateThrottle):
+    pass
+
+
+class BadTokenThrottle(ClientAddress, throttling.SimpleRateThrottle):
     """Failed token checks per client address: a guesser is slowed down (429) before the
     request is even authenticated, which the other throttles, counting after it, cannot do."""
 

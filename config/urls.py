@@ -3,10 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.throttling import AnonRateThrottle
 
 from annotation.urls import api_urls, page_urls
-from config.auth import TokenRequestSerializer
+from config.auth import AnonThrottle, TokenRequestSerializer
 from config.edge import with_inline_styles
 from evaluation import urls as evaluation_urls
 
@@ -37,7 +36,7 @@ urlpatterns = [
     path(
         "api/auth/token/",
         ObtainAuthToken.as_view(
-            serializer_class=TokenRequestSerializer, throttle_classes=[AnonRateThrottle]
+            serializer_class=TokenRequestSerializer, throttle_classes=[AnonThrottle]
         ),
         name="api-token",
     ),

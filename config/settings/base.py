@@ -161,16 +161,12 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "annotation.errors.api_exception_handler",
     # Requests per client: anonymous ones by address, signed-in ones (token or session) by
     # user; failed token checks by address, in config.auth (docs/api.md, "Throttling").
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    "DEFAULT_THROTTLE_CLASSES": ["config.auth.AnonThrottle", "config.auth.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": envstr("API_THROTTLE_ANON", "120/minute"),
         "user": envstr("API_THROTTLE_USER", "3000/minute"),
         "bad_token": envstr("API_THROTTLE_BAD_TOKEN", "30/minute"),
     },
-    "NUM_PROXIES": TRUSTED_PROXY_COUNT if CLIENT_ADDRESS_HEADER else None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ContrastLab API",
