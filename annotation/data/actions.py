@@ -29,8 +29,9 @@ class Outcome:
     left: dict[str, int] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
 
-    def leave(self, reason: str) -> None:
-        self.left[reason] = self.left.get(reason, 0) + 1
+    def leave(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.left[reason] = self.left.get(reason, 0) + n
 
 
 def checked_ids(value: Any) -> list[int]:
@@ -165,11 +166,9 @@ def _tag(project: Project, rows: Any, name: Any, *, add: bool) -> Outcome:
         new = [through(perturbation_id=pk, tag_id=tag.pk) for pk in ids if pk not in have]
         through.objects.bulk_create(new)
         outcome = Outcome(len(new))
-        for _ in range(len(ids) - len(new)):
-            outcome.leave("already tagged")
+        outcome.leave("already tagged", len(ids) - len(new))
     else:
         through.objects.filter(perturbation_id__in=ids, tag=tag).delete()
         outcome = Outcome(len(have))
-        for _ in range(len(ids) - len(have)):
-            outcome.leave("not tagged")
+        outcome.leave("not tagged", len(ids) - len(have))
     return outcome

@@ -2,7 +2,6 @@
 pagination, one row with its history, bulk actions, the undo of an import, deleting a project,
 and the audit log."""
 
-from typing import Any
 from urllib.parse import urlencode
 
 from django.shortcuts import get_object_or_404
@@ -42,18 +41,13 @@ FILTERS = [
 ]
 
 
-def _reader(request: Request, slug: str) -> tuple[Any, Any]:
-    project = project_for(request.user, slug, Role.ADMIN, Role.EXPERT)
-    return project, None if Role.ADMIN in project.user_roles else request.user  # type: ignore[attr-defined]
-
-
 class ItemListView(APIView):
     @extend_schema(operation_id="projects_items_list", parameters=FILTERS,
                    responses=ItemPageSerializer)  # fmt: skip
     def get(self, request: Request, slug: str) -> Response:
         """Admins see every row; experts their own perturbations and the originals under them."""
-        project, mine = _reader(request, slug)
-        filters = selectors.Filters.parse(project, request.query_params)
+        project, mine = selectors.reader(request.user, slug)
+        filters = selectors.Filters.parse(request.query_params)
         qs = selectors.rows(project, filters, author=mine)
         size = request.query_params.get("size")
         page = selectors.page_of(
@@ -80,7 +74,7 @@ class ItemDetailView(APIView):
         responses=ItemDetailSerializer,
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:
-        project, mine = _reader(request, slug)
+        project, mine = selectors.reader(request.user, slug)
         kind = request.query_params.get("kind") or "perturbations"
         story = history.story_of(project, kind, pk, mine)
         answer = {"record": story.record, "history": [e.as_dict() for e in story.events]}

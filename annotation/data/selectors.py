@@ -10,6 +10,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotation.errors import DomainError
 from annotation.models import Example, Perturbation, Project
+from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
 
 KINDS = ("perturbations", "originals")
@@ -35,7 +36,7 @@ class Filters:
     order: str = "newest"
 
     @classmethod
-    def parse(cls, project: Project, query: Any) -> "Filters":
+    def parse(cls, query: Any) -> "Filters":
         """The filters of `query` (a QueryDict or dict), each checked: a bad value is an error
         that names it, never an empty list."""
         kind = query.get("kind") or "perturbations"
@@ -75,6 +76,13 @@ class Filters:
             for k, v in values.items()
             if v not in ("", None, False) and defaults.get(k) != v
         }
+
+
+def reader(user: Any, slug: str) -> tuple[Project, Any]:
+    """The project, for its admins and experts, and the author whose own work is all the user
+    may see: None for admins, who see everything."""
+    project = project_for(user, slug, Role.ADMIN, Role.EXPERT)
+    return project, None if Role.ADMIN in project.user_roles else user  # type: ignore[attr-defined]
 
 
 def _whole(value: Any, name: str) -> int | None:

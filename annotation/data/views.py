@@ -20,21 +20,12 @@ from annotation.models import Example, ImportBatch, Perturbation
 from annotation.permissions import Role, project_for
 from annotation.projects.config import SPLITS
 
-READERS = (Role.ADMIN, Role.EXPERT)
-
-
-def _reader(request: HttpRequest, slug: str) -> tuple[Any, Any]:
-    """The project, and the author whose own work is all the user may see (None for admins)."""
-    project = project_for(request.user, slug, *READERS)
-    mine = None if Role.ADMIN in project.user_roles else request.user  # type: ignore[attr-defined]
-    return project, mine
-
 
 @login_required
 def data_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project, mine = _reader(request, slug)
+    project, mine = selectors.reader(request.user, slug)
     try:
-        filters = selectors.Filters.parse(project, request.GET)
+        filters = selectors.Filters.parse(request.GET)
         qs = selectors.rows(project, filters, author=mine)
         page = selectors.page_of(
             records.with_relations(filters.kind, qs), filters, request.GET.get("after")
@@ -59,14 +50,13 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         "next": urlencode(filters.query(after=page.after)) if page.after else "",
         "first": urlencode(filters.query()) if request.GET.get("after") else "",
         "this": urlencode(filters.query(after=request.GET.get("after") or "")),
-        "actions": actions.ACTIONS,
     }
     return render(request, "annotation/data.html", context)
 
 
 @login_required
 def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
-    project, mine = _reader(request, slug)
+    project, mine = selectors.reader(request.user, slug)
     story = history.story_of(project, kind, pk, mine)
     # Back to the list as it was filtered (the list's own query, passed along)
     back = request.GET.get("back") or urlencode({"kind": kind})
