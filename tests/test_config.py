@@ -96,7 +96,7 @@ def test_bad_environment_values_fail_loudly(tmp_path):
 def test_docker_compose_wires_the_full_stack():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "proxy"}
     assert "healthcheck" in services["postgres"] and "healthcheck" in services["redis"]
     assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
     assert services["web"]["command"][0] == "gunicorn"
@@ -115,6 +115,27 @@ def test_docker_compose_wires_the_full_stack():
         assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
         assert "SECRET_KEY" in env
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_compose_publishes_the_proxy_alone_and_the_app_reads_the_address_it_writes():
+    """The app's port was published beside the proxy's, so that a client could reach the app
+    and write X-Forwarded-For itself (dodging the login lock-out); and by default the app did
+    not read the header, so that every client had the proxy's address and ten bad logins
+    locked a user out for everyone."""
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"proxy"}
+    volume = services["proxy"]["volumes"][0].split(":")
+    assert volume[1] == "/etc/nginx/conf.d/default.conf"
+    proxy = (ROOT / volume[0]).read_text()
+    assert "server web:8000;" in proxy
+    # The proxy replaces the header with the address it saw; it never appends a client's.
+    assert re.search(r"^\s*proxy_set_header X-Forwarded-For \$remote_addr;", proxy, re.M)
+    assert "proxy_add_x_forwarded_for" not in proxy
+    environment = services["web"]["environment"]
+    default = {name: re.sub(r"\$\{\w+:?-([^}]*)\}", r"\1", str(environment[name]))
+               for name in ("CLIENT_ADDRESS_HEADER", "TRUSTED_PROXY_COUNT")}  # fmt: skip
+    assert default == {"CLIENT_ADDRESS_HEADER": "HTTP_X_FORWARDED_FOR", "TRUSTED_PROXY_COUNT": "1"}
 
 
 def test_evaluation_tasks_are_routed_to_the_evaluation_queue():
