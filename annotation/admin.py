@@ -2,6 +2,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Example, Guidelines, ImportBatch, Membership, Project, Tag
@@ -101,3 +104,29 @@ class AuditLogAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
         return False
+
+
+class AccountChangeForm(UserChangeForm):
+    """Usernames and e-mails are unique without regard to case (migration 0018): a clash is
+    the form's error, not the database's 500."""
+
+    def _unique(self, field: str) -> str:
+        value = self.cleaned_data.get(field) or ""
+        others = type(self.instance).objects.exclude(pk=self.instance.pk)
+        if value and others.filter(**{f"{field}__iexact": value}).exists():
+            raise forms.ValidationError(f"Another account has this {field} (case is ignored).")
+        return value
+
+    def clean_username(self) -> str:
+        return self._unique("username")
+
+    def clean_email(self) -> str:
+        return self._unique("email")
+
+
+class AccountAdmin(UserAdmin):
+    form = AccountChangeForm
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)

@@ -142,6 +142,7 @@ page_urls = [
         name="import-skipped",
     ),
     path("p/<slug:slug>/members/", project_views.members_page, name="project-members"),
+    path("p/<slug:slug>/join/<str:token>/", project_views.join_page, name="project-join"),
     path("p/<slug:slug>/data/", data_views.data_page, name="data"),
     path("p/<slug:slug>/data/bulk/", data_views.bulk_action, name="data-bulk"),
     path("p/<slug:slug>/data/<str:kind>/<id:pk>/", data_views.item_page, name="data-item"),

@@ -75,7 +75,8 @@ class MemberView(APIView):
     @extend_schema(operation_id="projects_members_list", responses=page_of(MemberOutputSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return paginated(request, self, services.members_of(project), MemberOutputSerializer)
+        members = services.members_of(project, request.user)
+        return paginated(request, self, members, MemberOutputSerializer)
 
     @extend_schema(request=MemberInputSerializer, responses=MemberOutputSerializer)
     def post(self, request: Request, slug: str) -> Response:
@@ -84,5 +85,6 @@ class MemberView(APIView):
         data.is_valid(raise_exception=True)
         services.member_set_roles(project=project, actor=request.user, **data.validated_data)
         username = data.validated_data["username"]
-        member = next((m for m in services.members_of(project) if m["username"] == username), None)
+        members = services.members_of(project, request.user)
+        member = next((m for m in members if m["username"] == username), None)
         return Response(MemberOutputSerializer(member or {"username": username, "roles": []}).data)

@@ -1,6 +1,14 @@
-"""Adding people to a project from a pasted list or a CSV: existing accounts get the roles,
-new ones are created without a password and get a one-time link to set one (Django's
-password-reset tokens: the link stops working once the password is set)."""
+"""Adding people to a project from a pasted list or a CSV.
+
+A person named by a username: an existing account gets the roles; a new one is created
+without a password and gets a one-time link to set one (Django's password-reset tokens: the
+link stops working once the password is set).
+
+A person named by an e-mail alone gets an invitation link whether or not an account has that
+address, so that the admin learns nothing they did not type (neither whether an account
+exists, nor its username). A new account is created with the roles, and its link leads to
+choosing a password; an existing account joins only when its owner, signed in, accepts.
+"""
 
 import csv
 import io
@@ -10,8 +18,10 @@ from functools import partial
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
+from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
@@ -39,6 +49,7 @@ class Person:
     username: str
     email: str
     roles: list[str] = field(default_factory=list)
+    by_email: bool = False  # named by an e-mail alone: invited, never shown the account
 
 
 def parse_people(text: str, default_roles: list[str]) -> list[Person]:
@@ -106,48 +117,113 @@ def _person(number: int, cells: list[str], default_roles: list[str]) -> Person:
     roles = sorted(set(roles or default_roles))
     if not roles:
         raise DomainError("no role: tick one above, or name one in the line (e.g. validator).")
-    return Person(number, username, email, roles)
+    return Person(number, username, email, roles, by_email=first == email)
 
 
 @transaction.atomic
 def people_add(
     *, project: Project, actor: Any, people: list[Person], site: str
 ) -> list[dict[str, Any]]:
-    """Give each person their roles (besides any they have), creating the accounts that do
-    not exist. For a new account: a set-password link, also e-mailed when there is an address.
-    `site` is the scheme and host the links start with."""
+    """Give each person named by a username their roles (besides any they have), creating the
+    accounts that do not exist; invite each person named by an e-mail alone. Each answer holds
+    what the admin typed, the roles, and a link for a new account or an invitation (e-mailed
+    too where there is an address). `site` is the scheme and host the links start with."""
     # Case-insensitive, as people type names: "Alice" is the account "alice".
     named = User.objects.annotate(key=Lower("username"))
-    existing = {u.key: u for u in named.filter(key__in=[p.username.lower() for p in people])}
-    mailed = User.objects.annotate(key=Lower("email"))
-    by_email = {u.key: u for u in mailed.filter(
-        key__in=[p.email.lower() for p in people if p.email])}  # fmt: skip
+    existing = {u.key: u for u in named.filter(
+        key__in=[p.username.lower() for p in people if not p.by_email])}  # fmt: skip
+    taken = set(
+        User.objects.annotate(key=Lower("email"))
+        .filter(key__in=[p.email.lower() for p in people if p.email])
+        .values_list("key", flat=True)
+    )
     invites: list[list[Any]] = []
     results = []
     for person in people:
-        user: Any = existing.get(person.username.lower()) or by_email.get(person.email.lower())
-        created = user is None
-        if created:
-            user = User.objects.create_user(username=person.username, email=person.email)
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        have = set(
-            Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
-        )
-        Membership.objects.bulk_create(
-            [Membership(project=project, user=user, role=r) for r in person.roles if r not in have]
-        )
-        link = set_password_link(user, site) if created else ""
-        if link and person.email:
-            invites.append([user.pk, link])
-        results.append({"username": user.username, "email": user.email, "roles": person.roles,
-                        "created": created, "link": link})  # fmt: skip
+        if person.by_email:
+            if person.email.lower() not in taken:
+                user = _account_create(person.username, person.email)
+                _roles_add(project, user, person.roles)
+            link = site + _invitation_link(project, person)
+            invites.append([person.email, link])
+            results.append({"username": "", "email": person.email, "roles": person.roles,
+                            "link": link})  # fmt: skip
+            continue
+        user = existing.get(person.username.lower())
+        link = ""
+        if user is None:
+            # An address that another account has stays that account's alone.
+            email = "" if person.email.lower() in taken else person.email
+            user = _account_create(person.username, email)
+            link = set_password_link(user, site)
+            if email:
+                invites.append([email, link])
+        _roles_add(project, user, person.roles)
+        results.append({"username": user.username, "email": person.email,
+                        "roles": person.roles, "link": link})  # fmt: skip
     audit(actor=actor, action="members_added", project=project,
-          usernames=[r["username"] for r in results],
-          created=[r["username"] for r in results if r["created"]])  # fmt: skip
+          named=[r["username"] or r["email"] for r in results])  # fmt: skip
     if invites:  # sent by a worker, after the commit: not 2,000 e-mails inside the request
         transaction.on_commit(partial(send_invites_task.delay, project.pk, invites))
     return results
+
+
+def _account_create(username: str, email: str) -> Any:
+    """A new account without a password; a username taken (by another account, e.g. for
+    "ana@example.org" when an "ana" exists) gets a number: ana2, ana3."""
+    base, n = username, 1
+    while User.objects.filter(username__iexact=username).exists():
+        n += 1
+        username = f"{base[:140]}{n}"
+    user = User.objects.create_user(username=username, email=email)
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    return user
+
+
+def _roles_add(project: Project, user: Any, roles: list[str]) -> None:
+    have = set(Membership.objects.filter(project=project, user=user).values_list("role", flat=True))
+    Membership.objects.bulk_create(
+        [Membership(project=project, user=user, role=r) for r in roles if r not in have]
+    )
+
+
+def _invitation_link(project: Project, person: Person) -> str:
+    """A path holding the e-mail typed and the roles, signed for this project."""
+    token = signing.dumps({"e": person.email.lower(), "r": person.roles}, salt=_salt(project))
+    return reverse("project-join", kwargs={"slug": project.slug, "token": token})
+
+
+def _salt(project: Project) -> str:
+    return f"annotation.invitation:{project.pk}"
+
+
+@dataclass
+class Invitation:
+    account: Any  # None once no account has the address
+    roles: list[str]
+
+
+def invitation_read(project: Project, token: str) -> Invitation:
+    """The invitation a link holds; DomainError if it was not made here or has expired."""
+    try:
+        value = signing.loads(token, salt=_salt(project), max_age=settings.PASSWORD_RESET_TIMEOUT)
+    except signing.SignatureExpired:
+        raise DomainError(
+            "This invitation has expired: ask the project's admin for another."
+        ) from None
+    except signing.BadSignature:
+        raise DomainError(
+            "This invitation link is not valid: copy it whole from the e-mail."
+        ) from None
+    account = User.objects.filter(email__iexact=value["e"]).first()
+    return Invitation(account, [r for r in value["r"] if r in ROLES])
+
+
+@transaction.atomic
+def invitation_accept(*, project: Project, user: Any, invitation: Invitation) -> None:
+    _roles_add(project, user, invitation.roles)
+    audit(actor=user, action="invitation_accepted", project=project, roles=invitation.roles)
 
 
 def set_password_link(user: Any, site: str) -> str:
@@ -158,21 +234,15 @@ def set_password_link(user: Any, site: str) -> str:
 
 
 @shared_task(name="annotation.tasks.send_invites")  # routed with the imports
-def send_invites_task(project_id: int, invites: list[list[Any]]) -> None:
-    """E-mail each new account its set-password link, on a worker."""
+def send_invites_task(project_id: int, invites: list[list[str]]) -> None:
+    """E-mail each invitation's link to its address, on a worker."""
     project = Project.objects.get(pk=project_id)
-    users = User.objects.in_bulk([int(user_id) for user_id, _ in invites])
-    for user_id, link in invites:
-        if int(user_id) in users:
-            _send_invite(project, users[int(user_id)], str(link))
-
-
-def _send_invite(project: Project, user: Any, link: str) -> None:
-    send_mail(
-        f"You are invited to {project.name} on ContrastLab",
-        f"Hello {user.username},\n\nYou have been added to the project {project.name}. "
-        f"Choose your password here (the link works once):\n\n{link}\n\n"
-        f"Your username is {user.username}.\n",
-        None,
-        [user.email],
-    )
+    for email, link in invites:
+        send_mail(
+            f"You are invited to {project.name} on ContrastLab",
+            f"Hello,\n\nYou are invited to the project {project.name} on ContrastLab. Follow "
+            f"this link to accept (new accounts choose their password there; it works once):"
+            f"\n\n{link}\n",
+            None,
+            [email],
+        )

@@ -195,15 +195,16 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
     return user
 
 
-def members_of(project: Project) -> list[dict[str, Any]]:
+def members_of(project: Project, viewer: Any) -> list[dict[str, Any]]:
     """Each member: username, e-mail, roles (a list, and as text to sort by), and whether
-    they have yet to set their password."""
+    they have yet to set their password. Accounts' e-mails are shown to staff only: a project
+    admin who adds an existing account by its username learns no more than its username."""
     people: dict[str, dict[str, Any]] = {}
     for username, email, password, role in Membership.objects.filter(project=project).values_list(
         "user__username", "user__email", "user__password", "role"
     ):
         person = people.setdefault(username, {
-            "username": username, "email": email, "roles": [],
+            "username": username, "email": email if viewer.is_staff else "", "roles": [],
             "invited": not is_password_usable(password),
         })  # fmt: skip
         person["roles"].append(role)

@@ -4,9 +4,10 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.authoring.views import TAG_KEYS
 from annotation.errors import DomainError, ImportRejected
@@ -177,7 +178,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
                                        site=site)  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors
-    rows = services.members_of(project)
+    rows = services.members_of(project, request.user)
     context = {
         "project": project, "form": form, "people": people, "added": added, "errors": errors,
         "n_members": len(rows),
@@ -186,3 +187,31 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     }  # fmt: skip
     status = 400 if errors or (people.is_bound and people.errors) else 200
     return render(request, "annotation/members.html", context, status=status)
+
+
+def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """An invitation's link (annotation/projects/invites.py): a new account chooses its
+    password; an existing one, signed in as the invited account, accepts the roles."""
+    project = get_object_or_404(Project, slug=slug)
+    try:
+        invitation = invites.invitation_read(project, token)
+    except DomainError as error:
+        return render(request, "annotation/join.html", {"problem": error.message}, status=400)
+    account = invitation.account
+    if account is None:
+        problem = "No account has this invitation's address any more: ask for another."
+        return render(request, "annotation/join.html", {"problem": problem}, status=400)
+    if not account.has_usable_password():  # a new account: its roles are already given
+        return redirect(invites.set_password_link(account, ""))
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if request.user != account:
+        problem = ("This invitation is for another account: sign out, and sign in as the "
+                   "account whose address it was sent to.")  # fmt: skip
+        return render(request, "annotation/join.html", {"problem": problem}, status=403)
+    if request.method == "POST":
+        invites.invitation_accept(project=project, user=account, invitation=invitation)
+        messages.success(request, f"You joined {project.name}.")
+        return redirect("project-dashboard", slug=project.slug)
+    context = {"project": project, "roles": invitation.roles}
+    return render(request, "annotation/join.html", context)

@@ -115,7 +115,7 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(
     page.click("nav.tabs >> text=Members")
     page.fill("textarea[name=people]", "vera, vera@example.org")
     page.click("button:has-text('Add people')")
-    link = page.input_value("input[aria-label='Set-password link for vera']")
+    link = page.input_value("input[aria-label='Link for vera']")
     screenshot(page, "members-added")
     page.click("button:has-text('Log out')")
 

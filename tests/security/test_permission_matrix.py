@@ -108,10 +108,11 @@ MATRIX = {
     "analysis-action": (("post", ADMINS),),
 }
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
-# users granted can_create_projects, whatever their projects (test_setup_pages.py).
+# users granted can_create_projects, whatever their projects (test_setup_pages.py); an
+# invitation's link is for the account it names (test_accounts.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
                  "project-list", "password-set", "password-set-done", "project-new",
-                 "project-new-published"}  # fmt: skip
+                 "project-new-published", "project-join"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

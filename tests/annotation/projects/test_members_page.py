@@ -57,8 +57,8 @@ def test_a_pasted_list_creates_accounts_whose_link_sets_a_password_once(
     ana = User.objects.get(username="ana")
     assert ana.email == "ana@example.org" and not ana.has_usable_password()
     html = answer.content.decode()
-    shown = re.findall(r'value="(http://testserver/accounts/set-password/[^"]+)"', html)
-    assert len(shown) == 3  # ana, ben, carla; erin existed
+    shown = re.findall(r'class="link-copy"[^>]* value="(http://testserver/[^"]+)"', html)
+    assert len(shown) == 3  # ana (invited by e-mail), ben, carla; erin existed
     sent = {message.to[0]: message.body for message in mail.outbox}
     assert set(sent) == {"ana@example.org", "ben@example.org"}  # carla has no address
     ana_link = next(link for link in shown if link in sent["ana@example.org"])
@@ -73,8 +73,10 @@ def test_a_pasted_list_creates_accounts_whose_link_sets_a_password_once(
     logged = browser().post("/accounts/login/", {"username": "ana",
                                                  "password": "a long pass phrase 42"})  # fmt: skip
     assert logged.status_code == 302 and logged["Location"] == "/"
-    again = browser().get(ana_link, follow=True).content.decode()
-    assert "This link has been used or has expired" in again
+    # Used once: the invitation now asks its account to sign in, and sets no password.
+    again = browser().get(ana_link, follow=True)
+    assert again.redirect_chain[-1][0].startswith("/accounts/login/")
+    assert "Choose your password" not in again.content.decode()
 
 
 def test_one_bad_line_adds_nobody_and_says_which(project, people):
