@@ -1,5 +1,7 @@
-"""Imports too large for a request (over IMPORT_BACKGROUND_BYTES) run on a worker: the request
-stores the files and answers at once with the job (docs/api.md, "Imports")."""
+"""Imports too large for a request (over IMPORT_BACKGROUND_BYTES, or over
+IMPORT_BACKGROUND_LINES lines) run on a worker: the request stores the files and answers at once
+with the job (docs/api.md, "Imports"). Lines count as well as bytes: a 4.8 MB CSV of 235,000
+short rows took 20 s in the request, against gunicorn's 30 s timeout."""
 
 import uuid
 from pathlib import Path
@@ -26,10 +28,23 @@ def files_and_options(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
 def import_or_queue(**values: Any) -> tuple[ImportJob | None, dict[str, Any]]:
     """Import in this request, or queue the import when the upload is large: (None, the
     answer) or (the job, {}). Raises ImportRejected, as import_now does."""
-    size = sum(upload.size for upload in values["files"].values())
-    if size > settings.IMPORT_BACKGROUND_BYTES:
+    uploads = values["files"].values()
+    size = sum(upload.size for upload in uploads)
+    if (
+        size > settings.IMPORT_BACKGROUND_BYTES
+        or _lines(uploads) > settings.IMPORT_BACKGROUND_LINES
+    ):
         return import_later(**values), {}
     return None, import_now(**values)
+
+
+def _lines(uploads: Any) -> int:
+    """Lines in the uploads (at most IMPORT_BACKGROUND_BYTES of them, a few milliseconds)."""
+    lines = 0
+    for upload in uploads:
+        lines += sum(chunk.count(b"\n") for chunk in upload.chunks())
+        upload.seek(0)
+    return lines
 
 
 def import_later(

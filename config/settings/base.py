@@ -192,8 +192,10 @@ SPECTACULAR_SETTINGS = {
 IMPORT_MAX_BYTES = envint("IMPORT_MAX_BYTES", 50 * 1024 * 1024)
 IMPORT_MAX_FIELD_CHARS = envint("IMPORT_MAX_FIELD_CHARS", 20_000)
 IMPORT_MAX_ROWS = envint("IMPORT_MAX_ROWS", 500_000)
-# Uploads larger than this (all files together) are imported on a worker, not in the request.
+# Uploads larger than this (all files together), or with more lines, are imported on a worker,
+# not in the request.
 IMPORT_BACKGROUND_BYTES = envint("IMPORT_BACKGROUND_BYTES", 5 * 1024 * 1024)
+IMPORT_BACKGROUND_LINES = envint("IMPORT_BACKGROUND_LINES", 20_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

@@ -68,3 +68,28 @@ def test_an_import_cancelled_while_it_runs_is_rolled_back(project, queued, monke
     assert run_import(job.pk).status == "cancelled"
     assert not Example.objects.filter(project=project).exists()
     assert admin.get(url).json()["status"] == "cancelled"
+
+
+def test_a_small_file_of_many_short_lines_is_imported_by_a_worker(
+    project, people, client_for, settings, tmp_path
+):
+    """A 4.8 MB CSV of 235,000 short rows was under the byte limit and took 20 s in the
+    request; lines now count too."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.IMPORT_BACKGROUND_LINES = 100
+    admin = client_for(people["admin"])
+
+    def upload(rows: int):  # type: ignore[no-untyped-def]
+        lines = ["id,text,label"] + [f"r{n},Short {n}.,positive" for n in range(rows)]
+        content = ("\n".join(lines) + "\n").encode()
+        assert len(content) < settings.IMPORT_BACKGROUND_BYTES
+        return admin.post(f"/api/projects/{project.slug}/examples/import/",
+                          {"file": SimpleUploadedFile(f"{rows}.csv", content)}, format="multipart")  # fmt: skip
+
+    assert upload(99).status_code == 201  # 100 lines: in the request
+    assert Example.objects.filter(project=project).count() == 99
+    queued = upload(100)
+    assert queued.status_code == 202 and ImportJob.objects.get().status == "queued"
+    assert Example.objects.filter(project=project).count() == 99
