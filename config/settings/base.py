@@ -234,6 +234,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # is taken over (annotation.jobs); after JOB_MAX_ATTEMPTS starts it fails with the reason.
 EVALUATION_STALE_SECONDS = envint("EVALUATION_STALE_SECONDS", 120)
 JOB_MAX_ATTEMPTS = envint("JOB_MAX_ATTEMPTS", 3)
+# A prompted model's context for one example (shots included), in characters: a run whose
+# prompt is longer fails with the example's id rather than tokenise megabytes on a worker.
+PROMPT_MAX_CHARS = envint("PROMPT_MAX_CHARS", 200_000)
 # Staff may register models from local folders under this one only (see README, Security model).
 MODELS_DIR = Path(envstr("MODELS_DIR", str(VAR_DIR / "models")))
 # Model scoring can hold a large model; recycle the child process before memory creeps.

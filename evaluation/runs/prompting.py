@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from annotation.models import Project, Release
 from annotation.projects.config import render_prompt
@@ -68,6 +69,12 @@ def contexts(
             delimiter = spec.target_delimiter
             parts = [render(prompt, s["fields"]) + delimiter + answer(s) for s in shots]
         text = SHOT_DELIMITER.join([*parts, render(prompt, example["fields"])])
+        if len(text) > settings.PROMPT_MAX_CHARS:
+            raise RunnerError(
+                f"The prompt of example {example['id']} is {len(text):,} characters, above "
+                f"PROMPT_MAX_CHARS ({settings.PROMPT_MAX_CHARS:,}): shorten the prompt, ask "
+                "for fewer shots, or raise the limit on the workers."
+            )
         out.append(chat(text) if chat else text)
     return out
 

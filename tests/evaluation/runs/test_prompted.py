@@ -234,6 +234,25 @@ def test_shots_come_from_another_split_and_the_run_refuses_their_own(sentiment, 
     assert run.predictions.count() == 10
 
 
+def test_a_prompt_longer_than_the_limit_fails_the_run_naming_its_example(
+    sentiment, models, settings
+):
+    """A few-shot prompt over long fields made a worker tokenise megabytes per example."""
+    project, release, root = sentiment
+    model = _register(root, project, models["causal"], name="2-shot", few_shot=2,
+                      few_shot_split="train")  # fmt: skip
+    longest = max(len(PROMPT.format(**e["fields"]))
+                  for e in _examples_of(Release.objects.get(pk=release), "test"))  # fmt: skip
+    settings.PROMPT_MAX_CHARS = longest  # shorter than any prompt with its two shots
+    queued = root.post("/api/evaluations/", {"release": release, "model": model, "split": "test"},
+                       format="json")  # fmt: skip
+    run = run_evaluation(queued.json()["id"])
+    assert run.status == "failed" and run.predictions.count() == 0
+    assert re.fullmatch(r"The prompt of example \S+ is [\d,]+ characters, above PROMPT_MAX_CHARS "
+                        rf"\({longest:,}\): shorten the prompt, ask for fewer shots, or raise "
+                        r"the limit on the workers\.", run.error), run.error  # fmt: skip
+
+
 def _examples_of(release, split):  # type: ignore[no-untyped-def]
     from annotation.releases.bundle import read_examples
 
