@@ -7,6 +7,7 @@ The API's exception handler (`api_exception_handler`, set in REST_FRAMEWORK) and
 """
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
@@ -40,6 +41,17 @@ class DomainError(Exception):
         if self.field:
             body["field"] = self.field
         return body
+
+
+@dataclass
+class LineError:
+    """A problem of an uploaded file, on its line (None for the whole file)."""
+
+    line: int | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message}
 
 
 class ImportRejected(DomainError):

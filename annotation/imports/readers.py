@@ -6,28 +6,18 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from django.conf import settings
 
-from annotation.errors import ImportRejected
+from annotation.errors import ImportRejected, LineError
 from annotation.releases.files import from_spreadsheet_cell
 from config.edge import strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
 
 MAX_ID_CHARS = 255  # the id columns' length
-
-
-@dataclass
-class LineError:
-    line: int | None  # None for a problem with the whole file
-    message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "message": self.message}
 
 
 def text_problem(value: Any, what: str) -> str | None:

@@ -32,8 +32,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotation.audit import audit
-from annotation.errors import DomainError, ImportRejected
-from annotation.imports.readers import LineError
+from annotation.errors import DomainError, ImportRejected, LineError
 from annotation.models import Membership, Project
 
 User = get_user_model()
