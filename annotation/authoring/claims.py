@@ -8,9 +8,8 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Claim, Example, Perturbation, Project
+from annotation.models import AuditLog, Claim, Example, Perturbation, Project
 from annotation.validation.answers import AnswerRules, clean_answers
 
 Status = Perturbation.Status
@@ -100,6 +99,11 @@ def pivot_answer_write(*, pivot: Example, expert: Any, answers: Any) -> Example:
         raise DomainError(cleaned, field="answers")
     pivot.answers = cleaned
     pivot.save(update_fields=["answers"])
-    audit(actor=expert, action="original_answer_written", project=project,
-          example=pivot.external_id, answers=cleaned)  # fmt: skip
+    AuditLog.record(
+        actor=expert,
+        action="original_answer_written",
+        project=project,
+        example=pivot.external_id,
+        answers=cleaned,
+    )
     return pivot

@@ -10,12 +10,19 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.authoring.claims import live_perturbations, pivot_claim
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
 from annotation.authoring.rules import edit_problems
 from annotation.errors import DomainError
-from annotation.models import Claim, Example, Perturbation, PerturbationRevision, Project, Vote
+from annotation.models import (
+    AuditLog,
+    Claim,
+    Example,
+    Perturbation,
+    PerturbationRevision,
+    Project,
+    Vote,
+)
 from annotation.projects.config import clean_seconds_spent
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import item_close_for, items_open_for
@@ -251,7 +258,7 @@ def perturbation_has_votes(perturbation: Perturbation) -> bool:
 def allow_large_edit(*, perturbation: Perturbation, admin: Any, allow: bool) -> Perturbation:
     perturbation.allow_large_edit = allow
     perturbation.save(update_fields=["allow_large_edit"])
-    audit(
+    AuditLog.record(
         actor=admin,
         action="large_edit_allowed" if allow else "large_edit_disallowed",
         project=perturbation.project,

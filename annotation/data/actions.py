@@ -9,10 +9,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.data.removal import items_delete
 from annotation.errors import DomainError
-from annotation.models import Lease, Perturbation, Project, ReleaseEntry, ValidationItem
+from annotation.models import AuditLog, Lease, Perturbation, Project, ReleaseEntry, ValidationItem
 from annotation.validation.adjudication import EXTRA_VOTES
 from annotation.validation.quality import item_send_back
 from annotation.validation.queue import items_open_for
@@ -73,7 +72,7 @@ def bulk(
     else:
         outcome = _tag(project, rows, options.get("tag"), add=action == "tag")
     logged = {k: v for k, v in options.items() if k in ("reason", "tag", "clear_votes")}
-    audit(
+    AuditLog.record(
         actor=actor,
         action=f"bulk_{action}",
         project=project,

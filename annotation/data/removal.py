@@ -15,9 +15,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import (
+    AuditLog,
     Example,
     ImportBatch,
     Perturbation,
@@ -108,7 +108,7 @@ def items_delete(
             perturbations=Perturbation.objects.filter(pk__in=list(perturbations)),
         )
         _remove(project, removal)
-        audit(actor=actor, action="items_deleted", project=project, **removal.summary())
+        AuditLog.record(actor=actor, action="items_deleted", project=project, **removal.summary())
     return removal
 
 
@@ -138,7 +138,7 @@ def batch_undo(*, batch: ImportBatch, actor: Any) -> Removal:
         _remove(batch.project, removal)
         pk = batch.pk
         batch.delete()
-        audit(
+        AuditLog.record(
             actor=actor,
             action="import_undone",
             project=batch.project,
@@ -171,4 +171,6 @@ def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
         project.perturbations.all().delete()
         project.examples.all().delete()
         project.delete()
-        audit(actor=actor, action="project_deleted", project=None, slug=slug, name=name, **counts)
+        AuditLog.record(
+            actor=actor, action="project_deleted", project=None, slug=slug, name=name, **counts
+        )

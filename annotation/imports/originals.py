@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from annotation.audit import audit
 from annotation.bulk import analyze
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
@@ -26,7 +25,7 @@ from annotation.imports.readers import (
     read_rows,
     resolve_label,
 )
-from annotation.models import Example, ImportBatch, Project, user_or_none
+from annotation.models import AuditLog, Example, ImportBatch, Project, user_or_none
 from annotation.projects.config import SPLITS
 from annotation.validation.answers import AnswerRules, clean_answers
 from config.edge import strict_json_loads
@@ -340,7 +339,7 @@ def import_examples(
                 )
                 if progress:
                     progress("saving", start + len(chunk), len(rows))
-            audit(
+            AuditLog.record(
                 actor=user,
                 action="examples_imported",
                 project=project,

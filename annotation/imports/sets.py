@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
 from annotation.bulk import analyze
 from annotation.errors import ImportRejected, group_errors
@@ -39,6 +38,7 @@ from annotation.imports.set_checks import (
 )
 from annotation.models import (
     SET_OF_ONE,
+    AuditLog,
     Example,
     ImportBatch,
     Perturbation,
@@ -228,9 +228,17 @@ def import_sets(
         batch.warnings = [{"file": source_name, **w.as_dict()} for w in every]
         batch.save(update_fields=["warnings"])
         result = SetsImported(created, skipped, group_errors(every), len(every), batch.pk)
-        audit(actor=user, action="sets_imported", project=project, source=source_name,
-              sets=len(sets), perturbations=result.created, already_present=result.skipped,
-              accepted=accept, author=author)  # fmt: skip
+        AuditLog.record(
+            actor=user,
+            action="sets_imported",
+            project=project,
+            source=source_name,
+            sets=len(sets),
+            perturbations=result.created,
+            already_present=result.skipped,
+            accepted=accept,
+            author=author,
+        )
     analyze(Example, Perturbation, Perturbation.tags.through, ValidationItem)
     return result
 

@@ -10,7 +10,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.bulk import analyze, immediate_constraints, insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.accounts import inactive_users
@@ -22,7 +21,7 @@ from annotation.imports.readers import (
     over_row_limit,
     read_jsonl,
 )
-from annotation.models import Project, ValidationItem, ValidatorStatus, Vote
+from annotation.models import AuditLog, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.config import SPLITS
 from annotation.validation.quality import Deltas, votes_imported
 from annotation.validation.resolution import majority_of
@@ -125,8 +124,14 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
         # rather than all at commit (600k checks for 100k items: a third of the import's time).
         with transaction.atomic(), immediate_constraints():
             _save(project, fresh)
-            audit(actor=user, action="votes_imported", project=project, source=source_name,
-                  items=len(fresh), already_present=present)  # fmt: skip
+            AuditLog.record(
+                actor=user,
+                action="votes_imported",
+                project=project,
+                source=source_name,
+                items=len(fresh),
+                already_present=present,
+            )
         analyze(ValidationItem, Vote, ValidatorStatus)
     return {"imported": len(fresh), "already_present": present}
 

@@ -211,3 +211,12 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action}"
+
+    @classmethod
+    def record(
+        cls, *, actor: Any, action: str, project: Project | None = None, **details: Any
+    ) -> "AuditLog":
+        """Write one entry; `actor` may be anonymous or None (a worker, a command)."""
+        return cls.objects.create(
+            project=project, actor=user_or_none(actor), action=action, details=details
+        )

@@ -31,9 +31,8 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotation.audit import audit
 from annotation.errors import DomainError, ImportRejected, LineError
-from annotation.models import Membership, Project
+from annotation.models import AuditLog, Membership, Project
 
 User = get_user_model()
 ROLES = tuple(Membership.Role.values)
@@ -160,8 +159,12 @@ def people_add(
         _roles_add(project, user, person.roles)
         results.append({"username": user.username, "email": person.email,
                         "roles": person.roles, "link": link})  # fmt: skip
-    audit(actor=actor, action="members_added", project=project,
-          named=[r["username"] or r["email"] for r in results])  # fmt: skip
+    AuditLog.record(
+        actor=actor,
+        action="members_added",
+        project=project,
+        named=[r["username"] or r["email"] for r in results],
+    )
     if invites:  # sent by a worker, after the commit: not 2,000 e-mails inside the request
         transaction.on_commit(partial(send_invites_task.delay, project.pk, invites))
     return results
@@ -222,7 +225,9 @@ def invitation_read(project: Project, token: str) -> Invitation:
 @transaction.atomic
 def invitation_accept(*, project: Project, user: Any, invitation: Invitation) -> None:
     _roles_add(project, user, invitation.roles)
-    audit(actor=user, action="invitation_accepted", project=project, roles=invitation.roles)
+    AuditLog.record(
+        actor=user, action="invitation_accepted", project=project, roles=invitation.roles
+    )
 
 
 def set_password_link(user: Any, site: str) -> str:

@@ -6,9 +6,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import is_password_usable
 from django.db import transaction
 
-from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Guidelines, Membership, Project, Tag
+from annotation.models import AuditLog, Guidelines, Membership, Project, Tag
 from annotation.projects.config import (
     MAX_TAG_TARGET,
     check_minimal_pair,
@@ -135,7 +134,7 @@ def project_create(
     guidelines_publish(project=project, text=guidelines, user=user)
     if user is not None and user.is_authenticated:
         Membership.objects.create(project=project, user=user, role=Membership.Role.ADMIN)
-    audit(actor=user, action="project_created", project=project, slug=slug)
+    AuditLog.record(actor=user, action="project_created", project=project, slug=slug)
     return project
 
 
@@ -160,7 +159,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
         _set_tags(project, cleaned_tags)
     if "guidelines" in changes:
         guidelines_publish(project=project, text=changes["guidelines"], user=user)
-    audit(actor=user, action="project_updated", project=project, changed=sorted(changes))
+    AuditLog.record(actor=user, action="project_updated", project=project, changed=sorted(changes))
     return project
 
 
@@ -184,7 +183,7 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
         [Membership(project=project, user=user, role=role) for role in sorted(after - before)]
     )
     if before != after:
-        audit(
+        AuditLog.record(
             actor=actor,
             action="roles_changed",
             project=project,

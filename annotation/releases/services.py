@@ -15,7 +15,6 @@ from django.db.models import Count, IntegerField, Max, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
-from annotation.audit import audit
 from annotation.bulk import (
     CHUNK,
     Beside,
@@ -27,6 +26,7 @@ from annotation.bulk import (
 from annotation.errors import DomainError
 from annotation.models import (
     SET_OF_ONE,
+    AuditLog,
     Example,
     Perturbation,
     Project,
@@ -245,8 +245,14 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))
     release.save(update_fields=["bundle", "sha256", "manifest", "counts", "statistics"])
-    audit(actor=user, action="release_created", project=project, release=release.pk,
-          version=version, perturbations=len(chosen))  # fmt: skip
+    AuditLog.record(
+        actor=user,
+        action="release_created",
+        project=project,
+        release=release.pk,
+        version=version,
+        perturbations=len(chosen),
+    )
     return release
 
 

@@ -5,9 +5,8 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Perturbation, ValidationItem
+from annotation.models import AuditLog, Perturbation, ValidationItem
 from annotation.validation.quality import item_reopen
 
 EXTRA_VOTES = 2  # asked for when a no-majority item is reopened: 3 of 5 becomes 4 of 7
@@ -50,7 +49,7 @@ def perturbation_adjudicate(
             Perturbation.Status.ACCEPTED if decision == "accept" else Perturbation.Status.REJECTED
         )
         perturbation.save(update_fields=["status"])
-    audit(
+    AuditLog.record(
         actor=admin,
         action="adjudicated",
         project=perturbation.project,

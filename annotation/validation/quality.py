@@ -19,9 +19,9 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.audit import audit
 from annotation.errors import DomainError
 from annotation.models import (
+    AuditLog,
     Membership,
     Perturbation,
     Project,
@@ -180,7 +180,7 @@ def _set_qualified(
     status.changed_at = timezone.now()
     status.changed_by = actor if actor is not None and actor.is_authenticated else None
     status.save(update_fields=["qualified", "changed_at", "changed_by"])
-    audit(
+    AuditLog.record(
         actor=actor,
         action="validator_requalified" if qualified else "validator_unqualified",
         project=project,

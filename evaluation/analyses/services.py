@@ -9,9 +9,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation import jobs
-from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Project, Release, user_or_none
+from annotation.models import AuditLog, Project, Release, user_or_none
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from evaluation.tasks import run_analysis_task
 
@@ -33,7 +32,9 @@ def analysis_create(
         project=project, kind=kind, params=cleaned,
         created_by=user_or_none(user),
     )  # fmt: skip
-    audit(actor=user, action="analysis_created", project=project, analysis=analysis.pk, kind=kind)
+    AuditLog.record(
+        actor=user, action="analysis_created", project=project, analysis=analysis.pk, kind=kind
+    )
     if send:
         _send(analysis)
     return analysis

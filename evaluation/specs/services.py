@@ -7,9 +7,8 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.audit import audit
 from annotation.errors import DomainError
-from annotation.models import Project, user_or_none
+from annotation.models import AuditLog, Project, user_or_none
 from annotation.projects.config import SPLITS, clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
@@ -42,7 +41,9 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
     spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
-    audit(actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name)
+    AuditLog.record(
+        actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name
+    )
     return spec
 
 
