@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Example, Membership, Project, Tag
-from annotation.projects.config import DEFAULT_SETTINGS
+from annotation.models.config import DEFAULT_SETTINGS
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -23,7 +23,7 @@ from annotation.models import (
     Project,
     Vote,
 )
-from annotation.projects.config import clean_seconds_spent
+from annotation.models.config import clean_seconds_spent
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import item_close_for, items_open_for
 

@@ -4,7 +4,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from annotation.models import Example
-from annotation.projects.config import MAX_SECONDS_SPENT
+from annotation.models.config import MAX_SECONDS_SPENT
 from annotation.validation.votes import vote_counts
 
 

@@ -10,8 +10,8 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotation.errors import DomainError
 from annotation.models import Example, Perturbation, Project
+from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
-from annotation.projects.config import SPLITS
 
 KINDS = ("perturbations", "originals")
 ORDERS = ("newest", "oldest")

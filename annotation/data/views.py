@@ -17,8 +17,8 @@ from annotation.data.audit import audit_rows
 from annotation.downloads import checked_format, download
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Example, ImportBatch, Perturbation
+from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
-from annotation.projects.config import SPLITS
 
 
 @login_required

@@ -3,9 +3,9 @@ from typing import Any
 from django import forms
 
 from annotation.imports.background import FILE_FIELDS
-from annotation.imports.published import DATASETS
+from annotation.imports.published.datasets import DATASETS
 from annotation.imports.readers import FORMATS
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 
 
 class ImportForm(forms.Form):

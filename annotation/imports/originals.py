@@ -26,7 +26,7 @@ from annotation.imports.readers import (
     resolve_label,
 )
 from annotation.models import AuditLog, Example, ImportBatch, Project, user_or_none
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 from annotation.validation.answers import AnswerRules, clean_answers
 from config.edge import strict_json_loads
 

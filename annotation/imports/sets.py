@@ -47,7 +47,7 @@ from annotation.models import (
     ValidationItem,
     user_or_none,
 )
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 from annotation.releases.bundle import parse_set_record
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import items_open_for

@@ -22,7 +22,7 @@ from annotation.imports.readers import (
     read_jsonl,
 )
 from annotation.models import AuditLog, Project, ValidationItem, ValidatorStatus, Vote
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 from annotation.validation.quality import Deltas, votes_imported
 from annotation.validation.resolution import majority_of
 

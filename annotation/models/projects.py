@@ -9,7 +9,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.projects.config import DEFAULT_SETTINGS, default_prompt
+from annotation.models.config import DEFAULT_SETTINGS
+from annotation.prompting import default_prompt
 
 
 def plain_text(value: str, kind: str) -> str:
@@ -65,12 +66,6 @@ class Project(models.Model):
     def prompt(self) -> str:
         """What a language model reads each example through (docs/prompting.md)."""
         return str(self.setting("prompt")) or default_prompt(self.task_type, self.field_names)
-
-    @property
-    def verbalizers(self) -> list[str]:
-        """What each label, in order, is called after the prompt."""
-        words = self.setting("verbalizers")
-        return [words.get(label, label) for label in self.labels]
 
     @property
     def field_names(self) -> list[str]:

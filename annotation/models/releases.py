@@ -5,9 +5,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.models.config import SPLITS
 from annotation.models.perturbations import Perturbation
 from annotation.models.projects import Project
-from annotation.projects.config import SPLITS
 
 
 class Release(models.Model):

@@ -10,7 +10,7 @@ from django import forms
 
 from annotation.formfields import AgreementField, agreement_text
 from annotation.models import Project
-from annotation.projects.config import (
+from annotation.models.config import (
     CHOICE_SETTINGS,
     DEFAULT_SETTINGS,
     FIELD_KINDS,

@@ -3,7 +3,7 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import Project
-from annotation.projects.config import FIELD_KINDS, MAX_TAG_TARGET
+from annotation.models.config import FIELD_KINDS, MAX_TAG_TARGET
 
 
 class FieldSpecSerializer(serializers.Serializer):

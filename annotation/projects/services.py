@@ -8,14 +8,14 @@ from django.db import transaction
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Guidelines, Membership, Project, Tag
-from annotation.projects.config import (
+from annotation.models.config import (
     MAX_TAG_TARGET,
     check_minimal_pair,
-    check_prompting,
     clean_fields,
     clean_labels,
     clean_settings,
 )
+from annotation.prompting import check_prompting
 
 User = get_user_model()
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
-from annotation.projects.config import render_prompt
+from annotation.prompting import Prompting
 from annotation.releases.files import HashingFile, file_sha256
 from annotation.validation.answers import answer_text
 
@@ -59,8 +59,7 @@ class LmEvalExport:
         self.files: dict[str, HashingFile] = {}
         (work / LM_EVAL).mkdir()
         self.work = work
-        self.prompt = project.prompt
-        self.choices = project.verbalizers
+        self.prompting = Prompting.of(project)
 
     def add(self, record: dict[str, Any]) -> None:
         split = record["split"]
@@ -78,23 +77,19 @@ class LmEvalExport:
                 source = bad["fields"].get("source")
                 yield {
                     **base, "id": bad["id"], "good_id": good["id"], "role": role,
-                    "query": self.prompt_for_source(source),
+                    "query": self.prompting.over_source(source),
                     "sentence_good": good["fields"]["text"], "sentence_bad": bad["fields"]["text"],
                 }  # fmt: skip
             return
         for role, member in members(record):
             doc = {**base, "id": member["id"], "role": role, **member["fields"],
-                   "query": render_prompt(self.prompt, member["fields"])}  # fmt: skip
+                   "query": self.prompting.render(member["fields"])}  # fmt: skip
             if self.project.is_free_text:
                 doc["answers"] = [answer_text(a) for a in member["answers"]]
             else:
-                doc |= {"label": member["label"], "choices": self.choices,
+                doc |= {"label": member["label"], "choices": list(self.prompting.words),
                         "gold": self.project.labels.index(member["label"])}  # fmt: skip
             yield doc
-
-    def prompt_for_source(self, source: str | None) -> str:
-        """Minimal pairs: nothing before the text, or the prompt over the source."""
-        return render_prompt(self.prompt, {"source": source}) if source else ""
 
     def finish(self, release: Release) -> dict[str, str]:
         """Close the data files; write the tasks, the group and utils.py. Their digests."""

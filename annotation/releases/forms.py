@@ -1,7 +1,7 @@
 from django import forms
 
 from annotation.formfields import AgreementField, JSONObjectField
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 
 
 class ReleaseForm(forms.Form):

@@ -36,7 +36,7 @@ from annotation.models import (
     Vote,
     user_or_none,
 )
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
 from annotation.validation.agreement import histogram_median

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from annotation.projects.config import MAX_SECONDS_SPENT
+from annotation.models.config import MAX_SECONDS_SPENT
 
 
 class NextItemSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
-from annotation.projects.config import clean_seconds_spent
+from annotation.models.config import clean_seconds_spent
 from annotation.validation import quality, sql
 from annotation.validation.answers import AnswerRules
 from annotation.validation.queue import lease_again

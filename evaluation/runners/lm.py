@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.projects.config import render_prompt
+from annotation.prompting import render_prompt
 from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
 from evaluation.runners.feed import (
     Readback,

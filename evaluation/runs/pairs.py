@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from annotation.models import Project
+from annotation.prompting import Prompting
 from annotation.releases.exports import paired
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
@@ -28,7 +29,7 @@ def run_language_model(
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
         device=spec.device,
         precision=spec.precision,
-        prompt=spec.prompt or project.prompt,
+        prompt=Prompting.of(project, spec.prompt).prompt,
     )
     advance(0)  # loading may take a while: show we are alive
     texts = [e["fields"]["text"] for e in examples]

@@ -8,14 +8,12 @@ multiple_choice tasks do. Free text: the greedy continuation of the prompt, cut 
 sequences, scored with EM, F1 and consistency as an extractive reader's answer is.
 """
 
-import random
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 
-from annotation.models import Project, Release
-from annotation.projects.config import render_prompt
+from annotation.models import Release
+from annotation.prompting import Prompting
 from annotation.releases.bundle import read_examples
 from annotation.validation.answers import answer_text
 from evaluation.models import ModelSpec
@@ -24,59 +22,30 @@ from evaluation.runners.prompted import PromptedModel
 from evaluation.runs.scoring import label_metrics, scored_answers
 from evaluation.specs.services import source_to_load
 
-FEW_SHOT_SEED = 1234
-SHOT_DELIMITER = "\n\n"
-
-
-def prompt_of(spec: ModelSpec, project: Project) -> str:
-    """The model's own prompt, else the project's, else the default over the fields."""
-    return spec.prompt or project.prompt
-
-
-def verbalizers_of(spec: ModelSpec, project: Project) -> list[str]:
-    """What each label (in the project's order) is called after the prompt."""
-    words = {**project.setting("verbalizers"), **(spec.verbalizers or {})}
-    return [words.get(label, label) for label in project.labels]
-
-
-def render(prompt: str, fields: dict[str, Any]) -> str:
-    return render_prompt(prompt, fields)
-
 
 def contexts(
     spec: ModelSpec,
-    project: Project,
-    release: Release,
+    prompting: Prompting,
+    pool: list[dict[str, Any]],
     examples: list[dict[str, Any]],
     answer: Any,
     chat: Any = None,
 ) -> list[str]:
-    """Each example's context: k shots from another split (each shot's rendered prompt, the
-    target delimiter and its answer), then the example's prompt; in the model's chat template
+    """Each example's context with the spec's shots from `pool`, in the model's chat template
     when asked. `answer(example)` is a shot's answer text."""
-    prompt = prompt_of(spec, project)
-    pool: list[dict[str, Any]] = []
-    if spec.few_shot:
-        pool = read_examples(release, spec.few_shot_split)
-        if not pool:
-            raise RunnerError(f"The release has no {spec.few_shot_split} examples for shots.")
-    out = []
-    for example in examples:
-        parts = []
-        if pool:  # a set lies in one split, so no shot is a member of the example's set
-            rng = random.Random(f"{FEW_SHOT_SEED}:{example['id']}")
-            shots = rng.sample(pool, min(spec.few_shot, len(pool)))
-            delimiter = spec.target_delimiter
-            parts = [render(prompt, s["fields"]) + delimiter + answer(s) for s in shots]
-        text = SHOT_DELIMITER.join([*parts, render(prompt, example["fields"])])
-        if len(text) > settings.PROMPT_MAX_CHARS:
-            raise RunnerError(
-                f"The prompt of example {example['id']} is {len(text):,} characters, above "
-                f"PROMPT_MAX_CHARS ({settings.PROMPT_MAX_CHARS:,}): shorten the prompt, ask "
-                "for fewer shots, or raise the limit on the workers."
-            )
-        out.append(chat(text) if chat else text)
-    return out
+    texts = prompting.contexts(examples, answer, shots=spec.few_shot, pool=pool,
+                               delimiter=spec.target_delimiter)  # fmt: skip
+    return [chat(text) for text in texts] if chat else texts
+
+
+def shot_pool(spec: ModelSpec, release: Release) -> list[dict[str, Any]]:
+    """The examples shots are drawn from: the release's few-shot split, read once."""
+    if not spec.few_shot:
+        return []
+    pool = read_examples(release, spec.few_shot_split)
+    if not pool:
+        raise RunnerError(f"The release has no {spec.few_shot_split} examples for shots.")
+    return pool
 
 
 def _chat(model: PromptedModel) -> Any:
@@ -107,12 +76,13 @@ def run_choices(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A classification split scored by log-likelihood: Prediction fields and metrics."""
     project = release.project
-    words = verbalizers_of(spec, project)
-    by_label = dict(zip(project.labels, words, strict=True))
+    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
+    by_label, words = prompting.word_of, prompting.words
+    pool = shot_pool(spec, release)
     model = load(spec)
     advance(0)  # loading may take a while: show we are alive
     chat = _chat(model) if spec.chat_template else None
-    texts = contexts(spec, project, release, examples, lambda e: by_label[e["label"]], chat)
+    texts = contexts(spec, prompting, pool, examples, lambda e: by_label[e["label"]], chat)
     options = [spec.target_delimiter + word for word in words]
     lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
     lengths = np.array([len(word) for word in words], dtype=float)  # as the harness: no delimiter
@@ -139,12 +109,12 @@ def run_generation(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A free-text split answered by greedy generation: Prediction fields and QA metrics."""
     project = release.project
+    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
+    pool = shot_pool(spec, release)
     model = load(spec)
     advance(0)
     chat = _chat(model) if spec.chat_template else None
-    texts = contexts(
-        spec, project, release, examples, lambda e: answer_text((e["answers"] or [""])[0]), chat
-    )
+    texts = contexts(spec, prompting, pool, examples, _first_answer, chat)
     answers = model.generate(
         texts,
         stop=spec.stop or [],
@@ -153,3 +123,7 @@ def run_generation(
         progress=advance,
     )
     return scored_answers(project, examples, [text.strip() for text in answers])
+
+
+def _first_answer(example: dict[str, Any]) -> str:
+    return answer_text((example["answers"] or [""])[0])

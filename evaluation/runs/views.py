@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError, ImportRejected, flash_refusal
-from annotation.projects.config import SPLITS
+from annotation.models.config import SPLITS
 from config.edge import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, Job, ModelSpec

@@ -9,7 +9,8 @@ from django.conf import settings
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Project, user_or_none
-from annotation.projects.config import SPLITS, clean_prompt, clean_verbalizers, prompt_fields
+from annotation.models.config import SPLITS
+from annotation.prompting import clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 

@@ -11,11 +11,10 @@ from django.shortcuts import redirect, render
 from annotation.errors import DomainError
 from annotation.formfields import JSONObjectField
 from annotation.models import Project
-from annotation.projects.config import prompt_fields
 from annotation.projects.services import project_update
+from annotation.prompting import Prompting, prompt_fields
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
-from evaluation.runs.prompting import render as render_prompt
 from evaluation.specs import services
 
 
@@ -160,22 +159,20 @@ def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _previews(project: Project) -> list[dict[str, Any]]:
     """The first three examples as a zero-shot language model reads them."""
-    prompt = project.prompt
+    prompting = Prompting.of(project)
     out = []
     for example in project.examples.order_by("id")[:3]:
         if project.task_type == Project.TaskType.MINIMAL_PAIR:
-            source = example.fields.get("source")
-            context = render_prompt(prompt, {"source": source}) if source else ""
+            context = prompting.over_source(example.fields.get("source"))
             after = "Scored after it"
             choices = [("", example.fields.get("text", ""))]
         elif project.is_free_text:
-            context = render_prompt(prompt, example.fields)
+            context = prompting.render(example.fields)
             after, choices = "The model generates its answer after it", []
         else:
-            context = render_prompt(prompt, example.fields)
+            context = prompting.render(example.fields)
             after = "Choices, each scored after it"
-            words = zip(project.labels, project.verbalizers, strict=True)
-            choices = [(label, " " + word) for label, word in words]
+            choices = [(label, " " + word) for label, word in prompting.word_of.items()]
         out.append(
             {"id": example.external_id, "context": context, "after": after, "choices": choices}
         )

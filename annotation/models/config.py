@@ -3,11 +3,10 @@
 Plain functions over plain data, shared by the API, the pages and the Django admin.
 """
 
-import re
-import string
 from typing import Any
 
 from annotation.errors import DomainError
+from annotation.prompting import NAME_RE, clean_prompt, clean_verbalizers
 
 SPLITS = ("train", "dev", "test")
 # Bounds of numbers people type: beyond them is a mistake, and beyond PostgreSQL's integer.
@@ -30,7 +29,6 @@ def clean_seconds_spent(value: Any) -> int:
 
 
 FIELD_KINDS = ("text", "html", "image_url")
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 # Column names the importer reserves for the example itself.
 RESERVED_FIELD_NAMES = {"id", "label", "split", "metadata"}
 
@@ -65,7 +63,6 @@ CHOICE_SETTINGS = {
     "answer_normalization": ("squad", "ropes", "drop"),
     "answer_consistency": ("f1", "em"),
 }
-MAX_PROMPT = 4000
 INT_SETTINGS = {
     "votes_per_item": (1, 25),
     "majority": (1, 25),
@@ -199,98 +196,3 @@ def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int
                 f"release_min_agreement must be from 1 to votes_per_item ({votes_per_item})."
             )
     return value
-
-
-def default_prompt(task_type: str, field_names: list[str]) -> str:
-    """The prompt of a project that sets none: each field on its line, then "Answer:"; for
-    minimal pairs, the source on its line (the text is scored after it)."""
-    if task_type == "minimal_pair":
-        return "{source}\n"
-    return "".join(f"{name}: {{{name}}}\n" for name in field_names) + "Answer:"
-
-
-def _prompt_parts(prompt: str) -> list[tuple[str, str | None, str | None, str | None]]:
-    try:
-        return list(string.Formatter().parse(prompt))
-    except ValueError as error:
-        raise DomainError(f"prompt: {error} (write {{{{ and }}}} for literal braces).") from None
-
-
-def prompt_placeholders(prompt: str) -> list[str]:
-    """The fields a prompt names, or a DomainError naming the placeholder that is not a plain
-    {field}: no conversion (!r), no format (:>10), no attribute or index (docs/prompting.md)."""
-    names = []
-    for _, name, spec, conversion in _prompt_parts(prompt):
-        if name is None:
-            continue
-        written = "{" + name + (f"!{conversion}" if conversion else "") + (
-            f":{spec}" if spec else "") + "}"  # fmt: skip
-        if spec or conversion or not NAME_RE.match(name):
-            raise DomainError(
-                f"prompt: {written} is not a plain placeholder; write a field's name in braces, "
-                "such as {text}, with nothing else inside."
-            )
-        names.append(name)
-    return names
-
-
-def render_prompt(prompt: str, fields: dict[str, Any]) -> str:
-    """The prompt with each {field} replaced by its text ("" where a row lacks it), and {{ }}
-    as literal braces. Never str.format: a stored prompt cannot convert, pad or index, so the
-    text is the prompt's and the fields' size, whatever was saved before placeholders were
-    checked."""
-    try:
-        parts = string.Formatter().parse(prompt)
-        return "".join(literal + ("" if name is None else str(fields.get(name, "")))
-                       for literal, name, _, _ in parts)  # fmt: skip
-    except ValueError:  # unbalanced braces saved before they were checked: the prompt as is
-        return prompt
-
-
-def clean_prompt(prompt: Any, field_names: list[str] | None = None) -> str:
-    """A prompt is a template over fields (docs/prompting.md): every placeholder a field."""
-    if not isinstance(prompt, str) or len(prompt) > MAX_PROMPT:
-        raise DomainError(f"prompt must be text of at most {MAX_PROMPT} characters.")
-    names = prompt_placeholders(prompt)
-    if field_names is not None:
-        unknown = sorted(set(names) - set(field_names))
-        if unknown:
-            raise DomainError(
-                f"prompt names {', '.join('{' + n + '}' for n in unknown)}, which are not "
-                f"fields (fields: {', '.join(field_names)})."
-            )
-    return prompt
-
-
-def clean_verbalizers(verbalizers: Any, labels: list[str] | None = None) -> dict[str, str]:
-    """Label -> the words a language model is scored on for it."""
-    if not isinstance(verbalizers, dict) or not all(
-        isinstance(v, str) and v.strip() and len(v) <= 200 for v in verbalizers.values()
-    ):
-        raise DomainError("verbalizers must map labels to non-empty words.")
-    if labels is not None:
-        unknown = sorted(set(verbalizers) - set(labels))
-        if unknown:
-            raise DomainError(
-                f"verbalizers name {', '.join(unknown)}, which are not labels "
-                f"(labels: {', '.join(labels)})."
-            )
-        words = [verbalizers.get(label, label) for label in labels]
-        if len(set(words)) < len(words):
-            raise DomainError("verbalizers: two labels may not share a word.")
-    return verbalizers
-
-
-def prompt_fields(task_type: str, field_names: list[str]) -> list[str]:
-    """What a prompt may name: the fields; for minimal pairs, only the source (the text is
-    what is scored after it)."""
-    if task_type == "minimal_pair":
-        return [name for name in field_names if name == "source"]
-    return field_names
-
-
-def check_prompting(
-    task_type: str, settings: dict[str, Any], field_names: list[str], labels: list[str]
-) -> None:
-    clean_prompt(settings.get("prompt", ""), prompt_fields(task_type, field_names))
-    clean_verbalizers(settings.get("verbalizers", {}), labels)
