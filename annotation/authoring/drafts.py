@@ -11,7 +11,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.authoring.claims import live_perturbations, pivot_claim
-from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
 from annotation.authoring.rules import edit_problems
 from annotation.errors import DomainError
 from annotation.models import (
@@ -24,6 +23,7 @@ from annotation.models import (
     Vote,
 )
 from annotation.models.config import clean_seconds_spent
+from annotation.text.edits import fields_edit_distance, normalize_whitespace
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import item_close_for, items_open_for
 

@@ -6,8 +6,8 @@ it is strict (imports.set_checks)."""
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.authoring.edits import fields_edit_distance, normalize_whitespace, tokenize
 from annotation.models import Project
+from annotation.text.edits import fields_edit_distance, normalize_whitespace, tokenize
 from annotation.validation.answers import AnswerRules, answer_text
 
 

@@ -13,12 +13,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.authoring import claims, drafts, selectors
-from annotation.authoring.edits import word_diff
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
-from annotation.templatetags.contrastlab import FIELD_STYLES, FIELD_TAGS
+from annotation.text.edits import word_diff
+from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
 from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
 from config.edge import parse_id

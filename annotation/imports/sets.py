@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.authoring.edits import fields_edit_distance, normalize_whitespace
 from annotation.bulk import analyze
 from annotation.errors import ImportRejected, group_errors
 from annotation.imports import paired
@@ -49,6 +48,7 @@ from annotation.models import (
 )
 from annotation.models.config import SPLITS
 from annotation.releases.bundle import parse_set_record
+from annotation.text.edits import fields_edit_distance, normalize_whitespace
 from annotation.validation.answers import AnswerRules, clean_answers
 from annotation.validation.queue import items_open_for
 

@@ -1,12 +1,11 @@
 from typing import Any
 
-import markdown
-import nh3
 from django import template
-from django.utils.html import conditional_escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from annotation.models.projects import plain_text
+from annotation.text.fields import field_html, markdown_html
 from annotation.validation.answers import answer_text
 
 register = template.Library()
@@ -30,37 +29,8 @@ def current(context: Any, names: str) -> str:
     return mark_safe(' aria-current="page"') if here in names.split() else ""
 
 
-@register.filter
-def markdown_html(text: str) -> str:
-    """Markdown as sanitised HTML: tables kept, scripts and handlers dropped (nh3)."""
-    return mark_safe(nh3.clean(markdown.markdown(text, extensions=["tables", "fenced_code"])))
-
-
-# What an `html` field may show (MATRES marks its events with coloured <strong> spans).
-FIELD_TAGS = {"p", "br", "span", "strong", "b", "em", "i", "u", "mark", "sub", "sup"}
-FIELD_STYLES = {"color", "background-color", "font-weight", "font-style", "text-decoration"}
-
-
-@register.filter
-def field_html(value: str, kind: str = "text") -> str:
-    """A field's value as its kind shows it (docs/task-types.md): text escaped, `html` sanitised
-    with its marks kept (nh3), `image_url` as the image with its URL (https only)."""
-    if kind == "html":
-        return mark_safe(
-            nh3.clean(value, tags=FIELD_TAGS, attributes={"span": {"style"}},
-                      filter_style_properties=FIELD_STYLES)
-        )  # fmt: skip
-    if kind == "image_url":
-        if value.startswith("https://"):
-            return format_html(
-                '<figure class="field-image"><img src="{}" alt="(the image did not load)" '
-                'loading="lazy"><figcaption><a href="{}" rel="noopener noreferrer">{}</a>'
-                "</figcaption></figure>",
-                value, value, value,
-            )  # fmt: skip
-        return format_html('<span class="field-url">{}</span> <small class="muted">(an image '
-                           "is shown only from an https address)</small>", value)  # fmt: skip
-    return conditional_escape(value)
+register.filter("markdown_html", markdown_html)
+register.filter("field_html", field_html)
 
 
 @register.filter

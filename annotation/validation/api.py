@@ -16,7 +16,7 @@ from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
 from annotation.pagination import paginated
 from annotation.permissions import Role, project_for
-from annotation.templatetags.contrastlab import field_html
+from annotation.text.fields import field_html
 from annotation.validation import adjudication, downloads, quality, queue, votes
 from annotation.validation.serializers import (
     AdjudicateSerializer,

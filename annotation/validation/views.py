@@ -8,11 +8,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.authoring.edits import word_diff
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
 from annotation.pagination import table_page
 from annotation.permissions import Role, project_for
+from annotation.text.edits import word_diff
 from annotation.validation import adjudication, quality, queue, votes
 from annotation.validation.stats import validator_figures
 

@@ -6,9 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from annotation.authoring.edits import word_diff
 from annotation.releases.bundle import read_examples
 from annotation.releases.exports import paired
+from annotation.text.edits import word_diff
 from evaluation.metrics.pairs import ScoredPair
 from evaluation.models import EvaluationRun
 

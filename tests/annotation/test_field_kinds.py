@@ -5,7 +5,8 @@ spans shown as one answer."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.templatetags.contrastlab import answers_shown, field_html
+from annotation.templatetags.contrastlab import answers_shown
+from annotation.text.fields import field_html
 
 MARKED = "<p>He <span style='color:red;'><strong>said </strong></span>so.</p>"
 

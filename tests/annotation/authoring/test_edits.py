@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.authoring.edits import (
+from annotation.text.edits import (
     edit_distance,
     fields_edit_distance,
     levenshtein,

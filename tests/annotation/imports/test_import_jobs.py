@@ -85,8 +85,9 @@ def test_a_small_file_of_many_short_lines_is_imported_by_a_worker(
         lines = ["id,text,label"] + [f"r{n},Short {n}.,positive" for n in range(rows)]
         content = ("\n".join(lines) + "\n").encode()
         assert len(content) < settings.IMPORT_BACKGROUND_BYTES
-        return admin.post(f"/api/projects/{project.slug}/examples/import/",
-                          {"file": SimpleUploadedFile(f"{rows}.csv", content)}, format="multipart")  # fmt: skip
+        upload = {"file": SimpleUploadedFile(f"{rows}.csv", content)}
+        url = f"/api/projects/{project.slug}/examples/import/"
+        return admin.post(url, upload, format="multipart")
 
     assert upload(99).status_code == 201  # 100 lines: in the request
     assert Example.objects.filter(project=project).count() == 99

@@ -70,14 +70,17 @@ def test_adding_an_existing_account_by_e_mail_shows_only_what_was_typed_and_wait
     admin = signed_in(people["admin"])
     assert not people["admin"].is_staff
     with django_capture_on_commit_callbacks(execute=True):
-        answer = admin.post(f"/p/{project.slug}/members/", {
-            "people": "victim@example.org\nnewcomer@example.org", "roles": ["validator"]})  # fmt: skip
+        pasted = "victim@example.org\nnewcomer@example.org"
+        answer = admin.post(
+            f"/p/{project.slug}/members/", {"people": pasted, "roles": ["validator"]}
+        )
     html = answer.content.decode()
     assert answer.status_code == 200
     assert "secretname" not in html and "Victim@Example.org" not in html
     # Both rows look alike: the address typed, the roles, an invitation link.
-    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td><input class=\"link-copy\""
-                      r"[^>]* value=\"http://testserver/p/[\w-]+/join/[^\"]+\"", html)  # fmt: skip
+    row = (r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td><input class=\"link-copy\""
+           r"[^>]* value=\"http://testserver/p/[\w-]+/join/[^\"]+\"")  # fmt: skip
+    rows = re.findall(row, html)
     assert rows == [
         ("", "victim@example.org", "validator"),
         ("", "newcomer@example.org", "validator"),

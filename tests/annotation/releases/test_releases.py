@@ -331,7 +331,7 @@ def test_create_release_command(project, people, validated, capsys):
 
 
 def test_the_card_renders_as_sanitised_html():
-    from annotation.templatetags.contrastlab import markdown_html
+    from annotation.text.fields import markdown_html
 
     html = markdown_html('# <script>alert(1)</script>Film <img src=x onerror="alert(2)">\n\n'
                          "| split | sets |\n|---|---|\n| test | 3 |\n")  # fmt: skip
