@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.urls import register_converter
 
-from config.edge import IdConverter
+from annotation.text.parsing import IdConverter
 
 
 class AnnotationConfig(AppConfig):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from config.edge import strict_json_loads
+from annotation.text.parsing import strict_json_loads
 
 
 class JSONObjectField(forms.CharField):

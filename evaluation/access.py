@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from annotation.errors import DomainError
 from annotation.models import Project
 from annotation.permissions import Role, admin_release, roles_of, visible_projects
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 
 

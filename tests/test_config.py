@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import redis
 import yaml
 from celery import Celery
 
@@ -204,8 +205,11 @@ def test_embedded_worker_runs_tasks_from_the_filesystem_broker(tmp_path):
 
 @pytest.mark.slow
 def test_celery_round_trip_through_a_real_worker_on_redis(tmp_path):
+    """A ping through a worker. The tests' broker is emptied first: it may hold the messages
+    of jobs that earlier tests queued, on a database this worker does not have."""
     # Celery lets the CELERY_BROKER_URL variable (set for the tests) override broker=.
     redis_url = os.environ["CELERY_BROKER_URL"]
+    redis.Redis.from_url(redis_url).flushdb()
     env = clean_env(
         CONTRASTLAB_VAR_DIR=str(tmp_path),
         CELERY_BROKER_URL=redis_url,

@@ -19,9 +19,9 @@ from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
 from annotation.text.edits import word_diff
 from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
+from annotation.text.parsing import parse_id
 from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
-from config.edge import parse_id
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
 # Outside the text boxes, a key toggles each of the first 26 tags; any tag is found by typing

@@ -13,7 +13,7 @@ from django.conf import settings
 
 from annotation.errors import ImportRejected, LineError
 from annotation.releases.files import from_spreadsheet_cell
-from config.edge import strict_json_loads
+from annotation.text.parsing import strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
 

@@ -2,8 +2,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotation.imports.published import DATASETS
-from config.edge import strict_json_loads
+from annotation.imports.published.datasets import DATASETS
+from annotation.text.parsing import strict_json_loads
 
 
 class MappingField(serializers.DictField):

@@ -16,7 +16,7 @@ from annotation.permissions import Role, admin_release, project_for
 from annotation.releases.diff import release_diff
 from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
 from annotation.releases.services import release_create
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 
 
 class ReleaseListView(APIView):

@@ -11,7 +11,7 @@ from annotation.releases.card import dataset_card
 from annotation.releases.diff import release_diff
 from annotation.releases.forms import ReleaseForm
 from annotation.releases.services import release_create
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 
 
 @login_required

@@ -15,7 +15,7 @@ from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, do
 from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 from evaluation.access import admin_model, admin_projects, admin_run, require_some_admin
 from evaluation.models import EvaluationRun
 from evaluation.runs import results, services

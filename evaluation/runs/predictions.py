@@ -15,7 +15,7 @@ from django.conf import settings
 from annotation.errors import ImportRejected
 from annotation.imports.readers import LineError, decode, read_jsonl, resolve_label
 from annotation.models import Project
-from config.edge import strict_json_loads
+from annotation.text.parsing import strict_json_loads
 from evaluation.models import ModelSpec
 from evaluation.runs.scoring import label_metrics, scored_answers
 

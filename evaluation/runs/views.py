@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError, ImportRejected, flash_refusal
 from annotation.models.config import SPLITS
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, Job, ModelSpec
 from evaluation.runs import results, services

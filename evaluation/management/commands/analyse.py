@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import DomainError
 from annotation.models import Release
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 from evaluation.analyses.execute import run_analysis
 from evaluation.analyses.services import analysis_create
 from evaluation.models import EvaluationRun, ModelSpec

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.errors import DomainError
 from annotation.management.commands.import_examples import progress_bar
 from annotation.models import Release
-from config.edge import parse_id
+from annotation.text.parsing import parse_id
 from evaluation.models import ModelSpec
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_enqueue
