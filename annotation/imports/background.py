@@ -13,6 +13,7 @@ from django.db import transaction
 from annotation import jobs
 from annotation.errors import DomainError
 from annotation.imports.dispatch import import_now
+from annotation.imports.preview import sweep_uploads
 from annotation.models import ImportJob, Project, user_or_none
 from annotation.tasks import run_import_task
 
@@ -53,6 +54,7 @@ def import_later(
     """Store the uploads, then make the job that names them, and queue it (the worker runs it:
     dispatch.run_import). The files are whole before any job exists: a web worker killed while
     writing them leaves no job that waits for ever, only a folder no job names."""
+    sweep_uploads()
     folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     stored = {}

@@ -63,7 +63,7 @@ def _folder() -> Path:
 def stage(project: Project, user: Any, uploads: dict[str, Any]) -> str:
     """Keep uploads (form field -> file) for their preview and commit; their token. Staged
     uploads older than a day go."""
-    _sweep()
+    sweep_uploads()
     token = uuid.uuid4().hex
     folder = _folder() / token
     folder.mkdir(parents=True)
@@ -107,13 +107,18 @@ def discard(token: str) -> None:
     shutil.rmtree(_folder() / token, ignore_errors=True)
 
 
-def _sweep() -> None:
-    if not _folder().exists():
-        return
+def sweep_uploads() -> None:
+    """Staged uploads past their day, and the parts of uploads whose web process was killed
+    while receiving them (FILE_UPLOAD_TEMP_DIR)."""
     cutoff = time.time() - STAGED_HOURS * 3600
-    for folder in _folder().iterdir():
-        if folder.stat().st_mtime < cutoff:
-            shutil.rmtree(folder, ignore_errors=True)
+    for parent in (_folder(), Path(settings.FILE_UPLOAD_TEMP_DIR)):
+        for path in parent.iterdir() if parent.exists() else ():
+            if path.stat().st_mtime >= cutoff:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def guess(project: Project, columns: list[str]) -> dict[str, str]:

@@ -111,6 +111,10 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are received here, beside the files imports keep: a
+# web process killed mid-upload leaves its part here, swept after a day (imports/preview.py).
+FILE_UPLOAD_TEMP_DIR = MEDIA_ROOT / "uploading"
+FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
 
 LOGIN_URL = "login"

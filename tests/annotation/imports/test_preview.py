@@ -1,7 +1,9 @@
 """The Import page's preview: a staged upload is its uploader's, for its project; the preview
 reads the file as the import will; any choices posted give a clear answer, never a 5xx."""
 
+import os
 import re
+import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -118,3 +120,22 @@ def test_skipping_bad_lines_imports_the_good_ones_and_keeps_the_bad_to_download(
     skip = {"upload": token, **choices, "skip_bad": "on", "action": "import"}
     again = page.post(f"/p/{project.slug}/import/", skip)
     assert again.status_code == 400 and "no row can be imported" in again.content.decode()
+
+
+def test_parts_of_uploads_cut_off_by_a_killed_web_process_are_swept_after_a_day(
+    project, people, tmp_path, settings
+):  # type: ignore[no-untyped-def]
+    """A gunicorn worker killed mid-upload left Django's temporary file of the part received
+    (3.9 MB in the job drill) in /tmp, for good."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.FILE_UPLOAD_TEMP_DIR = tmp_path / "uploading"
+    settings.FILE_UPLOAD_TEMP_DIR.mkdir()
+    old, fresh = (settings.FILE_UPLOAD_TEMP_DIR / name for name in ("old.upload", "new.upload"))
+    for part in (old, fresh):
+        part.write_bytes(b"half a file")
+    a_day_ago = time.time() - 25 * 3600
+    os.utime(old, (a_day_ago, a_day_ago))
+    page = Client()
+    page.force_login(people["admin"])
+    staged(page, project.slug)
+    assert not old.exists() and fresh.exists()
