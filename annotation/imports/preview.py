@@ -19,7 +19,7 @@ from annotation.errors import DomainError, ImportRejected
 from annotation.imports.originals import RowParser, targets
 from annotation.imports.paired import parse_paired_tsv
 from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
-from annotation.imports.sets import parse_sets_jsonl
+from annotation.imports.sets import check_sets, parse_sets_jsonl
 from annotation.models import Project
 
 PREVIEW_ROWS = 5
@@ -141,22 +141,9 @@ def preview(
 ) -> Preview:
     """The file's columns, the first rows as the import would read them (or their problems),
     and the values of the label column with the label each would become."""
-    name, data = stored["file.name"], stored["file"]
+    name = stored["file.name"]
     fmt = fmt or guess_format(name)
-    text = decode(data)
-    records: list[tuple[int, dict[str, Any] | LineError]] = []
-    columns: dict[str, None] = {}
-    for line, record in read_rows(text, fmt):
-        if isinstance(record, LineError):
-            if not records and not columns:
-                raise ImportRejected([record])
-            records.append((line, record))
-            continue
-        columns.update(dict.fromkeys(record))
-        records.append((line, record))
-    if not columns:
-        raise ImportRejected([LineError(None, "the file holds no rows.")])
-    names = list(columns)
+    records, names = _records(stored["file"], fmt)
     chosen = guess(project, names) if mapping is None else mapping
     result = Preview(name=name, fmt=fmt, columns=names, mapping=chosen, lines=len(records))
     parser = RowParser(project, {t: c for t, c in chosen.items() if c}, default_split,
@@ -164,16 +151,8 @@ def preview(
     for n, (line, record) in enumerate(records):
         parsed = record if isinstance(record, LineError) else parser.parse(line, record)
         result.bad += isinstance(parsed, LineError | list)
-        if n >= PREVIEW_ROWS:
-            continue
-        if isinstance(parsed, LineError):
-            result.rows.append({"line": line, "errors": [parsed.message]})
-        elif isinstance(parsed, list):
-            result.rows.append({"line": line, "errors": [e.message for e in parsed]})
-        else:
-            truth = ", ".join(parsed.answers) if project.is_free_text else parsed.label
-            result.rows.append({"line": line, "id": parsed.external_id, "fields": parsed.fields,
-                                "truth": truth, "split": parsed.split, "errors": []})  # fmt: skip
+        if n < PREVIEW_ROWS:
+            result.rows.append(_row_shown(project, line, parsed))
     column = chosen.get("label", "")
     if column and not project.is_free_text:
         values: dict[str, None] = {}
@@ -186,6 +165,33 @@ def preview(
             (value, resolve_label(value, project.labels, label_map)) for value in values
         ]
     return result
+
+
+def _records(data: bytes, fmt: str) -> tuple[list[tuple[int, Any]], list[str]]:
+    """Every record of the file with its line (a row, or its LineError), and the columns of
+    all rows; refused when the first record is bad or no row has a column."""
+    records: list[tuple[int, dict[str, Any] | LineError]] = []
+    columns: dict[str, None] = {}
+    for line, record in read_rows(decode(data), fmt):
+        if isinstance(record, LineError) and not records and not columns:
+            raise ImportRejected([record])
+        if isinstance(record, dict):
+            columns.update(dict.fromkeys(record))
+        records.append((line, record))
+    if not columns:
+        raise ImportRejected([LineError(None, "the file holds no rows.")])
+    return records, list(columns)
+
+
+def _row_shown(project: Project, line: int, parsed: Any) -> dict[str, Any]:
+    """A row of the preview: as the import reads it, or its problems."""
+    if isinstance(parsed, LineError):
+        return {"line": line, "errors": [parsed.message]}
+    if isinstance(parsed, list):
+        return {"line": line, "errors": [e.message for e in parsed]}
+    truth = ", ".join(parsed.answers) if project.is_free_text else parsed.label
+    return {"line": line, "id": parsed.external_id, "fields": parsed.fields, "truth": truth,
+            "split": parsed.split, "errors": []}  # fmt: skip
 
 
 # Contrast sets (sets.jsonl, or paired TSV files) -------------------------------------------
@@ -225,28 +231,13 @@ def set_preview(
     values: dict[str, None] = {}
     try:
         if fmt == "paired_tsv":
-            texts = [decode(stored["original"]), decode(stored["contrast"])]
-            rows = [r for text in texts for _, r in read_rows(text, "tsv") if isinstance(r, dict)]
-            shown.columns = list(rows[0]) if rows else []
-            by_fold = {c.casefold(): c for c in shown.columns}
-            guessed = {**guess(project, shown.columns), "tags": by_fold.get("tags", "")}
-            shown.mapping = guessed if mapping is None else mapping
-            column = shown.mapping.get("label", "")
-            values = dict.fromkeys(str(r.get(column, "")).strip() for r in rows if column)
-            parsed = parse_paired_tsv(
-                project, stored["original"], stored["contrast"],
-                mapping={t: c for t, c in shown.mapping.items() if c}, split=split,
-                source_name=str(stored["original.name"]), tags=tags, label_map=label_map,
-            )  # fmt: skip
+            parsed = _paired_read(project, stored, shown, mapping, label_map, split, tags, values)
         else:
-            for _, record in read_rows(decode(stored["file"]), "jsonl"):
-                if isinstance(record, dict):
-                    members = [record.get("original"), *(record.get("perturbations") or [])]
-                    values.update(dict.fromkeys(
-                        str(m["label"]).strip() for m in members
-                        if isinstance(m, dict) and isinstance(m.get("label"), str)
-                    ))  # fmt: skip
+            values.update(dict.fromkeys(_jsonl_labels(stored["file"])))
             parsed = parse_sets_jsonl(project, stored["file"], tags, label_map)
+        names = set(project.tags.values_list("name", flat=True))
+        if errors := check_sets(project, parsed, names)[0]:  # as the import will check them
+            raise ImportRejected(errors)
     except ImportRejected as rejected:
         shown.problems = rejected.errors
         parsed = []
@@ -255,16 +246,57 @@ def set_preview(
             (v, resolve_label(v, project.labels, label_map)) for v in values if v
         ][:MAX_LABEL_VALUES]
     shown.count = len(parsed)
-    for s in parsed[:PREVIEW_ROWS]:
-        truth = ", ".join(s.original.answers) if project.is_free_text else s.original.label
-        shown.sets.append({
-            "line": s.line, "id": s.original.external_id,
-            "original": (project.editable_text(s.original.fields), truth),
-            "perturbations": [
-                (project.editable_text(p["fields"]),
-                 ", ".join(p["answers"]) if project.is_free_text else p["label"],
-                 ", ".join(p["tags"]))
-                for p in s.perturbations
-            ],
-        })  # fmt: skip
+    shown.sets = [_set_shown(project, s) for s in parsed[:PREVIEW_ROWS]]
     return shown
+
+
+def _paired_read(
+    project: Project,
+    stored: dict[str, Any],
+    shown: SetPreview,
+    mapping: dict[str, str] | None,
+    label_map: dict[str, str],
+    split: str,
+    tags: list[str],
+    values: dict[str, None],
+) -> list[Any]:
+    """Paired TSV files: their columns and the mapping (guessed, or chosen) on `shown`, the
+    label column's values into `values`, and the sets read."""
+    texts = [decode(stored["original"]), decode(stored["contrast"])]
+    rows = [r for text in texts for _, r in read_rows(text, "tsv") if isinstance(r, dict)]
+    shown.columns = list(rows[0]) if rows else []
+    by_fold = {c.casefold(): c for c in shown.columns}
+    guessed = {**guess(project, shown.columns), "tags": by_fold.get("tags", "")}
+    shown.mapping = guessed if mapping is None else mapping
+    column = shown.mapping.get("label", "")
+    values.update(dict.fromkeys(str(r.get(column, "")).strip() for r in rows if column))
+    return parse_paired_tsv(
+        project, stored["original"], stored["contrast"],
+        mapping={t: c for t, c in shown.mapping.items() if c}, split=split,
+        source_name=str(stored["original.name"]), tags=tags, label_map=label_map,
+    )  # fmt: skip
+
+
+def _jsonl_labels(data: bytes) -> list[str]:
+    """The label values of every member of every set of a sets.jsonl, as written."""
+    values = []
+    for _, record in read_rows(decode(data), "jsonl"):
+        if isinstance(record, dict):
+            members = [record.get("original"), *(record.get("perturbations") or [])]
+            values += [str(m["label"]).strip() for m in members
+                       if isinstance(m, dict) and isinstance(m.get("label"), str)]  # fmt: skip
+    return values
+
+
+def _set_shown(project: Project, s: Any) -> dict[str, Any]:
+    def truth(member: Any) -> str:
+        return ", ".join(member["answers"]) if project.is_free_text else member["label"]
+
+    original = s.original
+    shown_truth = ", ".join(original.answers) if project.is_free_text else original.label
+    return {
+        "line": s.line, "id": original.external_id,
+        "original": (project.editable_text(original.fields), shown_truth),
+        "perturbations": [(project.editable_text(p["fields"]), truth(p), ", ".join(p["tags"]))
+                          for p in s.perturbations],
+    }  # fmt: skip

@@ -108,26 +108,20 @@ def _parse_set(
     fields = {name: original["fields"][name] for name in project.field_names}
     kept = answers if isinstance(answers, list) else []
     row = ParsedRow(line, parsed.set_id, fields, str(label), parsed.split, answers=kept)
-    tags = set(project.tags.values_list("name", flat=True))
     items = []
-    for p in parsed.perturbations:
+    for p in parsed.perturbations:  # checked with every other set's (check_sets)
         raw = p.get("label")
         given_id = str(p["id"]) if isinstance(p.get("id"), str | int) else ""
-        item = {
+        items.append({
             "fields": p.get("fields"),
-            "label": ""
-            if project.is_free_text
-            else resolve_label(str(raw), project.labels, label_map) or raw,
+            "label": "" if project.is_free_text
+                     else resolve_label(str(raw), project.labels, label_map) or raw,
             "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
             "tags": p.get("tags") or default_tags,
             "id": given_id,
-        }
-        errors += check_perturbation(project, line, row, item, tags)
+        })  # fmt: skip
         if given_id and (problem := id_problem(given_id, "a perturbation's id")):
             errors.append(LineError(line, problem))
-        if not errors:
-            item["fields"] = {name: p["fields"][name] for name in project.field_names}
-        items.append(item)
     return errors or ParsedSet(line, row, items)
 
 
@@ -150,46 +144,15 @@ def import_sets(
     nothing are kept, each with a warning, or refuse the file when `strict`. A `published`
     dataset's tags are created."""
     tags = {t.name: t for t in Tag.objects.filter(project=project)}
-    missing: list[str] = []
-    if published:
-        needed = {t for s in sets for p in s.perturbations for t in p["tags"] or []}
-        missing = sorted(t for t in needed - set(tags) if isinstance(t, str) and t.strip())
-    names = set(tags) | set(missing)
-    errors, warnings = [], []
-    kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it
-    for s in sets:
-        for p in s.perturbations:
-            problems = check_perturbation(project, s.line, s.original, p, names)
-            errors += problems
-            if problems:
-                continue
-            for name in readonly_edits(project, s.original, p):
-                kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
-            warnings += rule_warnings(project, s.line, s.original, p)
-    # The warnings about the whole file come first: a long list must not hide them.
-    summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
-    warnings = summary + erased_answers(project, _erased(project, sets)) + alone(sets) + warnings
+    missing = _tags_named(sets) - set(tags) if published else set()
+    errors, warnings = check_sets(project, sets, set(tags) | set(missing))
     if strict:
         errors, warnings = errors + warnings, []
-    seen: dict[str, ParsedSet] = {}
-    for s in sets:
-        first = seen.setdefault(s.original.external_id, s)
-        if first is not s and first.original.fields != s.original.fields:
-            errors.append(LineError(s.line, f"id {s.original.external_id!r} has two texts."))
-    existing = {
-        e.external_id: e
-        for e in Example.objects.filter(project=project, external_id__in=list(seen))
-    }
-    for external_id, example in existing.items():
-        s = seen[external_id]
-        if (example.fields, truth_of(example)) != (s.original.fields, truth_of(s.original)):
-            errors.append(
-                LineError(s.line, f"id {external_id!r} exists with another text or label.")
-            )
-    if errors:
-        raise ImportRejected(errors)
+    seen, existing, clashes = _originals(project, sets)
+    if errors or clashes:
+        raise ImportRejected(errors + clashes)
     with transaction.atomic():
-        for name in missing:
+        for name in sorted(missing):
             tags[name] = Tag.objects.create(project=project, name=name)
         pseudo = inactive_user(f"pseudo-{author}")
         batch = ImportBatch.objects.create(
@@ -203,21 +166,7 @@ def import_sets(
             row_count=len(sets),
             sha256="",
         )
-        new = [
-            Example(
-                project=project,
-                external_id=i,
-                fields=s.original.fields,
-                label=s.original.label,
-                answers=s.original.answers,
-                split=s.original.split,
-                metadata={SET_OF_ONE: True} if not s.perturbations else {},
-                batch=batch,
-            )
-            for i, s in seen.items()
-            if i not in existing
-        ]
-        Example.objects.bulk_create(new, batch_size=2000)
+        new = _originals_create(project, [s for i, s in seen.items() if i not in existing], batch)
         pivots = {e.external_id: e for e in [*existing.values(), *new]}
         created, skipped, repeats = _create_perturbations(
             project, sets, pivots, tags, pseudo, accept, batch
@@ -241,6 +190,77 @@ def import_sets(
         )
     analyze(Example, Perturbation, Perturbation.tags.through, ValidationItem)
     return result
+
+
+def _tags_named(sets: list[ParsedSet]) -> set[str]:
+    """The tag names a published dataset's perturbations carry (created on import)."""
+    named = {t for s in sets for p in s.perturbations for t in p["tags"] or []}
+    return {t for t in named if isinstance(t, str) and t.strip()}
+
+
+def _originals_create(project: Project, sets: list[ParsedSet], batch: ImportBatch) -> list[Example]:
+    new = [
+        Example(
+            project=project,
+            external_id=s.original.external_id,
+            fields=s.original.fields,
+            label=s.original.label,
+            answers=s.original.answers,
+            split=s.original.split,
+            metadata={SET_OF_ONE: True} if not s.perturbations else {},
+            batch=batch,
+        )
+        for s in sets
+    ]
+    return Example.objects.bulk_create(new, batch_size=2000)
+
+
+def check_sets(
+    project: Project, sets: list[ParsedSet], tag_names: set[str]
+) -> tuple[list[LineError], list[LineError]]:
+    """Every perturbation checked once, as every import of sets checks it: the errors, and the
+    warnings of what is kept as written, those about the whole file first (a long list must not
+    hide them). A perturbation that passes keeps only the project's fields."""
+    errors, warnings = [], []
+    kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it
+    for s in sets:
+        for p in s.perturbations:
+            problems = check_perturbation(project, s.line, s.original, p, tag_names)
+            errors += problems
+            if problems:
+                continue
+            p["fields"] = {name: p["fields"][name] for name in project.field_names}
+            for name in readonly_edits(project, s.original, p):
+                kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
+            warnings += rule_warnings(project, s.line, s.original, p)
+    summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
+    return errors, summary + erased_answers(project, _erased(project, sets)) + alone(
+        sets
+    ) + warnings
+
+
+def _originals(
+    project: Project, sets: list[ParsedSet]
+) -> tuple[dict[str, ParsedSet], dict[str, Example], list[LineError]]:
+    """Each original once (by id), those the project already has, and the clashes: one id
+    with two texts in the file, or with another text or label in the project."""
+    errors = []
+    seen: dict[str, ParsedSet] = {}
+    for s in sets:
+        first = seen.setdefault(s.original.external_id, s)
+        if first is not s and first.original.fields != s.original.fields:
+            errors.append(LineError(s.line, f"id {s.original.external_id!r} has two texts."))
+    existing = {
+        e.external_id: e
+        for e in Example.objects.filter(project=project, external_id__in=list(seen))
+    }
+    for external_id, example in existing.items():
+        s = seen[external_id]
+        if (example.fields, truth_of(example)) != (s.original.fields, truth_of(s.original)):
+            errors.append(
+                LineError(s.line, f"id {external_id!r} exists with another text or label.")
+            )
+    return seen, existing, errors
 
 
 def _create_perturbations(
