@@ -209,6 +209,14 @@ def parse_file(
             progress("checking", line, total_lines)
     if new_ids_only:
         errors += _existing_ids(project, rows)
+    return _rows_kept(rows, errors, skipped)
+
+
+def _rows_kept(
+    rows: list[ParsedRow], errors: list[LineError], skipped: list[LineError] | None
+) -> list[ParsedRow]:
+    """The rows to import. Rows with problems are left out, their problems put in `skipped`,
+    if it is a list and every problem is a row's; otherwise any problem rejects the file."""
     if errors and skipped is not None and all(e.line is not None for e in errors):
         bad = {e.line for e in errors}
         rows = [row for row in rows if row.line not in bad]

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.bulk import analyze, immediate_constraints, insert_rows
-from annotation.errors import ImportRejected
+from annotation.errors import DomainError, ImportRejected
 from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
     LineError,
@@ -30,52 +30,67 @@ from annotation.validation.resolution import majority_of
 def _parse_line(
     project: Project, line: int, record: Any, seen: dict[str, int]
 ) -> dict[str, Any] | LineError:
-    if not isinstance(record, dict):
-        return LineError(line, "each line must be a JSON object.")
+    """One item of the file, or its first problem on its line."""
+    try:
+        if not isinstance(record, dict):
+            raise DomainError("each line must be a JSON object.")
+        item_id = _item_id(record, seen)
+        fields = _item_fields(project, record)
+        workers = _workers(project, record.get("label_distribution"))
+        split = record.get("split", "test")
+        if split not in SPLITS:
+            raise DomainError(f"unknown split {split!r}.")
+    except DomainError as problem:
+        return LineError(line, problem.message)
+    seen[item_id] = line
+    return {"id": item_id, "fields": fields, "workers": workers, "split": split}
+
+
+def _item_id(record: dict[str, Any], seen: dict[str, int]) -> str:
     item_id = record.get("id")
     if not isinstance(item_id, str | int) or isinstance(item_id, bool) or str(item_id) == "":
-        return LineError(line, "missing id.")
+        raise DomainError("missing id.")
     item_id = str(item_id)
     if problem := id_problem(item_id):
-        return LineError(line, problem)
+        raise DomainError(problem)
     if item_id in seen:
-        return LineError(line, f"duplicate id {item_id!r} (first seen on line {seen[item_id]}).")
+        raise DomainError(f"duplicate id {item_id!r} (first seen on line {seen[item_id]}).")
+    return item_id
+
+
+def _item_fields(project: Project, record: dict[str, Any]) -> dict[str, str]:
     fields = record.get("fields")
     if not isinstance(fields, dict) or not fields:
-        return LineError(line, "fields must be an object of field name to text.")
+        raise DomainError("fields must be an object of field name to text.")
     for name in project.field_names:
         if problem := field_problem(project, fields, name, f"field {name!r}"):
-            return LineError(line, problem)
-    fields = {name: fields.get(name) or "" for name in project.field_names}
-    longest = 150 - len(_account_name(project, ""))  # a username's length
-    distribution = record.get("label_distribution")
+            raise DomainError(problem)
+    return {name: fields.get(name) or "" for name in project.field_names}
+
+
+def _workers(project: Project, distribution: Any) -> dict[str, str]:
+    """Worker id -> the label it answered, from {label: [worker ids]}."""
     if not isinstance(distribution, dict) or not distribution:
-        return LineError(line, "label_distribution must be an object of label to worker ids.")
+        raise DomainError("label_distribution must be an object of label to worker ids.")
+    longest = 150 - len(_account_name(project, ""))  # a username's length
     workers: dict[str, str] = {}
     for label, ids in distribution.items():
         if label not in project.all_labels:
-            return LineError(
-                line,
-                f"unknown label {label!r}; the project's labels are "
-                f"{', '.join(project.all_labels)}.",
-            )
+            raise DomainError(f"unknown label {label!r}; the project's labels are "
+                              f"{', '.join(project.all_labels)}.")  # fmt: skip
         if not isinstance(ids, list) or not all(isinstance(w, str) and w for w in ids):
-            return LineError(line, f"label_distribution[{label!r}] must be a list of worker ids.")
+            raise DomainError(f"label_distribution[{label!r}] must be a list of worker ids.")
         if too_long := [w for w in ids if len(w) > longest]:
-            return LineError(
-                line, f"worker id {too_long[0][:40]!r}… is longer than {longest} characters."
+            raise DomainError(
+                f"worker id {too_long[0][:40]!r}… is longer than {longest} characters."
             )
         for worker in ids:
             if worker in workers:
-                return LineError(line, f"worker {worker!r} answers twice.")
+                raise DomainError(f"worker {worker!r} answers twice.")
             workers[worker] = label
     if len(workers) < 2:
-        return LineError(line, "an item needs at least two responses.")
-    split = record.get("split", "test")
-    if split not in SPLITS:
-        return LineError(line, f"unknown split {split!r}.")
-    seen[item_id] = line
-    return {"id": item_id, "fields": fields, "workers": workers, "split": split}
+        raise DomainError("an item needs at least two responses.")
+    return workers
 
 
 def _account_name(project: Project, worker: str) -> str:
