@@ -142,6 +142,36 @@ def perturbation_submit(*, perturbation: Perturbation) -> Perturbation:
     return perturbation
 
 
+def _apply(
+    perturbation: Perturbation, *, fields: Any, label: str | None, answers: Any, rationale: Any
+) -> None:
+    """The draft's new fields, label, answers and rationale (None: unchanged), each checked."""
+    project, pivot = perturbation.project, perturbation.pivot
+    if fields is not None:
+        perturbation.fields = _check_fields(project, pivot, fields)
+    if label is not None:
+        if label and label not in project.labels:
+            raise DomainError(
+                f"Unknown label {label!r}; choose one of {', '.join(project.labels)}.",
+                field="label",
+            )
+        perturbation.label = label
+    if answers is not None:
+        if not project.is_free_text:
+            raise DomainError("This project's perturbations take a label, not answers.")
+        cleaned = clean_answers(answers, AnswerRules.of(project)) if answers else []
+        if isinstance(cleaned, str):
+            raise DomainError(cleaned, field="answers")
+        perturbation.answers = cleaned
+    if rationale is not None:
+        if len(str(rationale)) > settings.IMPORT_MAX_FIELD_CHARS:
+            raise DomainError(
+                f"The rationale is longer than {settings.IMPORT_MAX_FIELD_CHARS:,} characters.",
+                field="rationale",
+            )
+        perturbation.rationale = str(rationale)
+
+
 @transaction.atomic
 def draft_save(
     *,
@@ -179,29 +209,7 @@ def draft_save(
         claim = _check_claim(perturbation.pivot, author)
         _keep_revision(perturbation)
     project, pivot = perturbation.project, perturbation.pivot
-    if fields is not None:
-        perturbation.fields = _check_fields(project, pivot, fields)
-    if label is not None:
-        if label and label not in project.labels:
-            raise DomainError(
-                f"Unknown label {label!r}; choose one of {', '.join(project.labels)}.",
-                field="label",
-            )
-        perturbation.label = label
-    if answers is not None:
-        if not project.is_free_text:
-            raise DomainError("This project's perturbations take a label, not answers.")
-        cleaned = clean_answers(answers, AnswerRules.of(project)) if answers else []
-        if isinstance(cleaned, str):
-            raise DomainError(cleaned, field="answers")
-        perturbation.answers = cleaned
-    if rationale is not None:
-        if len(str(rationale)) > settings.IMPORT_MAX_FIELD_CHARS:
-            raise DomainError(
-                f"The rationale is longer than {settings.IMPORT_MAX_FIELD_CHARS:,} characters.",
-                field="rationale",
-            )
-        perturbation.rationale = str(rationale)
+    _apply(perturbation, fields=fields, label=label, answers=answers, rationale=rationale)
     tag_objects = _resolve_tags(project, tags) if tags is not None else None
     if seconds_spent is not None:
         perturbation.seconds_spent, perturbation.wall_seconds = _seconds(claim, seconds_spent, now)

@@ -46,6 +46,7 @@ from annotation.validation.stats import agreement_block
 
 
 def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
+    """A release's options (docs/workflows.md), checked, with the project's defaults."""
     strategy = options.get("split_strategy") or "pivot"
     if strategy not in ("pivot", "random"):
         raise DomainError("split_strategy must be pivot or random.")
@@ -54,32 +55,37 @@ def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
         raise DomainError("seed must be an integer.")
     proportions = options.get("proportions") or {"test": 1.0}
     if strategy == "random":
-        if not isinstance(proportions, dict) or set(proportions) - set(SPLITS):
-            raise DomainError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
-        values = list(proportions.values())
-        if (
-            any(not isinstance(v, int | float) or not math.isfinite(v) or v < 0 for v in values)
-            or abs(sum(values) - 1) > 1e-6
-        ):
-            raise DomainError("proportions must be non-negative and add up to 1.")
-    given = options.get("min_agreement") or {}
+        _check_proportions(proportions)
+    return {
+        "split_strategy": strategy,
+        "seed": seed,
+        "proportions": proportions if strategy == "random" else None,
+        "min_agreement": _min_agreement(project, options.get("min_agreement") or {}),
+    }
+
+
+def _check_proportions(proportions: Any) -> None:
+    if not isinstance(proportions, dict) or set(proportions) - set(SPLITS):
+        raise DomainError(f"proportions must map splits ({', '.join(SPLITS)}) to shares.")
+    values = list(proportions.values())
+    if (
+        any(not isinstance(v, int | float) or not math.isfinite(v) or v < 0 for v in values)
+        or abs(sum(values) - 1) > 1e-6
+    ):
+        raise DomainError("proportions must be non-negative and add up to 1.")
+
+
+def _min_agreement(project: Project, given: Any) -> dict[str, int]:
+    """Each split's minimum of agreeing votes: as given, else the project's setting."""
     if not isinstance(given, dict) or set(given) - set(SPLITS):
         raise DomainError("min_agreement must map splits to a number of votes.")
     votes_per_item = project.setting("votes_per_item")
     min_agreement = {s: given.get(s, project.min_agreement_for(s)) for s in SPLITS}
     for split, value in min_agreement.items():
-        if (
-            not isinstance(value, int)
-            or isinstance(value, bool)
-            or not 0 <= value <= votes_per_item
-        ):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if not whole or not 0 <= value <= votes_per_item:
             raise DomainError(f"min_agreement for {split} must be from 0 to {votes_per_item}.")
-    return {
-        "split_strategy": strategy,
-        "seed": seed,
-        "proportions": proportions if strategy == "random" else None,
-        "min_agreement": min_agreement,
-    }
+    return min_agreement
 
 
 def _accepted_votes(project: Project) -> Any:

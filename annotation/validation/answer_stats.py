@@ -70,6 +70,22 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
         if len(splits) == 1
         else answer_block(responses, outcomes, votes_per_item, rules)
     )
+    return {
+        **overall,
+        "per_split": per_split,
+        **_distributions(project, rules, responses, resolved),
+        "votes_per_item": capped_histogram((len(rs) for rs in responses.values()), votes_per_item),
+    }
+
+
+def _distributions(
+    project: Project,
+    rules: AnswerRules,
+    responses: dict[int, list[Response]],
+    resolved: dict[int, Any],
+) -> dict[str, Any]:
+    """Votes and majorities by kind (an answer, or each extra label), and how many responses
+    agreed with each resolved item's majority."""
     votes = dict.fromkeys([ANSWER, *project.extra_labels], 0)
     for item in responses.values():
         for response in item:
@@ -79,16 +95,9 @@ def answer_stats(project: Project, info: Mapping[int, Any]) -> dict[str, Any]:
     for i, row in resolved.items():
         if row["majority_answers"] or row["majority_label"]:
             majority[row["majority_label"] or ANSWER] += 1
-        agreeing.append(
-            sum(
-                rules.matches(r, row["majority_answers"], row["majority_label"])
-                for r in responses.get(i, [])
-            )
-        )
+        agreeing.append(sum(rules.matches(r, row["majority_answers"], row["majority_label"])
+                            for r in responses.get(i, [])))  # fmt: skip
     return {
-        **overall,
-        "per_split": per_split,
         "label_distribution": {"votes": votes, "majority": majority},
         "agreement_histogram": value_histogram(agreeing),
-        "votes_per_item": capped_histogram((len(rs) for rs in responses.values()), votes_per_item),
     }
