@@ -14,7 +14,11 @@ from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, admin_release, project_for
 from annotation.releases.diff import release_diff
-from annotation.releases.serializers import ReleaseInputSerializer, ReleaseOutputSerializer
+from annotation.releases.serializers import (
+    ReleaseDiffSerializer,
+    ReleaseInputSerializer,
+    ReleaseOutputSerializer,
+)
 from annotation.releases.services import release_create
 from annotation.text.parsing import parse_id
 
@@ -59,11 +63,13 @@ class ReleaseDownloadView(APIView):
 
 class ReleaseDiffView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("against", int, required=True)], responses={200: dict}
+        parameters=[OpenApiParameter("against", int, required=True)],
+        responses=ReleaseDiffSerializer,
     )
     def get(self, request: Request, pk: int) -> Response:
         release = admin_release(request.user, pk)
         against = parse_id(request.query_params.get("against"))
         if against is None:
             raise DomainError("against must be a release id.", field="against")
-        return Response(release_diff(admin_release(request.user, against), release))
+        diff = release_diff(admin_release(request.user, against), release)
+        return Response(ReleaseDiffSerializer(diff).data)

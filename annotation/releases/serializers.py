@@ -25,3 +25,25 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
 
     def get_download(self, release: Release) -> str:
         return f"/api/releases/{release.pk}/download/?format=zip"
+
+
+class RelabelledSerializer(serializers.Serializer):
+    """A perturbation in both releases whose label (or answers) changed."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:  # "from" is a Python keyword
+        return {"id": serializers.CharField(), "from": serializers.JSONField(),
+                "to": serializers.JSONField()}  # fmt: skip
+
+
+class ReleaseDiffSerializer(serializers.Serializer):
+    """What changed from one release (`from`) to another (`to`): sets and perturbations by
+    their released ids, labels (or answers), and files whose bytes differ."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:  # "from" is a Python keyword
+        names = ("sets_added", "sets_removed", "perturbations_added", "perturbations_removed")
+        return {
+            "from": serializers.CharField(), "to": serializers.CharField(),
+            **{name: serializers.ListField(child=serializers.CharField()) for name in names},
+            "relabelled": RelabelledSerializer(many=True),
+            "files_changed": serializers.ListField(child=serializers.CharField()),
+        }  # fmt: skip

@@ -14,14 +14,20 @@ from rest_framework.views import APIView
 from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
 from annotation.models import Perturbation, ValidationItem
-from annotation.pagination import paginated
+from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 from annotation.text.fields import field_html
 from annotation.validation import adjudication, downloads, quality, queue, votes
 from annotation.validation.serializers import (
+    STATS,
+    AdjudicatedSerializer,
     AdjudicateSerializer,
+    AnswerStatsSerializer,
     NextItemSerializer,
+    QualifiedSerializer,
     QualifySerializer,
+    StatsSerializer,
+    ValidatorFiguresSerializer,
     VoteInputSerializer,
     VoteResultSerializer,
 )
@@ -86,14 +92,15 @@ class VoteView(APIView):
 
 
 class StatsView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=STATS)
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return Response(project_stats(project))
+        shape = AnswerStatsSerializer if project.is_free_text else StatsSerializer
+        return Response(shape(project_stats(project)).data)
 
 
 class AdjudicateView(APIView):
-    @extend_schema(request=AdjudicateSerializer, responses={200: dict})
+    @extend_schema(request=AdjudicateSerializer, responses=AdjudicatedSerializer)
     def post(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         perturbation = get_object_or_404(Perturbation, project=project, pk=pk)
@@ -102,14 +109,14 @@ class AdjudicateView(APIView):
         perturbation = adjudication.perturbation_adjudicate(
             perturbation=perturbation, admin=request.user, **data.validated_data
         )
-        return Response({"id": perturbation.pk, "status": perturbation.status})
+        return Response(AdjudicatedSerializer(perturbation).data)
 
 
 class ValidatorListView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=page_of(ValidatorFiguresSerializer))
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
-        return paginated(request, self, validator_figures(project), None)
+        return paginated(request, self, validator_figures(project), ValidatorFiguresSerializer)
 
 
 class VoteDownloadView(APIView):
@@ -139,7 +146,7 @@ class VoteDownloadView(APIView):
 
 
 class ValidatorQualifyView(APIView):
-    @extend_schema(request=QualifySerializer, responses={200: dict})
+    @extend_schema(request=QualifySerializer, responses=QualifiedSerializer)
     def post(self, request: Request, slug: str, username: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         validator = get_user_model().objects.filter(username=username).first()
@@ -151,4 +158,5 @@ class ValidatorQualifyView(APIView):
             qualified=data.validated_data["qualified"],
             actor=request.user,
         )
-        return Response({"validator": username, **data.validated_data})
+        answer = {"validator": username, **data.validated_data}
+        return Response(QualifiedSerializer(answer).data)

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from annotation.models.config import MAX_SECONDS_SPENT
@@ -43,3 +44,75 @@ class AdjudicateSerializer(serializers.Serializer):
 
 class QualifySerializer(serializers.Serializer):
     qualified = serializers.BooleanField()
+
+
+class AdjudicatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class QualifiedSerializer(serializers.Serializer):
+    validator = serializers.CharField()
+    qualified = serializers.BooleanField()
+
+
+class ValidatorFiguresSerializer(serializers.Serializer):
+    """One validator's row of the Validators page."""
+
+    id = serializers.IntegerField()
+    validator = serializers.CharField()
+    votes = serializers.IntegerField()
+    resolved_votes = serializers.IntegerField()
+    agreement = serializers.FloatField(allow_null=True)
+    qualified = serializers.BooleanField()
+    median_seconds = serializers.FloatField(allow_null=True)
+
+
+class AgreementSerializer(serializers.Serializer):
+    """Agreement over the counted votes of open and resolved items (docs/metrics.md); null
+    where it is not defined (a kappa with one vote per item, say)."""
+
+    items = serializers.IntegerField()
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+    human_f1 = serializers.JSONField(
+        help_text="macro and per_label F1 of a vote against its majority"
+    )
+
+
+class AnswerAgreementSerializer(AgreementSerializer):
+    """Free text: how often a majority formed, and the answers' pairwise agreement."""
+
+    majority_share = serializers.FloatField(allow_null=True)
+    mean_pairwise_f1 = serializers.FloatField(allow_null=True)
+    pairs = serializers.IntegerField()
+
+
+class StatsSerializer(AgreementSerializer):
+    """The Dashboard's figures: agreement overall and per split, the charts' counts, and who
+    did what."""
+
+    per_split = serializers.DictField(child=AgreementSerializer())
+    label_distribution = serializers.JSONField(help_text="votes and majorities per label")
+    agreement_histogram = serializers.JSONField(help_text="resolved items by agreeing votes")
+    votes_per_item = serializers.JSONField(help_text="items by counted votes")
+    items = serializers.DictField(child=serializers.IntegerField(), help_text="per status")  # type: ignore[assignment]
+    perturbations = serializers.DictField(child=serializers.IntegerField(), help_text="per status")
+    human_accuracy = serializers.JSONField(help_text="the majority's accuracy on control items")
+    tags = serializers.JSONField(help_text="each tag's perturbations against its target")
+    validators = ValidatorFiguresSerializer(many=True)
+    experts = serializers.JSONField(help_text="each expert's perturbations and their outcomes")
+    median_seconds = serializers.JSONField(help_text="median seconds per perturbation and per vote")
+
+
+class AnswerStatsSerializer(StatsSerializer, AnswerAgreementSerializer):
+    """A free-text project's figures."""
+
+    per_split = serializers.DictField(child=AnswerAgreementSerializer())
+
+
+STATS = PolymorphicProxySerializer(
+    component_name="ProjectStats",
+    serializers=[StatsSerializer, AnswerStatsSerializer],
+    resource_type_field_name=None,
+)

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from annotation.models import ValidationItem
+from annotation.validation.stats import project_stats
 from tests.factories import import_votes
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +23,8 @@ def test_imported_responses_get_majorities_and_statistics(project, people, clien
     stats = client_for(people["admin"]).get(f"/api/projects/{project.slug}/stats/").json()
     assert stats["per_split"]["test"]["items"] == 2
     assert stats["fleiss_kappa"] is not None
+    # The answer's serializer (the schema's shape) leaves out nothing the Dashboard shows.
+    assert stats == json.loads(json.dumps(project_stats(project)))
 
 
 @pytest.mark.parametrize(

@@ -306,6 +306,9 @@ def test_release_diff_lists_added_removed_and_relabelled(project, people, valida
         f"/api/releases/{second.pk}/diff/?against={first.pk}"
     )
     diff = response.json()
+    assert list(diff) == ["from", "to", "sets_added", "sets_removed", "perturbations_added",
+                          "perturbations_removed", "relabelled", "files_changed"]  # fmt: skip
+    assert (diff["from"], diff["to"]) == ("1", "2")
     assert diff["perturbations_added"] == [f"p-{outcomes[3].pk}"]
     assert diff["perturbations_removed"] == [f"p-{outcomes[2].pk}"]
     assert diff["relabelled"] == []
