@@ -1,4 +1,5 @@
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Example
 from tests.browser.conftest import screenshot
@@ -17,23 +18,21 @@ def test_admin_previews_chooses_columns_and_labels_then_imports(
     page.goto(f"/p/{project.slug}/import/")
     page.set_input_files("input[name=file]", str(data))
     page.click("button:has-text('Preview')")
-    page.locator("#mapping").wait_for()
-    assert page.input_value("#map_text") == "Review"  # a usual name for a text
-    assert page.input_value("#map_label") == "Sentiment"
+    expect(page.locator("#map_text")).to_have_value("Review")  # a usual name for a text
+    expect(page.locator("#map_label")).to_have_value("Sentiment")
     rows = page.locator("#preview-rows tbody tr")
-    assert "unknown label 'Pos'" in rows.first.inner_text()
+    expect(rows.first).to_contain_text("unknown label 'Pos'")
     page.select_option("select[aria-label='Label for Pos']", "positive")
     page.select_option("select[aria-label='Label for Neg']", "negative")
     page.click("button:has-text('Update the preview')")
-    page.locator("#preview-rows").wait_for()
-    assert page.locator("#preview-rows tbody tr").first.inner_text().split("\t")[2:4] == [
-        "A fine film.", "positive"
-    ]  # fmt: skip
+    # The preview is replaced: wait for the new rows, not for the table the old page had.
+    cells = rows.first.locator("td")
+    expect(cells.nth(2)).to_have_text("A fine film.")
+    expect(cells.nth(3)).to_have_text("positive")
     screenshot(page, "import-preview")
     assert not Example.objects.filter(project=project).exists()  # a preview imports nothing
     page.click("button:has-text('Import 2 rows')")
-    page.get_by_role("status").wait_for()
-    assert "Imported 2 examples from reviews.tsv" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text("Imported 2 examples from reviews.tsv")
     assert sorted(Example.objects.values_list("label", flat=True)) == ["negative", "positive"]
 
     bad = tmp_path / "bad.csv"
@@ -43,11 +42,10 @@ def test_admin_previews_chooses_columns_and_labels_then_imports(
     page.select_option("select[aria-label='Label for boring']", "")
     page.click("button:has-text('Import 2 rows')")
     errors = page.locator("#import-errors")
-    errors.wait_for()
-    assert "nothing was imported" in errors.inner_text()
-    assert "unknown label 'boring'" in errors.inner_text()
-    assert errors.locator("td").first.inner_text() == "3"
-    assert page.locator("#mapping").is_visible()  # the choices stay, to fix and try again
+    expect(errors).to_contain_text("nothing was imported")
+    expect(errors).to_contain_text("unknown label 'boring'")
+    expect(errors.locator("td").first).to_have_text("3")
+    expect(page.locator("#mapping")).to_be_visible()  # the choices stay, to fix and try again
     screenshot(page, "import-errors")
     assert Example.objects.filter(project=project).count() == 2
     page.goto(f"/p/{project.slug}/")

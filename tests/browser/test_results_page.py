@@ -18,8 +18,7 @@ def test_results_page_renders_charts_and_failed_sets(page, login, project, relea
     run_evaluation(run.pk)
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
-    page.locator("#results").wait_for()
-    assert "83.3%" in page.inner_text("#results")  # consistency 5/6
+    expect(page.locator("#results")).to_contain_text("83.3%")  # consistency 5/6
     expect(page.locator("#results canvas")).to_have_count(2)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
@@ -48,10 +47,11 @@ def test_progress_updates_live_while_a_run_is_queued(page, login, project, relea
     run = evaluation_enqueue(release=released, model=spec, split="test", user=None, send=False)
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
-    assert page.inner_text("#run-status") == "queued"
+    expect(page.locator("#run-status")).to_have_text("queued")
     run_evaluation(run.pk)  # as the worker would
-    page.locator("#results").wait_for(timeout=10_000)  # htmx polling refreshes the page
-    assert page.inner_text("#run-status") == "succeeded"
+    # htmx polling swaps the status and the results in, with no reload
+    expect(page.locator("#run-status")).to_have_text("succeeded", timeout=10_000)
+    expect(page.locator("#results")).to_be_visible()
 
 
 def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
@@ -86,9 +86,8 @@ def test_minimal_pair_results_show_pairs_scores_and_the_models_own_output(
     login("alice")
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     results = page.locator("#results")
-    results.wait_for()
-    assert "Pair accuracy" in results.inner_text()
-    assert "Distributional discrepancy" in results.inner_text()
+    expect(results).to_contain_text("Pair accuracy")
+    expect(results).to_contain_text("Distributional discrepancy")
     expect(page.locator("#results canvas")).to_have_count(3)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
@@ -133,14 +132,13 @@ def test_analysis_pages_create_an_analysis_and_draw_its_charts(page, login, proj
     analysis = Analysis.objects.get()
     assert analysis.kind == "instability" and analysis.status == "queued"
     run_analysis(analysis.pk)  # as the worker would; htmx refreshes the page
-    page.locator("#results").wait_for(timeout=10_000)
-    expect(page.locator("#results canvas")).to_have_count(2)
+    expect(page.locator("#results canvas")).to_have_count(2, timeout=10_000)
     drawn = page.evaluate(
         "Array.from(document.querySelectorAll('#results canvas'))"
         ".map(c => Chart.getChart(c) ? Chart.getChart(c).data.datasets.length : 0)"
     )
     assert drawn == [2, 3]  # the two variance parts; accuracies of originals, perturbed, sets
-    assert "covariance share" in page.inner_text("#results")
+    expect(page.locator("#results")).to_contain_text("covariance share")
     ids = ", ".join(str(pk) for pk in analysis.params["runs"])
-    assert page.inner_text("#analysis-params") == f"Parameters: runs: {ids}"  # not a dict
+    expect(page.locator("#analysis-params")).to_have_text(f"Parameters: runs: {ids}")  # no dict
     screenshot(page, "analysis-instability")

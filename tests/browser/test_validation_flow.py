@@ -18,7 +18,7 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
     assert not page.locator("#undo-form").is_visible()  # nothing to undo yet
     keys = ["2", "2", "1", "3", "2"]  # negative, negative, positive, mixed (extra), negative
     for done, key in enumerate(keys):
-        assert page.inner_text("#done-count") == str(done)
+        expect(page.locator("#done-count")).to_have_text(str(done))
         shown = page.inner_text(".item-text")
         if done == 1:
             page.keyboard.press("m")  # flag: not minimal
@@ -26,10 +26,9 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
         page.keyboard.press(key)  # the vote goes to the API; the next item comes in its answer
         expect(page.locator("#done-count")).to_have_text(str(done + 1))
         if done < 4:
-            assert page.inner_text(".item-text") != shown  # swapped in place, no page load
-            assert not page.locator("input[name=flags]:checked").count()
-    page.wait_for_selector("#queue-empty, .item-text")
-    assert "You have labelled 5 items" in page.inner_text("#counter")
+            expect(page.locator(".item-text")).not_to_have_text(shown)  # swapped, no page load
+            expect(page.locator("input[name=flags]:checked")).to_have_count(0)
+    expect(page.locator("#counter")).to_contain_text("You have labelled 5 items")
     votes = list(Vote.objects.filter(validator=people["validator"]).order_by("id"))
     assert [v.label for v in votes] == ["negative", "negative", "positive", "mixed", "negative"]
     assert votes[1].flags == ["not_minimal"] and votes[0].flags == []

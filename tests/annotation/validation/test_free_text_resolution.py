@@ -16,8 +16,8 @@ from annotation.projects.services import project_create
 from annotation.validation.answers import SQUAD, Response
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
-from tests.annotation.test_free_text import squad_f1
 from tests.factories import ExampleFactory, member
+from tests.oracles.squad import f1_score
 
 ANSWERS = ["1911", "the 1911", "Marie Curie", "Marie", "Pierre", "Pierre Curie"]
 
@@ -30,7 +30,7 @@ def spec_outcome(responses: list[tuple[str, str]], gold: list[str]) -> str:
         answer, extra = response
         if extra or label:
             return extra == label and bool(extra)
-        return max(squad_f1(answer, a) for a in answers) >= 0.8
+        return max(f1_score(answer, a) for a in answers) >= 0.8
 
     if sum(match(r, gold) for r in responses) >= 3:
         return "accepted"
@@ -51,7 +51,7 @@ def test_resolution_follows_the_spec_on_random_responses(responses, gold) -> Non
     assert outcome.status == spec_outcome(responses, [gold])
     if outcome.status == "disputed":
         supporters = [
-            r for r in responses if not r[1] and squad_f1(r[0], outcome.answers[0]) >= 0.8
+            r for r in responses if not r[1] and f1_score(r[0], outcome.answers[0]) >= 0.8
         ]
         assert len(supporters) >= 3
 
@@ -124,7 +124,7 @@ def test_concurrent_free_text_validators_fill_every_item_exactly() -> None:
             if vote.label or outcome.majority_label:
                 agreed += bool(vote.label) and vote.label == outcome.majority_label
             elif outcome.majority_answers:
-                agreed += max(squad_f1(vote.answer, a) for a in outcome.majority_answers) >= 0.8
+                agreed += max(f1_score(vote.answer, a) for a in outcome.majority_answers) >= 0.8
         assert (status.resolved_votes, status.agreed_votes) == (votes.count(), agreed)
     assert Perturbation.objects.filter(status="submitted").count() == 0
 

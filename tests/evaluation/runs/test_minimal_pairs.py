@@ -207,7 +207,7 @@ def test_only_language_models_score_minimal_pairs(minimal_pair_release, project,
 
 
 def test_lm_eval_on_the_blimp_shaped_export_gives_the_pair_accuracy(
-    minimal_pair_release, tiny_gpt2, tmp_path
+    minimal_pair_release, tiny_gpt2, tmp_path, monkeypatch
 ):
     from tests.evaluation.runs.test_prompted import _unzip, harness
 
@@ -218,7 +218,8 @@ def test_lm_eval_on_the_blimp_shaped_export_gives_the_pair_accuracy(
     run = root.post("/api/evaluations/", {"release": release, "model": model}, format="json")
     finished = run_evaluation(run.json()["id"])
     assert finished.status == "succeeded", finished.error
-    out = harness(_unzip(finished, tmp_path), tiny_gpt2, "contrastlab_mt_pairs_test", tmp_path)
+    folder = _unzip(finished, tmp_path)
+    out = harness(monkeypatch, folder, tiny_gpt2, "contrastlab_mt_pairs_test", tmp_path)
     samples = out["samples"]["contrastlab_mt_pairs_test"]
     scores = {p.example: p.score for p in finished.predictions.all()}
     originals = {p.set_id: p.example for p in finished.predictions.filter(role="original")}

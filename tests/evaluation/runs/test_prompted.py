@@ -3,11 +3,8 @@ checked example by example against a direct transformers computation written her
 lm-evaluation-harness run on the release's own lm_eval/ export with the same tiny model."""
 
 import json
-import os
 import re
-import string
 import zipfile
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +16,8 @@ from evaluation.runs.execute import run_evaluation
 from tests.evaluation.llm import build_causal, build_seq2seq
 from tests.evaluation.runs.conftest import _api
 from tests.factories import ExampleFactory, member, submitted_perturbation
+from tests.oracles.consistency import consistency
+from tests.oracles.squad import best_exact_match, best_f1
 
 PROMPT = "Review: {text}\nSentiment:"
 REVIEWS = ["the film was good", "the acting was great", "a good plot", "good acting, not awful",
@@ -81,25 +80,27 @@ def _register(root, project, path, **extra):  # type: ignore[no-untyped-def]
     return created.json()["id"]
 
 
-# An independent computation: the harness's rules, written out with plain transformers -------
+# An independent computation: the harness's own split into tokens, then plain transformers ---
 
 
-def harness_split(tokenizer, context, continuation, seq2seq=False):  # type: ignore[no-untyped-def]
-    spaces = len(context) - len(context.rstrip())
-    if spaces:
-        context, continuation = context[:-spaces], context[-spaces:] + continuation
-    if seq2seq:
-        return tokenizer.encode(context), tokenizer.encode(continuation, add_special_tokens=False)
-    whole, head = tokenizer.encode(context + continuation), tokenizer.encode(context)
-    return head, whole[len(head) :]
+@pytest.fixture(scope="module")
+def harness_lms(models):  # type: ignore[no-untyped-def]
+    """lm-evaluation-harness's own model class on each tiny model (a local folder: no hub). Its
+    `_encode_pair` is the harness's rule for a request's tokens: trailing spaces of the context
+    move to the continuation; a causal model's continuation is the tail of the tokens of
+    context + continuation, len(whole) - len(context's tokens) long; a seq2seq model's is the
+    continuation tokenised alone."""
+    from lm_eval.models.huggingface import HFLM
+
+    return {name: HFLM(pretrained=str(path), device="cpu", dtype="float32")
+            for name, path in models.items()}  # fmt: skip
 
 
-def direct_loglikelihood(path, context, continuation, seq2seq=False):  # type: ignore[no-untyped-def]
+def direct_loglikelihood(path, lm, context, continuation, seq2seq=False):  # type: ignore[no-untyped-def]
     import torch
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    head, tail = harness_split(tokenizer, context, continuation, seq2seq)
+    head, tail = lm._encode_pair(context, continuation)
     with torch.no_grad():
         if seq2seq:
             model = AutoModelForSeq2SeqLM.from_pretrained(path)
@@ -112,7 +113,9 @@ def direct_loglikelihood(path, context, continuation, seq2seq=False):  # type: i
 
 
 @pytest.mark.parametrize("name", ["causal", "causal-bos", "seq2seq"])
-def test_choices_are_the_harness_loglikelihoods_of_the_verbalizers(sentiment, models, name):
+def test_choices_are_the_harness_loglikelihoods_of_the_verbalizers(
+    sentiment, models, harness_lms, name
+):
     project, release, root = sentiment
     kind = "hf-seq2seq" if name == "seq2seq" else "hf-causal-lm"
     run = _run(root, release, _register(root, project, models[name], kind=kind))
@@ -124,7 +127,8 @@ def test_choices_are_the_harness_loglikelihoods_of_the_verbalizers(sentiment, mo
         context = PROMPT.format(text=text)
         seq2seq = kind == "hf-seq2seq"
         words = {"negative": "negative", "positive": "great"}
-        expected = {label: direct_loglikelihood(models[name], context, " " + word, seq2seq)
+        expected = {label: direct_loglikelihood(models[name], harness_lms[name], context,
+                                                " " + word, seq2seq)
                     for label, word in words.items()}  # fmt: skip
         assert p.loglikelihoods == pytest.approx(expected, abs=1e-4)
         assert p.label == max(expected, key=expected.get)  # type: ignore[arg-type]
@@ -162,6 +166,21 @@ def test_a_bos_is_added_only_by_a_tokenizer_that_adds_it(models):
         assert (head[0] == bos) is starts_with_bos
 
 
+@pytest.mark.parametrize("name", ["causal", "causal-bos", "seq2seq"])
+def test_a_context_and_its_continuation_become_the_harnesss_tokens(models, harness_lms, name):
+    from evaluation.runners.prompted import PromptedModel
+
+    scorer = PromptedModel(str(models[name]), seq2seq=name == "seq2seq", device="cpu")
+    for context, continuation in [
+        ("Review: the film was good\nSentiment:", " great"),
+        ("Review: the film was good\nSentiment: ", "great"),  # the space moves to the choice
+        ("Review: a good plot\nSentiment:  \n", "negative"),
+        ("Context: Alice is in Paris.\nQuestion: where is Alice?\nAnswer:", " Paris"),
+    ]:
+        head, tail = scorer.split(context, continuation)
+        assert (list(head), list(tail)) == harness_lms[name]._encode_pair(context, continuation)
+
+
 def _unzip(run, tmp_path) -> Path:  # type: ignore[no-untyped-def]
     from django.conf import settings
 
@@ -171,28 +190,26 @@ def _unzip(run, tmp_path) -> Path:  # type: ignore[no-untyped-def]
     return folder
 
 
-def harness(folder: Path, model: Path, task: str, cwd: Path):  # type: ignore[no-untyped-def]
-    """lm_eval.simple_evaluate on the release's lm_eval/ folder, offline, from another folder."""
+def harness(monkeypatch, folder: Path, model: Path, task: str, cwd: Path):  # type: ignore[no-untyped-def]
+    """lm_eval.simple_evaluate on the release's lm_eval/ folder, offline, from another folder;
+    the environment and the working directory are restored after the test."""
     import lm_eval
 
-    os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    here = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return lm_eval.simple_evaluate(
-            model="hf", model_args=f"pretrained={model},dtype=float32", tasks=[task],
-            task_manager=lm_eval.tasks.TaskManager(include_path=str(folder / "lm_eval")),
-            device="cpu", batch_size=4, log_samples=True,
-        )  # fmt: skip
-    finally:
-        os.chdir(here)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.chdir(cwd)
+    return lm_eval.simple_evaluate(
+        model="hf", model_args=f"pretrained={model},dtype=float32", tasks=[task],
+        task_manager=lm_eval.tasks.TaskManager(include_path=str(folder / "lm_eval")),
+        device="cpu", batch_size=4, log_samples=True,
+    )  # fmt: skip
 
 
-def test_lm_eval_on_the_export_makes_the_same_choices(sentiment, models, tmp_path):
+def test_lm_eval_on_the_export_makes_the_same_choices(sentiment, models, tmp_path, monkeypatch):
     project, release, root = sentiment
     run = _run(root, release, _register(root, project, models["causal-bos"]))
     folder = _unzip(run, tmp_path)
-    out = harness(folder, models["causal-bos"], "contrastlab_reviews_test", tmp_path)
+    out = harness(monkeypatch, folder, models["causal-bos"], "contrastlab_reviews_test", tmp_path)
     samples = out["samples"]["contrastlab_reviews_test"]
     ours = {p.example: p for p in run.predictions.all()}
     assert sorted(s["doc"]["id"] for s in samples) == sorted(ours)
@@ -216,20 +233,22 @@ def test_shots_come_from_another_split_and_the_run_refuses_their_own(sentiment, 
     refused = root.post("/api/evaluations/", {"release": release, "model": model,
                                               "split": "train"}, format="json")  # fmt: skip
     assert refused.status_code == 400 and "shots from train" in refused.json()["detail"]
+    from annotation.prompting import Prompting
     from evaluation.models import ModelSpec
-    from evaluation.runs.prompting import contexts
+    from evaluation.runs.prompting import contexts, shot_pool
 
     spec = ModelSpec.objects.get(pk=model)
     run_release = Release.objects.get(pk=release)
     examples = [e for e in _examples_of(run_release, "test")]
-    texts = contexts(spec, project, run_release, examples, lambda e: "")
+    prompting, pool = Prompting.of(project, spec.prompt), shot_pool(spec, run_release)
+    texts = contexts(spec, prompting, pool, examples, lambda e: "")
     train = {e["fields"]["text"] for e in _examples_of(run_release, "train")}
     for example, text in zip(examples, texts, strict=True):
         blocks = text.split("\n\n")
         assert len(blocks) == 3 and blocks[-1] == PROMPT.format(**example["fields"])
         shots = [re.match(r"Review: (.*)\nSentiment:", b).group(1) for b in blocks[:2]]  # type: ignore[union-attr]
         assert set(shots) <= train
-    assert texts == contexts(spec, project, run_release, examples, lambda e: "")  # seeded
+    assert texts == contexts(spec, prompting, pool, examples, lambda e: "")  # seeded
     run = _run(root, release, model)
     assert run.predictions.count() == 10
 
@@ -307,19 +326,6 @@ def test_a_prompt_saved_before_the_check_renders_at_the_size_of_its_fields(senti
 # Free text ---------------------------------------------------------------------------------
 
 
-def squad_normalize(text):  # type: ignore[no-untyped-def]
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
-
-
-def squad_f1(prediction, gold):  # type: ignore[no-untyped-def]
-    p, g = squad_normalize(prediction).split(), squad_normalize(gold).split()
-    if not p or not g:
-        return float(p == g)
-    common = sum((Counter(p) & Counter(g)).values())
-    return 0.0 if not common else 2 * common / (len(p) + len(g))
-
-
 def direct_generation(path, context, max_new_tokens):  # type: ignore[no-untyped-def]
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -333,23 +339,22 @@ def direct_generation(path, context, max_new_tokens):  # type: ignore[no-untyped
 
 
 def test_free_text_is_answered_by_greedy_generation_and_scored_as_squad_does(
-    questions, models, tmp_path
+    questions, models, tmp_path, monkeypatch
 ):
     project, release, root = questions
     run = _run(root, release, _register(root, project, models["causal"]))  # 64 new tokens
     examples = {e["id"]: e for e in _examples(run)}
-    consistent: dict[str, bool] = {}
+    members = []
     for p in run.predictions.all():
         e = examples[p.example]
         context = "Context: {context}\nQuestion: {question}\nAnswer:".format(**e["fields"])
         assert p.output == direct_generation(models["causal"], context, 64).strip()
-        em = float(any(squad_normalize(p.output) == squad_normalize(a) for a in e["answers"]))
-        f1 = max(squad_f1(p.output, a) for a in e["answers"])
-        assert (p.em, p.f1) == (em, pytest.approx(f1))
-        consistent[e["set_id"]] = consistent.get(e["set_id"], True) and f1 > 0.8
-    assert run.metrics["consistency"] == pytest.approx(np.mean(list(consistent.values())))
+        f1 = best_f1(p.output, e["answers"])
+        assert (p.em, p.f1) == (best_exact_match(p.output, e["answers"]), pytest.approx(f1))
+        members.append((e["set_id"], f1 > 0.8))  # docs/metrics.md: every member's F1 above 0.8
+    assert run.metrics["consistency"] == pytest.approx(consistency(members))
     folder = _unzip(run, tmp_path)
-    out = harness(folder, models["causal"], "contrastlab_qa_test", tmp_path)
+    out = harness(monkeypatch, folder, models["causal"], "contrastlab_qa_test", tmp_path)
     samples = out["samples"]["contrastlab_qa_test"]
     ours = {p.example: p for p in run.predictions.all()}
     for sample in samples:
