@@ -66,7 +66,8 @@ def main() -> None:
     bench_database(fresh=True)
     from django.conf import settings
 
-    from annotation.imports.published import DATASETS, import_published
+    from annotation.imports.published.datasets import DATASETS
+    from annotation.imports.published.services import import_published
     from annotation.imports.sets import import_sets, parse_sets_jsonl
     from annotation.projects.services import project_create
 

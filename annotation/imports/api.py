@@ -19,7 +19,7 @@ from annotation.imports.background import (
     import_or_queue,
     job_answer,
 )
-from annotation.imports.published import import_published, uploads_in_order
+from annotation.imports.published.services import import_published, uploads_in_order
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportResultSerializer,
@@ -127,19 +127,7 @@ class PublishedImportView(APIView):
             user=request.user, project=project, slug=slug,
             accept=not data.validated_data["to_validation"],
         )  # fmt: skip
-        sets, examples = result.test_counts
-        answer = {
-            "project": result.project.slug, "project_created": result.project_created,
-            "counts": {split: {"sets": n, "perturbations": m}
-                       for split, (n, m) in result.counts.items()},
-            "test": {"sets": sets, "examples": examples},
-            "paper": {"sets": result.dataset.paper_sets,
-                      "examples": result.dataset.paper_examples},
-            "matches_paper": result.matches_paper, "perturbations": result.created,
-            "already_present": result.already_present,
-            "warnings": [w.as_dict() for w in result.warnings],
-            "warning_count": result.warning_count, "batch": result.batch, "notes": result.notes,
-        }  # fmt: skip
+        answer = result.as_dict()
         created = result.created or result.project_created
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

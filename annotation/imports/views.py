@@ -1,4 +1,5 @@
-"""Import pages: originals, existing contrast sets, and the status of a large import."""
+"""Import pages: originals, existing contrast sets, published contrast sets, and the status of a
+large import."""
 
 import json
 from pathlib import Path
@@ -20,9 +21,10 @@ from annotation.imports.forms import (
     SetImportForm,
     VoteImportForm,
 )
-from annotation.imports.published import DATASETS, import_published, uploads_in_order
+from annotation.imports.published.datasets import DATASETS
+from annotation.imports.published.services import import_published, uploads_in_order
 from annotation.imports.readers import LineError
-from annotation.models import ImportBatch, ImportJob
+from annotation.models import ImportBatch, ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
 
@@ -232,43 +234,21 @@ PUBLISHED_WARNINGS = "published-import-warnings"
 def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
     """A published contrast set in one step (docs/published/): into a new project made from
     the dataset's template (no slug: New project), or into this project if it fits."""
-    project = project_for(request.user, slug, Role.ADMIN) if slug else None
-    if not slug:
-        check_may_create_projects(request.user)
+    project = _published_target(request, slug)
     fits = [d.key for d in DATASETS.values() if project and d.fits(project)]
     form = PublishedImportForm(
         request.POST or None, request.FILES or None, new_project=project is None,
         initial={"dataset": fits[0] if fits else "imdb"},
     )  # fmt: skip
     errors: list[Any] = []
-    warnings: list[Any] = []
-    warned = None
     if request.method == "POST" and form.is_valid():
-        values = form.cleaned_data
         try:
-            result = import_published(
-                dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
-                project=project, slug=values.get("slug") or "", accept=not values["to_validation"],
-            )  # fmt: skip
+            return _published_import(request, form.cleaned_data, project)
         except ImportRejected as rejected:
             errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
-        else:
-            messages.success(request, result.summary())
-            for note in result.notes:
-                messages.info(request, note)
-            if not result.warnings:
-                return redirect("project-dashboard", slug=result.project.slug)
-            # Shown once on the project's own page, grouped and counted (post, then get).
-            request.session[PUBLISHED_WARNINGS] = {
-                "batch": result.batch, "total": result.warning_count,
-                "warnings": [w.as_dict() for w in result.warnings],
-            }  # fmt: skip
-            return redirect("published-import", slug=result.project.slug)
-    elif project is not None and (shown := request.session.pop(PUBLISHED_WARNINGS, None)):
-        warnings = [LineError(**w) for w in shown.pop("warnings")]
-        warned = shown
+    warnings, warned = _published_warnings(request, project)
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
         "warned": warned, "datasets": DATASETS.values(), "fits": fits,
@@ -276,6 +256,48 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
     return render(
         request, "annotation/published_import.html", context, status=400 if errors else 200
     )
+
+
+def _published_target(request: HttpRequest, slug: str) -> Project | None:
+    """This project, for its admins; or None, a new project, for those who may create one."""
+    if slug:
+        return project_for(request.user, slug, Role.ADMIN)
+    check_may_create_projects(request.user)
+    return None
+
+
+def _published_import(
+    request: HttpRequest, values: dict[str, Any], project: Project | None
+) -> HttpResponse:
+    """The import, its summary and notes as messages, then the project's dashboard; or, with
+    warnings, its own import page, where they show once (post, then get)."""
+    result = import_published(
+        dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
+        project=project, slug=values.get("slug") or "", accept=not values["to_validation"],
+    )  # fmt: skip
+    messages.success(request, result.summary())
+    for note in result.notes:
+        messages.info(request, note)
+    if not result.warnings:
+        return redirect("project-dashboard", slug=result.project.slug)
+    request.session[PUBLISHED_WARNINGS] = {
+        "batch": result.batch, "total": result.warning_count,
+        "warnings": [w.as_dict() for w in result.warnings],
+    }  # fmt: skip
+    return redirect("published-import", slug=result.project.slug)
+
+
+def _published_warnings(
+    request: HttpRequest, project: Project | None
+) -> tuple[list[LineError], dict[str, Any] | None]:
+    """The last import's warnings, grouped, and {"batch", "total"}: shown once, on a GET of
+    the project's own page."""
+    if request.method == "POST" or project is None:
+        return [], None
+    shown = request.session.pop(PUBLISHED_WARNINGS, None)
+    if not shown:
+        return [], None
+    return [LineError(**w) for w in shown.pop("warnings")], shown
 
 
 @login_required

@@ -10,7 +10,7 @@ import string
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.imports.published import import_published
+from annotation.imports.published.services import import_published
 from annotation.models import Perturbation, ValidationItem
 from annotation.projects.services import project_create
 from annotation.validation.answers import AnswerRules, Response

@@ -4,7 +4,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import DomainError, ImportRejected
-from annotation.imports.published import DATASETS, import_published
+from annotation.imports.published.datasets import DATASETS
+from annotation.imports.published.services import import_published
 from annotation.models import Project
 
 

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.errors import DomainError, ImportRejected
-from annotation.imports.published import DATASETS, import_published
+from annotation.imports.published.datasets import DATASETS
+from annotation.imports.published.services import import_published
 from annotation.models import Perturbation, Project, Release
 from tests.annotation.imports import published_files
 from tests.annotation.imports.test_published_real import IMDB, real

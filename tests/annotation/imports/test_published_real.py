@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.imports.published import import_published
+from annotation.imports.published.services import import_published
 from annotation.models import Example, Perturbation
 from tests.conftest import SHARED_DATA
 from tests.factories import UserFactory

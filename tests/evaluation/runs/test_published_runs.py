@@ -13,7 +13,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from annotation.imports.published import import_published
+from annotation.imports.published.services import import_published
 from annotation.releases.bundle import read_examples
 from evaluation.runs.execute import run_evaluation
 from tests.annotation.imports import published_files

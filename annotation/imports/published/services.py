@@ -1,120 +1,23 @@
-"""Gardner et al.'s (2020) published contrast sets in one step (docs/published/): the dataset's
-own files, read as its evaluation script reads them (published_formats), into a project made
-from a template that fits the dataset, and kept as published: every id, repeats inside a set
-and edits of read-only fields (with warnings), answers of any shape. The counts of the paper's
-Table 2 are reported beside the file's."""
+"""A published dataset's import in one step (docs/published/): its own files, read by the
+dataset's reader (datasets.DATASETS), into a project made from the dataset's template or one
+that fits it, and kept as published: every id, repeats inside a set and edits of read-only
+fields (with warnings), answers of any shape. The counts of the paper's Table 2 are reported
+beside the files'."""
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
-from annotation.errors import DomainError, ImportRejected
-from annotation.imports import published_formats as formats
-from annotation.imports import published_qa as qa
+from annotation.errors import DomainError, ImportRejected, LineError
 from annotation.imports.paired import ParsedSet
-from annotation.imports.published_formats import TAG, Files, Read
-from annotation.imports.readers import LineError, id_problem, resolve_label
+from annotation.imports.published.datasets import DATASETS, Dataset
+from annotation.imports.published.reading import Files
+from annotation.imports.readers import id_problem, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
 from annotation.projects.services import project_create
 from annotation.validation.answers import clean_answers
-
-
-def _fields(*specs: str) -> list[dict[str, Any]]:
-    """Fields from "name" (editable text), "name:ro" (read-only) or "name:kind"."""
-    out = []
-    for spec in specs:
-        name, _, kind = spec.partition(":")
-        out.append({"name": name, "kind": kind if kind not in ("", "ro") else "text",
-                    "editable": kind != "ro"})  # fmt: skip
-    return out
-
-
-# Published edits need not flip the label (BoolQ, MC-TACO, NLVR2 keep it often), and some
-# reorder whole passages (MATRES) or swap images (NLVR2): the authoring rules that would warn
-# about every one are relaxed where the dataset does so by design.
-KEEPS_LABELS = {"require_label_change": False}
-LARGE_EDITS = {"require_label_change": False, "max_edit_ratio": 1.0}
-
-
-@dataclass(frozen=True)
-class Dataset:
-    key: str
-    name: str
-    files: str  # the files, in order, as the dataset's repository names them
-    paper_sets: int  # Gardner et al. (2020), Table 2
-    paper_examples: int
-    task_type: str
-    fields: list[dict[str, Any]]
-    labels: list[str] = field(default_factory=list)
-    settings: dict[str, Any] = field(default_factory=dict)
-    originals_counted: bool = False  # the paper's examples count the originals too (NLVR2)
-    label_map: dict[str, str] = field(default_factory=dict)  # the files' names for labels
-
-    def fits(self, project: Project) -> bool:
-        """Whether a project has this dataset's task type and fields."""
-        names = [f["name"] for f in self.fields]
-        return project.task_type == self.task_type and project.field_names == names
-
-    def template(self) -> dict[str, Any]:
-        description = "a perturbation published by Gardner et al. (2020)"
-        return {
-            "name": f"{self.name} contrast sets",
-            "task_type": self.task_type,
-            "fields": self.fields,
-            "labels": self.labels,
-            "extra_labels": [],
-            "settings": self.settings,
-            "tags": [{"name": TAG, "description": description}],
-            "guidelines": f"# {self.name} contrast sets\n\nImported as published by Gardner et "
-            "al. (2020), *Evaluating Models' Local Decision Boundaries via Contrast Sets*; "
-            "see docs/published/.\n",
-        }
-
-
-READERS: dict[str, Callable[[Files], Read]] = {
-    "imdb": formats.imdb, "boolq": formats.boolq, "perspectrum": formats.perspectrum,
-    "quoref": qa.quoref, "ropes": qa.ropes, "drop": qa.drop, "mctaco": formats.mctaco,
-    "matres": formats.matres, "nlvr2": formats.nlvr2,
-}  # fmt: skip
-CLASSIFICATION, FREE_TEXT = Project.TaskType.CLASSIFICATION, Project.TaskType.FREE_TEXT
-DATASETS = {
-    d.key: d
-    for d in [
-        Dataset("imdb", "IMDb", "test_original.tsv, test_contrast.tsv (then dev_original.tsv, "
-                "dev_contrast.tsv if wanted)", 488, 488, CLASSIFICATION, _fields("text"),
-                ["negative", "positive"]),
-        Dataset("boolq", "BoolQ", "boolq_perturbed.json", 70, 339, CLASSIFICATION,
-                _fields("title:ro", "paragraph:ro", "question"), ["false", "true"], KEEPS_LABELS),
-        Dataset("perspectrum", "PERSPECTRUM", "perspectrum_contrast_sets.csv", 217, 217,
-                CLASSIFICATION, _fields("claim", "perspective:ro"), ["neg", "pos"]),
-        Dataset("quoref", "Quoref", "quoref_original_subset_20191206_merged.json, "
-                "quoref_test_perturbations_20191206_merged.json", 415, 700, FREE_TEXT,
-                _fields("context:ro", "question"),
-                settings={**KEEPS_LABELS, "answer_normalization": "drop"}),
-        Dataset("ropes", "ROPES", "ropes_contrast_set_original_032820.json, "
-                "ropes_contrast_set_032820.json", 974, 974, FREE_TEXT,
-                _fields("background:ro", "situation", "question"),
-                settings={**KEEPS_LABELS, "answer_normalization": "ropes",
-                          "answer_consistency": "em"}),
-        Dataset("drop", "DROP", "drop_contrast_sets_test.json (or DROP's test set, "
-                "drop_dataset_test.json, then it: the originals' answers)", 623, 947, FREE_TEXT,
-                _fields("passage:ro", "question"),
-                settings={**KEEPS_LABELS, "answer_normalization": "drop",
-                          "answer_consistency": "em"}),
-        Dataset("mctaco", "MC-TACO", "original.tsv, changed.tsv", 646, 646, CLASSIFICATION,
-                _fields("question", "answer"), ["no", "yes"],
-                {**KEEPS_LABELS, "em_by_field": "question"}),
-        Dataset("matres", "MATRES", "Platinum_subset_minimal_pairs.csv", 239, 401, CLASSIFICATION,
-                _fields("text:html"), ["before", "after", "simultaneous", "vague"], LARGE_EDITS,
-                label_map={"equal": "simultaneous"}),
-        Dataset("nlvr2", "NLVR2", "contrast_set_nlvr2.jsonl", 479, 994, CLASSIFICATION,
-                _fields("sentence", "left_url:image_url", "right_url:image_url"),
-                ["false", "true"], LARGE_EDITS, originals_counted=True),
-    ]
-}  # fmt: skip
 
 
 @dataclass
@@ -153,6 +56,21 @@ class PublishedImport:
         return (f"{d.name}: {splits}. {paper} {self.created} perturbations added, "
                 f"{self.already_present} already here.")  # fmt: skip
 
+    def as_dict(self) -> dict[str, Any]:
+        """The import as the API answers it."""
+        sets, examples = self.test_counts
+        return {
+            "project": self.project.slug, "project_created": self.project_created,
+            "counts": {split: {"sets": n, "perturbations": m}
+                       for split, (n, m) in self.counts.items()},
+            "test": {"sets": sets, "examples": examples},
+            "paper": {"sets": self.dataset.paper_sets, "examples": self.dataset.paper_examples},
+            "matches_paper": self.matches_paper, "perturbations": self.created,
+            "already_present": self.already_present,
+            "warnings": [w.as_dict() for w in self.warnings],
+            "warning_count": self.warning_count, "batch": self.batch, "notes": self.notes,
+        }  # fmt: skip
+
 
 def import_published(
     *,
@@ -171,7 +89,7 @@ def import_published(
         raise DomainError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}.")
     if project is not None:
         _check_fit(project, spec)
-    sets, notes, problems = READERS[dataset](files)
+    sets, notes, problems = spec.reader(files)
     with transaction.atomic():
         created = project is None
         if project is None:

@@ -1,0 +1,129 @@
+"""Readers of the published question-answering contrast sets shaped as SQuAD's JSON
+(docs/published/): Quoref and ROPES. Each returns (sets, notes, problems), as reading's
+docstring says, paired as the dataset's own script pairs them."""
+
+from collections import defaultdict
+from typing import Any
+
+from annotation.errors import ImportRejected, LineError
+from annotation.imports.originals import ParsedRow
+from annotation.imports.paired import ParsedSet
+from annotation.imports.published.reading import (
+    Files,
+    Problems,
+    Read,
+    expect,
+    objects,
+    perturbation,
+    read_json,
+    refuse,
+    text_of,
+)
+
+
+def _squad_questions(name: str, data: bytes) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(where, paragraph, qa) of a SQuAD-shaped file: {"data": [{"paragraphs": [{..., "qas"}]}]};
+    a part of another shape refuses the file with where it is."""
+    document = read_json(name, data)
+    articles = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(articles, list):
+        raise refuse(f'{name}: expected {{"data": [...]}}.')
+    problems: list[str] = []
+    out = []
+    for a, article in objects(articles, "data", problems):
+        for p, paragraph in objects(article.get("paragraphs"), f"data[{a}].paragraphs", problems):
+            where = f"data[{a}].paragraphs[{p}]"
+            for q, qa in objects(paragraph.get("qas"), f"{where}.qas", problems):
+                out.append((f"{where}.qas[{q}]", paragraph, qa))
+    if problems:
+        raise ImportRejected([LineError(None, f"{name}: {problem}") for problem in problems])
+    return out
+
+
+def _spans(qa: Any) -> list[Any]:
+    """Quoref's answers: every span of one answer; several make one multi-span answer."""
+    answers = qa.get("answers") if isinstance(qa.get("answers"), list) else []
+    texts = [text_of(a.get("text")) for a in answers if isinstance(a, dict)]
+    return [texts if len(texts) > 1 else texts[0]] if texts else []
+
+
+def _alternatives(qa: Any) -> list[Any]:
+    """SQuAD-shaped answers, each an alternative (ROPES)."""
+    answers = qa.get("answers") if isinstance(qa.get("answers"), list) else []
+    return [text_of(a.get("text")) for a in answers if isinstance(a, dict)]
+
+
+def _context_fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
+    """A Quoref question's fields: its paragraph's context and the question."""
+    return {"context": text_of(paragraph.get("context")), "question": text_of(qa.get("question"))}
+
+
+def quoref(files: Files) -> Read:
+    """quoref_original_subset_….json then quoref_test_perturbations_….json, SQuAD-shaped: a
+    perturbation names its original by original_id (compute_metrics.py's sets); each question's
+    answer spans together are one answer; the context may be edited too."""
+    expect(files, 2, "the original subset, then the perturbations")
+    (original_name, original), (perturbed_name, perturbed) = files
+    originals = {}
+    for _, paragraph, qa in _squad_questions(original_name, original):
+        originals[text_of(qa.get("id"))] = ParsedRow(
+            None, text_of(qa.get("id")), _context_fields(paragraph, qa), "", "test",
+            answers=_spans(qa),
+        )  # fmt: skip
+    problems = Problems()
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
+        if "original_id" not in qa:
+            problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
+                         "the perturbations' file comes second.")  # fmt: skip
+            continue
+        original_id = text_of(qa["original_id"])
+        if original_id not in originals:
+            problems.add(
+                perturbed_name,
+                None,
+                f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
+            )
+            continue
+        groups[original_id].append(
+            perturbation(text_of(qa.get("id")), _context_fields(paragraph, qa), _spans(qa),
+                         f"{perturbed_name} {where}")
+        )  # fmt: skip
+    return (
+        [ParsedSet(None, originals[i], items) for i, items in groups.items()],
+        [],
+        problems.errors,
+    )
+
+
+def ropes(files: Files) -> Read:
+    """ropes_contrast_set_original_….json then ropes_contrast_set_….json, SQuAD-shaped with
+    background and situation: the i-th question of one file pairs with the i-th of the other
+    (evaluate_contrast_set.py), and the two often share an id."""
+    expect(files, 2, "the originals, then the contrast set")
+    (original_name, original), (contrast_name, contrast) = files
+    originals = list(_squad_questions(original_name, original))
+    contrasts = list(_squad_questions(contrast_name, contrast))
+    if len(originals) != len(contrasts):
+        raise refuse(
+            f"{contrast_name}: {len(contrasts)} questions for {len(originals)} in "
+            f"{original_name}; the i-th question of one pairs with the i-th of the other."
+        )
+
+    def fields(paragraph: dict[str, Any], qa: dict[str, Any]) -> dict[str, str]:
+        return {
+            "background": text_of(paragraph.get("background")),
+            "situation": text_of(paragraph.get("situation")),
+            "question": text_of(qa.get("question")),
+        }
+
+    sets = []
+    for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
+        pivot = ParsedRow(
+            None, text_of(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
+        )
+        p = perturbation(
+            text_of(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
+        )
+        sets.append(ParsedSet(None, pivot, [p]))
+    return sets, [], []
