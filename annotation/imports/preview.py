@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 
-from annotation.errors import DomainError, ImportRejected
+from annotation.errors import DomainError, ImportRejected, group_errors
 from annotation.imports.originals import RowParser, targets
 from annotation.imports.paired import parse_paired_tsv
 from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
@@ -235,9 +235,10 @@ def set_preview(
         else:
             values.update(dict.fromkeys(_jsonl_labels(stored["file"])))
             parsed = parse_sets_jsonl(project, stored["file"], tags, label_map)
+        # Each perturbation checked as the import will check it; the sets stay shown, so that
+        # a missing tag, say, can be given before importing.
         names = set(project.tags.values_list("name", flat=True))
-        if errors := check_sets(project, parsed, names)[0]:  # as the import will check them
-            raise ImportRejected(errors)
+        shown.problems = group_errors(check_sets(project, parsed, names)[0])
     except ImportRejected as rejected:
         shown.problems = rejected.errors
         parsed = []

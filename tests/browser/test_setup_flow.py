@@ -92,6 +92,8 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(
     page.click("button:has-text('Preview')")
     assert page.input_value("#map_text") == "Text" and page.input_value("#map_label") == "Sentiment"
     assert "A poor film." in page.inner_text("#preview-sets")
+    # Checked as the import will check it, with the sets still shown: no tag yet.
+    assert "each perturbation needs at least one tag" in page.inner_text("#preview-problems")
     page.fill("input[name=tags]", "negation")
     screenshot(page, "set-import-preview")
     page.click("button:has-text('Import 2 sets')")
