@@ -135,9 +135,7 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     import. Warnings come back grouped, on the page."""
     project = project_for(request.user, slug, Role.ADMIN)
     form = SetImportForm(request.POST or None, request.FILES or None)
-    errors: list[Any] = []
-    warnings: list[Any] = []
-    warned = None  # {"batch", "total"}: the import whose warnings these are, and how many
+    after: dict[str, Any] = {}  # the import's errors, or its warnings ("warnings", "warned")
     shown = None
     token = request.POST.get("upload", "")
     targets = preview.set_targets(project)
@@ -152,47 +150,70 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 mapping, labels = chosen_mapping(request.POST, targets, project)
             stored = preview.staged(project, request.user, token)
             if request.POST.get("action") == "import" and mapping is not None:
-                options = {
-                    key: values[key]
-                    for key in ("format", "split", "strict", "tags", "author", "accept")
-                } | {"mapping": {t: c for t, c in mapping.items() if c}, "labels": labels}
-                try:
-                    job, result = import_or_queue(
-                        project=project, user=request.user, kind=ImportJob.Kind.SETS,
-                        files=preview.as_files(stored), options=options,
-                    )  # fmt: skip
-                except ImportRejected as rejected:  # shown beside the files, as chosen
-                    errors = rejected.errors
-                else:
-                    preview.discard(token)
-                    if job is not None:
-                        return redirect("import-job", slug=slug, pk=job.pk)
-                    skipped = result["already_present"]
-                    present = f"; {skipped} were already here" if skipped else ""
-                    created = result["perturbations"]
-                    messages.success(request, f"Imported {created} perturbations{present}.")
-                    if not result["warnings"]:
-                        return redirect("set-import", slug=slug)
-                    # Shown once, grouped and counted, on the page itself: no redirect.
+                done, after = _sets_import(request, project, token, stored, values, mapping, labels)
+                if done is not None:
+                    return done
+                if "warnings" in after:  # imported: a fresh form, the warnings shown once
                     form, token = SetImportForm(), ""
-                    warnings = [LineError(**w) for w in result["warnings"]]
-                    warned = {"batch": result["batch"], "total": result["warning_count"]}
             if token:
                 shown = preview.set_preview(project, stored, values["format"], mapping, labels,
                                             values["split"], values["tags"])  # fmt: skip
         except DomainError as error:
             form.add_error(None, error.message)
-    first = json.dumps(project.labels[0]) if project.labels else ""
-    truth = '"answers": ["…"]' if project.is_free_text else f'"label": {first}'
     context = {
-        "project": project, "form": form, "errors": errors, "warnings": warnings,
-        "warned": warned, "preview": shown, "token": token if shown else "", "targets": targets,
-        "labels": project.labels,
-        "example_fields": json.dumps({name: "…" for name in project.field_names}),
-        "example_truth": truth,
-        "example_tags": json.dumps([t.name for t in project.tags.all()[:1]] or ["negation"]),
+        "project": project, "form": form, "errors": after.get("errors", []),
+        "warnings": after.get("warnings", []), "warned": after.get("warned"), "preview": shown,
+        "token": token if shown else "", "targets": targets, "labels": project.labels,
+        **_sets_example(project),
     }  # fmt: skip
-    return render(request, "annotation/set_import.html", context, status=400 if errors else 200)
+    status = 400 if after.get("errors") else 200
+    return render(request, "annotation/set_import.html", context, status=status)
+
+
+def _sets_example(project: Project) -> dict[str, str]:
+    """A line of sets.jsonl for this project, shown as the format's example."""
+    first = json.dumps(project.labels[0]) if project.labels else ""
+    return {
+        "example_fields": json.dumps({name: "…" for name in project.field_names}),
+        "example_truth": '"answers": ["…"]' if project.is_free_text else f'"label": {first}',
+        "example_tags": json.dumps([t.name for t in project.tags.all()[:1]] or ["negation"]),
+    }
+
+
+def _sets_import(
+    request: HttpRequest,
+    project: Project,
+    token: str,
+    stored: dict[str, Any],
+    values: dict[str, Any],
+    mapping: dict[str, str],
+    labels: dict[str, str],
+) -> tuple[HttpResponse | None, dict[str, Any]]:
+    """The previewed files imported with the choices: a redirect when done or queued; else
+    what the page shows, the errors (nothing imported) or the warnings of what was."""
+    chosen = ("format", "split", "strict", "tags", "author", "accept")
+    columns = {target: column for target, column in mapping.items() if column}
+    options = {key: values[key] for key in chosen} | {"mapping": columns, "labels": labels}
+    try:
+        job, result = import_or_queue(
+            project=project, user=request.user, kind=ImportJob.Kind.SETS,
+            files=preview.as_files(stored), options=options,
+        )  # fmt: skip
+    except ImportRejected as rejected:  # shown beside the files, as chosen
+        return None, {"errors": rejected.errors}
+    preview.discard(token)
+    if job is not None:
+        return redirect("import-job", slug=project.slug, pk=job.pk), {}
+    skipped = result["already_present"]
+    present = f"; {skipped} were already here" if skipped else ""
+    messages.success(request, f"Imported {result['perturbations']} perturbations{present}.")
+    if not result["warnings"]:
+        return redirect("set-import", slug=project.slug), {}
+    # Shown once, grouped and counted, on the page itself: no redirect.
+    return None, {
+        "warnings": [LineError(**w) for w in result["warnings"]],
+        "warned": {"batch": result["batch"], "total": result["warning_count"]},
+    }
 
 
 @login_required
