@@ -17,23 +17,28 @@ from annotation.imports.background import (
     JOB_ACTIONS,
     files_and_options,
     import_or_queue,
-    job_answer,
 )
 from annotation.imports.published.services import import_published, uploads_in_order
 from annotation.imports.serializers import (
     ImportInputSerializer,
+    ImportJobSerializer,
     ImportResultSerializer,
     PublishedImportSerializer,
+    PublishedResultSerializer,
     SetImportSerializer,
+    SetsResultSerializer,
     VoteImportInputSerializer,
+    VotesResultSerializer,
 )
 from annotation.models import ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
-QUEUED = OpenApiResponse(
-    description="A large upload (over IMPORT_BACKGROUND_BYTES), queued: the import job, whose "
-    "status GET /api/projects/{slug}/imports/{job}/ follows."
-)
+# What an import in the request answers, by kind (a job's `result` once it succeeded).
+RESULTS = {
+    ImportJob.Kind.ORIGINALS: ImportResultSerializer,
+    ImportJob.Kind.SETS: SetsResultSerializer,
+    ImportJob.Kind.VOTES: VotesResultSerializer,
+}
 REFUSED = OpenApiResponse(
     description='A rejected file: {"errors": [{"line": n, "message": "..."}]}, every problem '
     "with its line (null for the whole file); or field errors for a bad form."
@@ -48,9 +53,10 @@ def _import(
         project=project, user=request.user, kind=kind, files=files, options=options
     )
     if job is not None:
-        return Response(job_answer(job), status=status.HTTP_202_ACCEPTED)
+        return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
     created = answer.get("imported", answer.get("perturbations"))
-    return Response(answer, status=status.HTTP_200_OK if created == 0 else status.HTTP_201_CREATED)
+    shown = RESULTS[kind](answer).data
+    return Response(shown, status=status.HTTP_200_OK if created == 0 else status.HTTP_201_CREATED)
 
 
 class ExampleImportView(APIView):
@@ -58,7 +64,7 @@ class ExampleImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ImportInputSerializer},
-        responses={201: ImportResultSerializer, 202: QUEUED, 400: REFUSED},
+        responses={201: ImportResultSerializer, 202: ImportJobSerializer, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
@@ -78,7 +84,7 @@ class SetImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": SetImportSerializer},
-        responses={201: dict, 202: QUEUED, 400: REFUSED},
+        responses={201: SetsResultSerializer, 202: ImportJobSerializer, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
@@ -93,7 +99,7 @@ class VoteImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": VoteImportInputSerializer},
-        responses={201: dict, 202: QUEUED, 400: REFUSED},
+        responses={201: VotesResultSerializer, 202: ImportJobSerializer, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
@@ -112,7 +118,7 @@ class PublishedImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": PublishedImportSerializer},
-        responses={200: dict, 201: dict, 400: REFUSED},
+        responses={200: PublishedResultSerializer, 201: PublishedResultSerializer, 400: REFUSED},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = None
@@ -127,17 +133,18 @@ class PublishedImportView(APIView):
             user=request.user, project=project, slug=slug,
             accept=not data.validated_data["to_validation"],
         )  # fmt: skip
-        answer = result.as_dict()
+        answer = PublishedResultSerializer(result.as_dict()).data
         created = result.created or result.project_created
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class ImportJobView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, slug: str, pk: int) -> Response:
         """The background import job `pk`."""
         project = project_for(request.user, slug, Role.ADMIN)
-        return Response(job_answer(get_object_or_404(ImportJob, project=project, pk=pk)))
+        job = get_object_or_404(ImportJob, project=project, pk=pk)
+        return Response(ImportJobSerializer(job).data)
 
     @extend_schema(responses={200: RemovalSerializer, 409: OpenApiResponse(
         description="a published release holds some of it: the reason")})  # fmt: skip
@@ -152,7 +159,7 @@ REFUSED_ACTION = OpenApiResponse(
 
 
 class ImportJobActionView(APIView):
-    @extend_schema(request=None, responses={200: dict, 409: REFUSED_ACTION})
+    @extend_schema(request=None, responses={200: ImportJobSerializer, 409: REFUSED_ACTION})
     def post(self, request: Request, slug: str, pk: int, action: str) -> Response:
         """Cancel a queued or running background import (nothing of it is committed), or
         retry a failed or cancelled one from its stored files."""
@@ -160,4 +167,4 @@ class ImportJobActionView(APIView):
         job = get_object_or_404(ImportJob, project=project, pk=pk)
         if action not in JOB_ACTIONS:
             raise Http404("The actions are cancel and retry.")
-        return Response(job_answer(JOB_ACTIONS[action](job)))
+        return Response(ImportJobSerializer(JOB_ACTIONS[action](job)).data)

@@ -93,11 +93,3 @@ def import_retry(job: ImportJob) -> ImportJob:
 
 
 JOB_ACTIONS = {"cancel": import_cancel, "retry": import_retry}
-
-
-def job_answer(job: ImportJob) -> dict[str, Any]:
-    """An import job as the API shows it."""
-    return {
-        "job": job.pk, "kind": job.kind, "status": job.status, "result": job.result,
-        "errors": job.errors, "created_at": job.created_at, "finished_at": job.finished_at,
-    }  # fmt: skip

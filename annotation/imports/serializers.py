@@ -79,3 +79,66 @@ class PublishedImportSerializer(serializers.Serializer):
     to_validation = serializers.BooleanField(
         default=False, help_text="send the sets to validation instead of accepting them"
     )
+
+
+class LineErrorSerializer(serializers.Serializer):
+    line = serializers.IntegerField(allow_null=True, help_text="null: the whole file")
+    message = serializers.CharField()
+
+
+class SetsResultSerializer(serializers.Serializer):
+    """Sets imported: what was created, what was already there, and what is kept with a
+    warning (grouped; every one is on the batch)."""
+
+    perturbations = serializers.IntegerField()
+    already_present = serializers.IntegerField()
+    warnings = LineErrorSerializer(many=True)
+    warning_count = serializers.IntegerField(help_text="warnings before grouping")
+    batch = serializers.IntegerField(
+        help_text="the import batch: DELETE …/imports/{batch}/ undoes it"
+    )
+
+
+class VotesResultSerializer(serializers.Serializer):
+    imported = serializers.IntegerField()
+    already_present = serializers.IntegerField()
+
+
+class SetCountsSerializer(serializers.Serializer):
+    sets = serializers.IntegerField()
+    perturbations = serializers.IntegerField()
+
+
+class PaperCountsSerializer(serializers.Serializer):
+    sets = serializers.IntegerField()
+    examples = serializers.IntegerField()
+
+
+class PublishedResultSerializer(serializers.Serializer):
+    """A published contrast set imported, with its counts beside the paper's."""
+
+    project = serializers.CharField()
+    project_created = serializers.BooleanField()
+    counts = serializers.DictField(child=SetCountsSerializer(), help_text="per split")
+    test = PaperCountsSerializer(help_text="the test split's sets and examples")
+    paper = PaperCountsSerializer(help_text="as Gardner et al. (2020) count them")
+    matches_paper = serializers.BooleanField()
+    perturbations = serializers.IntegerField()
+    already_present = serializers.IntegerField()
+    warnings = LineErrorSerializer(many=True)
+    warning_count = serializers.IntegerField()
+    batch = serializers.IntegerField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class ImportJobSerializer(serializers.Serializer):
+    """A background import: its status, and once finished its answer (`result`, as the
+    import in the request would have answered) or its `errors`."""
+
+    job = serializers.IntegerField(source="pk")
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    result = serializers.JSONField(help_text="the import's answer, once it succeeded")
+    errors = LineErrorSerializer(many=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)

@@ -118,3 +118,24 @@ def test_the_schema_names_each_operations_error_answers(people):
     assert {"401", "403", "404"} <= set(reading) and "409" not in reading
     error = bulk["403"]["content"]["application/json"]["schema"]
     assert error == {"$ref": "#/components/schemas/Error"}
+
+
+def test_the_schema_describes_every_json_answer(people):
+    """Nine endpoints documented their answer as a bare object: statistics, validators,
+    adjudication, qualification, a release's diff, the imports of sets, votes and published
+    sets, and import jobs. Every JSON answer now has its fields (files are strings)."""
+    client = Client()
+    client.force_login(people["admin"])
+    paths = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    bare = [
+        (method, path, code)
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+        for code, answer in operation["responses"].items()
+        if code.startswith("2")
+        for schema in [answer.get("content", {}).get("application/json", {}).get("schema")]
+        if schema is not None and not {"$ref", "properties", "items", "oneOf"} & set(schema)
+    ]
+    assert bare == []
+    stats = paths["/api/projects/{slug}/stats/"]["get"]["responses"]["200"]
+    assert "oneOf" in stats["content"]["application/json"]["schema"]  # labels, or free text
