@@ -9,6 +9,7 @@ from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from annotation.data.api import batch_undo_answer
@@ -34,7 +35,7 @@ from annotation.models import ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
 # What an import in the request answers, by kind (a job's `result` once it succeeded).
-RESULTS = {
+RESULTS: dict[str, type[Serializer]] = {
     ImportJob.Kind.ORIGINALS: ImportResultSerializer,
     ImportJob.Kind.SETS: SetsResultSerializer,
     ImportJob.Kind.VOTES: VotesResultSerializer,

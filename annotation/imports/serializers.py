@@ -139,6 +139,6 @@ class ImportJobSerializer(serializers.Serializer):
     kind = serializers.CharField()
     status = serializers.CharField()
     result = serializers.JSONField(help_text="the import's answer, once it succeeded")
-    errors = LineErrorSerializer(many=True)
+    errors = LineErrorSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -100,7 +100,7 @@ class StatsSerializer(AgreementSerializer):
     perturbations = serializers.DictField(child=serializers.IntegerField(), help_text="per status")
     human_accuracy = serializers.JSONField(help_text="the majority's accuracy on control items")
     tags = serializers.JSONField(help_text="each tag's perturbations against its target")
-    validators = ValidatorFiguresSerializer(many=True)
+    validators = ValidatorFiguresSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
     experts = serializers.JSONField(help_text="each expert's perturbations and their outcomes")
     median_seconds = serializers.JSONField(help_text="median seconds per perturbation and per vote")
 
