@@ -3,11 +3,13 @@ the scorer for its model's kind, store predictions and metrics. Runs read only t
 the live annotation tables."""
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
 from annotation import jobs
+from annotation.models import Project, Release
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, Prediction
 from evaluation.runners.base import LoadError, RunnerError
@@ -37,6 +39,26 @@ def _scored(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         raise not_loaded(run.model) from None
 
 
+Scorer = Callable[[ModelSpec, Release, list[dict[str, Any]], Any], tuple[list[Any], dict[str, Any]]]
+Type = Project.TaskType
+# Who scores a release, by the kind of model (a language model, or one fine-tuned for the task)
+# and the project's task type. A predictions file is read, whatever the task.
+SCORERS: dict[tuple[bool, str], Scorer] = {
+    (True, Type.CLASSIFICATION): run_choices,
+    (True, Type.FREE_TEXT): run_generation,
+    (True, Type.MINIMAL_PAIR): run_language_model,
+    (False, Type.CLASSIFICATION): run_classifier,
+    (False, Type.FREE_TEXT): run_reader,
+    (False, Type.MINIMAL_PAIR): run_classifier,  # acceptable or not, as CoLA's classifiers
+}
+
+
+def scorer_of(spec: ModelSpec, project: Project) -> Scorer:
+    if spec.kind == ModelSpec.Kind.PREDICTIONS:
+        return run_predictions
+    return SCORERS[spec.kind in ModelSpec.LANGUAGE_MODELS, project.task_type]
+
+
 def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
     spec, project = run.model, run.release.project
     examples = read_examples(run.release, run.split)
@@ -52,19 +74,7 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         if progress:
             progress(done, len(examples))
 
-    prompted = spec.kind in ModelSpec.LANGUAGE_MODELS
-    if spec.kind == ModelSpec.Kind.PREDICTIONS:
-        rows, metrics = run_predictions(spec, project, examples, advance)
-    elif prompted and project.task_type == project.TaskType.MINIMAL_PAIR:
-        rows, metrics = run_language_model(spec, project, examples, advance)
-    elif prompted and project.is_free_text:
-        rows, metrics = run_generation(spec, run.release, examples, advance)
-    elif prompted:
-        rows, metrics = run_choices(spec, run.release, examples, advance)
-    elif project.is_free_text:
-        rows, metrics = run_reader(spec, project, examples, advance)
-    else:
-        rows, metrics = run_classifier(spec, project, examples, advance)
+    rows, metrics = scorer_of(spec, project)(spec, run.release, examples, advance)
     with transaction.atomic():
         Prediction.objects.filter(run=run).delete()
         Prediction.objects.bulk_create(

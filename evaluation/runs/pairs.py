@@ -9,21 +9,23 @@ once per set and scored like a text, for the distributional discrepancy.
 from collections import defaultdict
 from typing import Any
 
-from annotation.models import Project
+from annotation.models import Release
 from annotation.prompting import Prompting
 from annotation.releases.exports import paired
 from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
+from evaluation.runs.scoring import prediction_row
 from evaluation.specs.services import source_to_load
 
 
 def run_language_model(
-    spec: ModelSpec, project: Project, examples: list[dict[str, Any]], advance: Any
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions (as Prediction fields: each example's score, and on each set's original
     the model's own output) and the pair metrics. The prompt over the source: the model's,
     else the project's, else the source on its line."""
+    project = release.project
     scorer = LanguageModelScorer(
         source_to_load(spec),
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
@@ -37,15 +39,9 @@ def run_language_model(
     scores = scorer.score(texts, sources, spec.batch_size, advance)
     own = _own_outputs(scorer, spec, examples)
     rows = [
-        {
-            "example": e["id"],
-            "set_id": e["set_id"],
-            "role": e["role"],
-            "gold": e["label"],
-            "label": "",
-            "score": score,
-            **(own.get(e["set_id"], {}) if e["role"] == "original" else {}),
-        }
+        prediction_row(
+            e, score=score, **(own.get(e["set_id"], {}) if e["role"] == "original" else {})
+        )
         for e, score in zip(examples, scores, strict=True)
     ]
     return rows, pair_metrics(pairs_of(examples, scores, own))

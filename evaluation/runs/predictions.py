@@ -14,10 +14,10 @@ from django.conf import settings
 
 from annotation.errors import ImportRejected
 from annotation.imports.readers import LineError, decode, read_jsonl, resolve_label
-from annotation.models import Project
+from annotation.models import Project, Release
 from annotation.text.parsing import strict_json_loads
 from evaluation.models import ModelSpec
-from evaluation.runs.scoring import label_metrics, scored_answers
+from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
 
 ROLES = ("original", "perturbed")
 MISSING_LISTED = 100
@@ -94,9 +94,10 @@ def _entry(
 
 
 def run_predictions(
-    spec: ModelSpec, project: Project, examples: list[dict[str, Any]], advance: Any
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Prediction fields and metrics, as any run of the project's task type has them."""
+    project = release.project
     data = (Path(settings.MEDIA_ROOT) / spec.source).read_bytes()
     given = read_predictions(project, examples, data)
     texts: list[Any] = []
@@ -110,11 +111,7 @@ def run_predictions(
     if project.is_free_text:
         rows, metrics = scored_answers(project, examples, texts)
     else:
-        rows = [
-            {"example": e["id"], "set_id": e["set_id"], "role": e["role"], "gold": e["label"],
-             "label": label}
-            for e, label in zip(examples, texts, strict=True)
-        ]  # fmt: skip
+        rows = [prediction_row(e, label=label) for e, label in zip(examples, texts, strict=True)]
         metrics = label_metrics(project, examples, texts)
     metrics["missing"] = {"count": len(missing), "ids": missing[:MISSING_LISTED]}
     return rows, metrics

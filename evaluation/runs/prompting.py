@@ -19,7 +19,7 @@ from annotation.validation.answers import answer_text
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
-from evaluation.runs.scoring import label_metrics, scored_answers
+from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
 from evaluation.specs.services import source_to_load
 
 
@@ -91,11 +91,8 @@ def run_choices(
         label = project.labels[int(np.argmax(values))]
         by_char = project.labels[int(np.argmax(np.array(values) / lengths))]
         normed.append(by_char == example["label"])
-        rows.append({
-            "example": example["id"], "set_id": example["set_id"], "role": example["role"],
-            "gold": example["label"], "label": label,
-            "loglikelihoods": dict(zip(project.labels, values, strict=True)),
-        })  # fmt: skip
+        lls_by_label = dict(zip(project.labels, values, strict=True))
+        rows.append(prediction_row(example, label=label, loglikelihoods=lls_by_label))
         predicted.append(label)
     metrics = label_metrics(project, examples, predicted)
     right = [label == e["label"] for e, label in zip(examples, predicted, strict=True)]

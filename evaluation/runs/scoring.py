@@ -4,6 +4,7 @@ Prediction fields, and the split's metrics (docs/metrics.md)."""
 from typing import Any
 
 from annotation.errors import DomainError
+from annotation.models import Release
 from annotation.validation.answers import AnswerRules, answer_text
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics, exact_match_by_group
@@ -14,10 +15,21 @@ from evaluation.runners.qa import ExtractiveQA
 from evaluation.specs.services import source_to_load
 
 
+def prediction_row(example: dict[str, Any], **values: Any) -> dict[str, Any]:
+    """A Prediction's fields for one released example: which example, its set and role, its
+    gold (a label, or the answers of a free-text project), and the model's `values`."""
+    return {
+        "example": example["id"], "set_id": example["set_id"], "role": example["role"],
+        "gold": example.get("label") or "", "gold_answers": example.get("answers") or [],
+        **values,
+    }  # fmt: skip
+
+
 def run_classifier(
-    spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions (as Prediction fields) and contrast-set metrics of a classifier."""
+    project = release.project
     fields = [[e["fields"][name] for name in project.field_names] for e in examples]
     if spec.kind == ModelSpec.Kind.PYTHON:
         dicts = [e["fields"] for e in examples]
@@ -41,10 +53,9 @@ def run_classifier(
             f"set label_mapping (project labels: {', '.join(project.labels)})."
         )
     rows = [
-        {"example": e["id"], "set_id": e["set_id"], "role": e["role"], "gold": e["label"],
-         "label": label, "probabilities": probs}
+        prediction_row(e, label=label, probabilities=probs)
         for e, label, probs in zip(examples, predicted, result.probabilities, strict=True)
-    ]  # fmt: skip
+    ]
     return rows, label_metrics(project, examples, predicted)
 
 
@@ -70,9 +81,10 @@ def qa_fields(project: Any) -> tuple[str, list[str]]:
 
 
 def run_reader(
-    spec: ModelSpec, project: Any, examples: list[dict[str, Any]], advance: Any
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions and QA metrics of a model that answers: python, or extractive QA."""
+    project = release.project
     if spec.kind == ModelSpec.Kind.PYTHON:
         dicts = [e["fields"] for e in examples]
         texts = predict_python(source_to_load(spec), dicts, spec.batch_size, advance).labels
@@ -108,11 +120,9 @@ def scored_answers(
         for e, text in zip(examples, texts, strict=True)
     ]  # fmt: skip
     rows = [
-        {"example": e["id"], "set_id": e["set_id"], "role": e["role"],
-         "gold_answers": e["answers"], "output": answer_text(s.predicted), "em": s.em,
-         "f1": s.f1}
+        prediction_row(e, output=answer_text(s.predicted), em=s.em, f1=s.f1)
         for e, s in zip(examples, scored, strict=True)
-    ]  # fmt: skip
+    ]
     recorded = {"normalization": rules.normalization, "consistency": rules.consistency}
     return rows, {**qa_metrics(scored, rules=rules), "answer_rules": recorded}
 
