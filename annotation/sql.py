@@ -6,7 +6,8 @@ annotation.bulk. Table names come from the models' `_meta`.
 A `Statement` is prepared once per PostgreSQL connection (PREPARE, then EXECUTE): the hot
 path runs the same few statements on every vote, and PostgreSQL spent more time planning them
 than running them (the queue's choosing query took 1.8 ms to plan and 0.9 ms to run).
-Elsewhere (SQLite, the demo) a statement runs as written.
+Elsewhere (SQLite, the demo), and behind a pooler in transaction mode
+(DATABASE_PREPARED_STATEMENTS=0), a statement runs as written.
 
 `fetch` reads a statement's rows into model instances, as `Model.objects.raw()` does, but maps
 the columns and chooses their converters once per statement shape instead of on every call.
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Model
@@ -53,7 +55,7 @@ class Statement:
     def bind(self, params: dict[str, Any]) -> tuple[str, Any]:
         """(sql, params) that run the statement on this thread's connection: on PostgreSQL an
         EXECUTE, once the connection has prepared it; elsewhere the statement itself."""
-        if connection.vendor != "postgresql":
+        if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
             return self.sql + self.lock_clause(), params
         connection.ensure_connection()
         done = _prepared.setdefault(connection.connection, set())

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import envint, envlist, envstr
+from config.env import envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("CONTRASTLAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -100,6 +100,10 @@ DATABASES = {
         conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0),
     )
 }
+# The hot path's statements are PREPAREd once per connection (annotation/sql.py). Behind a
+# pooler in transaction mode (PgBouncer's pool_mode=transaction), one client connection runs on
+# many server connections, which do not share prepared statements: set 0 there.
+DATABASE_PREPARED_STATEMENTS = envbool("DATABASE_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"

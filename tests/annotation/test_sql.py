@@ -56,6 +56,18 @@ def test_a_statement_prepared_in_a_rolled_back_transaction_still_runs():
     assert run(SUM, a=2, b=2, label="") == (4, "")
 
 
+@pytest.mark.django_db(transaction=True)
+def test_behind_a_transaction_pooler_statements_run_as_written(settings):
+    """PgBouncer in transaction mode runs one client connection on many server connections,
+    which do not share prepared statements: an EXECUTE could name one that is not there."""
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    connection.close()
+    sql, params = SUM.bind({"a": 1, "b": 2, "label": "x"})
+    assert not sql.startswith("EXECUTE") and params == {"a": 1, "b": 2, "label": "x"}
+    assert run(SUM, a=1, b=2, label="x") == (3, "x")
+    assert "test_sum" not in prepared_here()
+
+
 @pytest.mark.django_db
 def test_fetch_reads_rows_as_the_orm_does(project):
     item = ValidationItem.objects.create(
