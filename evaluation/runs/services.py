@@ -80,13 +80,18 @@ def predictions_enqueue(*, release: Release, split: str, upload: Any, user: Any)
     relative = Path("predictions") / f"{uuid.uuid4().hex}.json"
     path = Path(settings.MEDIA_ROOT) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    with transaction.atomic():
-        # The same file name again (a corrected file, say) is another run: "… (2)".
-        base = f"predictions: {name}"
-        taken = ModelSpec.objects.filter(project=project, name__startswith=base).count()
-        spec = ModelSpec.objects.create(
-            project=project, name=f"{base} ({taken + 1})" if taken else base,
-            kind=ModelSpec.Kind.PREDICTIONS, source=str(relative), created_by=user_or_none(user),
-        )  # fmt: skip
-        return evaluation_enqueue(release=release, model=spec, split=split, user=user)
+    path.write_bytes(data)  # before the run exists: its worker may start at the commit
+    try:
+        with transaction.atomic():
+            # The same file name again (a corrected file, say) is another run: "… (2)".
+            base = f"predictions: {name}"
+            taken = ModelSpec.objects.filter(project=project, name__startswith=base).count()
+            spec = ModelSpec.objects.create(
+                project=project, name=f"{base} ({taken + 1})" if taken else base,
+                kind=ModelSpec.Kind.PREDICTIONS, source=str(relative),
+                created_by=user_or_none(user),
+            )  # fmt: skip
+            return evaluation_enqueue(release=release, model=spec, split=split, user=user)
+    except BaseException:  # no run was made: no file is left without one
+        path.unlink(missing_ok=True)
+        raise

@@ -8,6 +8,7 @@ from collections import defaultdict
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.execute import run_evaluation
@@ -99,6 +100,25 @@ def test_unknown_ids_refuse_the_file_with_their_line_and_nothing_is_queued(
                                                  "kind": "predictions", "source": source},
                                 format="json")  # fmt: skip
         assert registered.status_code == code  # only an upload makes a predictions "model"
+
+
+def test_a_run_that_cannot_be_made_leaves_no_predictions_file(
+    released, people, client_for, monkeypatch, settings, tmp_path
+):
+    """The file was written before the run's transaction: a failure left it, with no run."""
+    from evaluation.runs import services
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+    def refused(**_):  # type: ignore[no-untyped-def]
+        raise DomainError("the queue is closed")
+
+    monkeypatch.setattr(services, "evaluation_enqueue", refused)
+    given = {e["id"]: e["label"] for e in read_examples(released, "test")}
+    answer = post(client_for(people["admin"]), released.pk, "p.json", json.dumps(given))
+    assert answer.status_code == 400 and answer.json()["detail"] == "the queue is closed"
+    assert not ModelSpec.objects.exists()
+    assert not list((tmp_path / "media").rglob("*.json"))
 
 
 def test_a_free_text_release_scored_from_jsonl_with_squads_rules(questions):
