@@ -3,9 +3,9 @@ from its template, paired as the dataset's own script pairs them, with every pub
 the release; kept as published (repeats, read-only edits, answers SQuAD's rules empty) with
 warnings; bad files refused whole with the problem and where it is."""
 
-import contextlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.published.datasets import DATASETS
 from annotation.imports.published.services import import_published
-from annotation.models import Perturbation, Project, Release
+from annotation.models import Example, Perturbation, Project, Release
 from tests.annotation.imports import published_files
 from tests.annotation.imports.test_published_real import IMDB, real
 from tests.factories import UserFactory
@@ -297,7 +297,10 @@ def test_files_of_odd_shapes_are_refused_with_where(dataset, documents, root):
     files = [(f"f{n}.json", json.dumps(d).encode()) for n, d in enumerate(documents)]
     with pytest.raises(ImportRejected) as rejected:
         import_published(dataset=dataset, files=files, user=root)
-    assert all(e.message for e in rejected.value.errors)
+    # Each problem says where it is (docs/published/README.md): the file, a path in its JSON,
+    # or the published id, before what is wrong there.
+    where = re.compile(r"^(f\d\.json\b|data\[\d+\]|set '[^']+': )")
+    assert [e.message for e in rejected.value.errors if not where.match(e.message)] == []
 
 
 @settings(
@@ -305,12 +308,25 @@ def test_files_of_odd_shapes_are_refused_with_where(dataset, documents, root):
 )
 @given(dataset=st.sampled_from(sorted(DATASETS)), documents=st.lists(JSON, min_size=1, max_size=2))
 def test_any_file_is_imported_or_refused_with_a_reason_never_a_crash(root, dataset, documents):
-    """Whatever the files hold, the import answers with its problems (a 400), never a 500."""
+    """Whatever the files hold, the import is whole, or refused with its problems (a 400) and
+    nothing half-imported; never another exception (a 500)."""
     files = [(f"f{n}.json", json.dumps(d).encode()) for n, d in enumerate(documents)]
     slug = f"fuzz-{dataset}"
     project = Project.objects.filter(slug=slug).first()
-    with contextlib.suppress(ImportRejected, DomainError):
-        import_published(dataset=dataset, files=files, user=root, project=project, slug=slug)
+    counts = (Project.objects.count, Example.objects.count, Perturbation.objects.count)
+    before = [count() for count in counts]
+    try:
+        result = import_published(dataset=dataset, files=files, user=root, project=project,
+                                  slug=slug)  # fmt: skip
+    except ImportRejected as rejected:
+        assert rejected.errors and all(e.message.strip() for e in rejected.errors)
+        assert all(e.line is None or e.line >= 1 for e in rejected.errors)
+        assert [count() for count in counts] == before
+    except DomainError as refused:
+        assert refused.message.strip() and [count() for count in counts] == before
+    else:
+        assert result.project.slug == slug
+        assert Perturbation.objects.count() == before[2] + result.created
 
 
 def test_warnings_show_once_on_the_projects_own_page_after_the_import(root):
