@@ -19,7 +19,11 @@ from annotation.imports.background import (
     files_and_options,
     import_or_queue,
 )
-from annotation.imports.published.services import import_published, uploads_in_order
+from annotation.imports.published.services import (
+    PUBLISHED_FILES,
+    import_published,
+    uploads_in_order,
+)
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportJobSerializer,
@@ -39,6 +43,7 @@ RESULTS: dict[str, type[Serializer]] = {
     ImportJob.Kind.ORIGINALS: ImportResultSerializer,
     ImportJob.Kind.SETS: SetsResultSerializer,
     ImportJob.Kind.VOTES: VotesResultSerializer,
+    ImportJob.Kind.PUBLISHED: PublishedResultSerializer,
 }
 REFUSED = OpenApiResponse(
     description='A rejected file: {"errors": [{"line": n, "message": "..."}]}, every problem '
@@ -119,7 +124,12 @@ class PublishedImportView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": PublishedImportSerializer},
-        responses={200: PublishedResultSerializer, 201: PublishedResultSerializer, 400: REFUSED},
+        responses={
+            200: PublishedResultSerializer,
+            201: PublishedResultSerializer,
+            202: ImportJobSerializer,
+            400: REFUSED,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         project = None
@@ -129,14 +139,17 @@ class PublishedImportView(APIView):
             check_may_create_projects(request.user)
         data = PublishedImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if project is not None:  # large files go to a worker, as every import's do
+            files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
+            options = {"dataset": values["dataset"], "accept": not values["to_validation"]}
+            return _import(request, project, ImportJob.Kind.PUBLISHED, files, options)
         result = import_published(
-            dataset=data.validated_data["dataset"], files=uploads_in_order(data.validated_data),
-            user=request.user, project=project, slug=slug,
-            accept=not data.validated_data["to_validation"],
+            dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
+            project=None, slug=slug, accept=not values["to_validation"],
         )  # fmt: skip
         answer = PublishedResultSerializer(result.as_dict()).data
-        created = result.created or result.project_created
-        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(answer, status=status.HTTP_201_CREATED)  # a new project
 
 
 class ImportJobView(APIView):

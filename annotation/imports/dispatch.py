@@ -12,6 +12,7 @@ from django.db import transaction
 from annotation import jobs
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.originals import import_examples
+from annotation.imports.published.services import import_published
 from annotation.imports.sets import run_set_import
 from annotation.imports.votes import import_votes
 from annotation.models import ImportJob, Project
@@ -28,6 +29,10 @@ def import_now(
     if kind == Kind.VOTES:
         upload = files["file"]
         return import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
+    if kind == Kind.PUBLISHED:  # file1 to file4, in the dataset's order
+        ordered = [(files[field].name, files[field].read()) for field in sorted(files)]
+        return import_published(dataset=options["dataset"], files=ordered, user=user,
+                                project=project, accept=options["accept"]).as_dict()  # fmt: skip
     if kind == Kind.ORIGINALS:
         upload = files["file"]
         batch = import_examples(

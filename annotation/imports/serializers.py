@@ -129,6 +129,7 @@ class PublishedResultSerializer(serializers.Serializer):
     warning_count = serializers.IntegerField()
     batch = serializers.IntegerField()
     notes = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField(help_text="the counts beside the paper's, in a sentence")
 
 
 class ImportJobSerializer(serializers.Serializer):

@@ -22,7 +22,11 @@ from annotation.imports.forms import (
     VoteImportForm,
 )
 from annotation.imports.published.datasets import DATASETS
-from annotation.imports.published.services import import_published, uploads_in_order
+from annotation.imports.published.services import (
+    PUBLISHED_FILES,
+    import_published,
+    uploads_in_order,
+)
 from annotation.imports.readers import LineError
 from annotation.models import ImportBatch, ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
@@ -291,21 +295,31 @@ def _published_import(
     request: HttpRequest, values: dict[str, Any], project: Project | None
 ) -> HttpResponse:
     """The import, its summary and notes as messages, then the project's dashboard; or, with
-    warnings, its own import page, where they show once (post, then get)."""
-    result = import_published(
-        dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
-        project=project, slug=values.get("slug") or "", accept=not values["to_validation"],
-    )  # fmt: skip
-    messages.success(request, result.summary())
-    for note in result.notes:
+    warnings, its own import page, where they show once (post, then get). Into a project
+    that exists, large files go to a worker, as every import's do: then the job's page."""
+    accept = not values["to_validation"]
+    if project is None:
+        answer = import_published(
+            dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
+            project=None, slug=values.get("slug") or "", accept=accept,
+        ).as_dict()  # fmt: skip
+    else:
+        files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
+        job, answer = import_or_queue(
+            project=project, user=request.user, kind=ImportJob.Kind.PUBLISHED, files=files,
+            options={"dataset": values["dataset"], "accept": accept},
+        )  # fmt: skip
+        if job is not None:
+            return redirect("import-job", slug=project.slug, pk=job.pk)
+    messages.success(request, answer["summary"])
+    for note in answer["notes"]:
         messages.info(request, note)
-    if not result.warnings:
-        return redirect("project-dashboard", slug=result.project.slug)
+    if not answer["warnings"]:
+        return redirect("project-dashboard", slug=answer["project"])
     request.session[PUBLISHED_WARNINGS] = {
-        "batch": result.batch, "total": result.warning_count,
-        "warnings": [w.as_dict() for w in result.warnings],
+        "batch": answer["batch"], "total": answer["warning_count"], "warnings": answer["warnings"],
     }  # fmt: skip
-    return redirect("published-import", slug=result.project.slug)
+    return redirect("published-import", slug=answer["project"])
 
 
 def _published_warnings(
@@ -329,7 +343,7 @@ def import_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     job = get_object_or_404(ImportJob, project=project, pk=pk)
     partial = request.headers.get("HX-Request") == "true"
     template = "annotation/_import_job.html" if partial else "annotation/import_job.html"
-    summary = ", ".join(
+    summary = job.result.get("summary") or ", ".join(
         f"{key.replace('_', ' ')}: {value}"
         for key, value in job.result.items()
         if key != "warnings"

@@ -46,6 +46,7 @@ class ImportJob(Job):
         ORIGINALS = "originals"
         SETS = "sets"
         VOTES = "votes"
+        PUBLISHED = "published"  # a published contrast set, into an existing project
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     kind = models.CharField(max_length=16, choices=Kind.choices)

@@ -69,6 +69,7 @@ class PublishedImport:
             "already_present": self.already_present,
             "warnings": [w.as_dict() for w in self.warnings],
             "warning_count": self.warning_count, "batch": self.batch, "notes": self.notes,
+            "summary": self.summary(),
         }  # fmt: skip
 
 
@@ -114,9 +115,13 @@ def import_published(
     )  # fmt: skip
 
 
+# The page's and the API's form fields of a published dataset's files, in the dataset's order.
+PUBLISHED_FILES = ("file1", "file2", "file3", "file4")
+
+
 def uploads_in_order(values: dict[str, Any]) -> Files:
-    """The files of the page's or the API's form (file1 to file4), in the dataset's order."""
-    uploads = [values.get(f"file{n}") for n in range(1, 5)]
+    """The files of the page's or the API's form, in the dataset's order."""
+    uploads = [values.get(name) for name in PUBLISHED_FILES]
     return [(u.name, u.read()) for u in uploads if u]
 
 

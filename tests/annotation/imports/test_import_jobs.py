@@ -10,7 +10,7 @@ from django.db import connection
 from annotation import jobs
 from annotation.imports import dispatch
 from annotation.imports.dispatch import run_import
-from annotation.models import Example, ImportJob
+from annotation.models import Example, ImportJob, Perturbation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,3 +94,36 @@ def test_a_small_file_of_many_short_lines_is_imported_by_a_worker(
     queued = upload(100)
     assert queued.status_code == 202 and ImportJob.objects.get().status == "queued"
     assert Example.objects.filter(project=project).count() == 99
+
+
+def test_a_large_published_set_into_an_existing_project_goes_to_a_worker(
+    client_for, settings, tmp_path
+):
+    """Published imports ran in the request whatever their size, unlike every other import."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.annotation.imports import published_files
+    from tests.factories import UserFactory
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    root = client_for(UserFactory(username="root", is_staff=True, is_superuser=True))
+    files, _ = published_files.ropes()
+
+    def body():  # type: ignore[no-untyped-def]
+        uploads = {f"file{n}": SimpleUploadedFile(name, content)
+                   for n, (name, content) in enumerate(files, 1)}  # fmt: skip
+        return {"dataset": "ropes", **uploads}
+
+    made = root.post("/api/projects/qa/import/published/", body())  # a new project: at once
+    assert made.status_code == 201 and made.json()["perturbations"] == 2
+    Perturbation.objects.all().delete()
+    settings.IMPORT_BACKGROUND_BYTES = 10
+    queued = root.post("/api/projects/qa/import/published/", body())
+    assert queued.status_code == 202 and queued.json()["kind"] == "published"
+    assert not Perturbation.objects.exists()
+    job = run_import(queued.json()["job"])
+    assert job.status == "succeeded", job.errors
+    assert job.result["perturbations"] == 2 and job.result["project"] == "qa"
+    assert Perturbation.objects.count() == 2
+    shown = root.get(f"/api/projects/qa/imports/{job.pk}/").json()
+    assert shown["result"]["summary"].startswith("ROPES: test: 2 sets, 2 perturbations.")
