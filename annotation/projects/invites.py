@@ -5,14 +5,16 @@ without a password and gets a one-time link to set one (Django's password-reset 
 link stops working once the password is set).
 
 A person named by an e-mail alone gets an invitation link whether or not an account has that
-address, so that the admin learns nothing they did not type (neither whether an account
-exists, nor its username). A new account is created with the roles, and its link leads to
-choosing a password; an existing account joins only when its owner, signed in, accepts.
+address, and joins the project only when they accept it, so that the admin learns nothing
+they did not type (neither whether an account exists, nor its username): a new account
+accepts by choosing its password on the invitation's page; an existing one, signed in, by a
+button.
 """
 
 import csv
 import io
 import re
+import secrets
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -138,10 +140,10 @@ def people_add(
     invites: list[list[Any]] = []
     results = []
     for person in people:
-        if person.by_email:
+        if person.by_email:  # a member once they accept, whether the account is new or not
             if person.email.lower() not in taken:
-                user = _account_create(person.username, person.email)
-                _roles_add(project, user, person.roles)
+                _account_create(person.username, person.email)
+                taken.add(person.email.lower())
             link = site + _invitation_link(project, person)
             invites.append([person.email, link])
             results.append({"username": "", "email": person.email, "roles": person.roles,
@@ -172,11 +174,11 @@ def people_add(
 
 def _account_create(username: str, email: str) -> Any:
     """A new account without a password; a username taken (by another account, e.g. for
-    "ana@example.org" when an "ana" exists) gets a number: ana2, ana3."""
-    base, n = username, 1
+    "ana@example.org" when an "ana" exists) gets a random ending, which tells nobody about
+    the others: ana-3f9c."""
+    base = username
     while User.objects.filter(username__iexact=username).exists():
-        n += 1
-        username = f"{base[:140]}{n}"
+        username = f"{base[:140]}-{secrets.token_hex(2)}"
     user = User.objects.create_user(username=username, email=email)
     user.set_unusable_password()
     user.save(update_fields=["password"])
@@ -216,7 +218,8 @@ def invitation_read(project: Project, token: str) -> Invitation:
         ) from None
     except signing.BadSignature:
         raise DomainError(
-            "This invitation link is not valid: copy it whole from the e-mail."
+            "This invitation link is not valid: copy it whole, as the e-mail or the "
+            "project's admin gave it."
         ) from None
     account = User.objects.filter(email__iexact=value["e"]).first()
     return Invitation(account, [r for r in value["r"] if r in ROLES])

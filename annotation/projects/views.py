@@ -3,7 +3,9 @@
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import redirect_to_login
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
@@ -178,6 +180,8 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
                                        site=site)  # fmt: skip
         except ImportRejected as rejected:
             errors = rejected.errors
+        else:
+            people = PeopleForm()  # added: an empty box, so that a second click adds nobody
     rows = services.members_of(project, request.user)
     context = {
         "project": project, "form": form, "people": people, "added": added, "errors": errors,
@@ -191,7 +195,8 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """An invitation's link (annotation/projects/invites.py): a new account chooses its
-    password; an existing one, signed in as the invited account, accepts the roles."""
+    password here and is a member; an existing one, signed in as the invited account, accepts
+    the roles."""
     project = get_object_or_404(Project, slug=slug)
     try:
         invitation = invites.invitation_read(project, token)
@@ -201,17 +206,26 @@ def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     if account is None:
         problem = "No account has this invitation's address any more: ask for another."
         return render(request, "annotation/join.html", {"problem": problem}, status=400)
-    if not account.has_usable_password():  # a new account: its roles are already given
-        return redirect(invites.set_password_link(account, ""))
+    context = {"project": project, "roles": invitation.roles}
+    if not account.has_usable_password():  # a new account: its password, then it joins
+        form = SetPasswordForm(account, request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            form.save()
+            invites.invitation_accept(project=project, user=account, invitation=invitation)
+            login(request, account, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Your password is set, and you joined {project.name}.")
+            return redirect("project-dashboard", slug=project.slug)
+        return render(request, "annotation/join.html", {**context, "form": form})
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     if request.user != account:
         problem = ("This invitation is for another account: sign out, and sign in as the "
                    "account whose address it was sent to.")  # fmt: skip
         return render(request, "annotation/join.html", {"problem": problem}, status=403)
+    if set(invitation.roles) <= roles_of(account, project):
+        return render(request, "annotation/join.html", {**context, "member": True})
     if request.method == "POST":
         invites.invitation_accept(project=project, user=account, invitation=invitation)
         messages.success(request, f"You joined {project.name}.")
         return redirect("project-dashboard", slug=project.slug)
-    context = {"project": project, "roles": invitation.roles}
     return render(request, "annotation/join.html", context)

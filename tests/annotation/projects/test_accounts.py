@@ -85,8 +85,12 @@ def test_adding_an_existing_account_by_e_mail_shows_only_what_was_typed_and_wait
         ("", "victim@example.org", "validator"),
         ("", "newcomer@example.org", "validator"),
     ]
-    assert roles(project, owner) == []  # not a member until the owner accepts
-    assert roles(project, User.objects.get(email="newcomer@example.org")) == ["validator"]
+    # Neither is a member until they accept: the members' table shows nobody new, so it
+    # tells no more than the rows (the walk found it listed the new account, not the other).
+    newcomer = User.objects.get(email="newcomer@example.org")
+    assert roles(project, owner) == [] and roles(project, newcomer) == []
+    listed = admin.get(f"/p/{project.slug}/members/").content.decode()
+    assert "newcomer" not in listed and "secretname" not in listed
     sent = {message.to[0]: message.body for message in mail.outbox}
     link = re.search(r"http://testserver(/p/\S+)", sent["victim@example.org"]).group(1)
 
@@ -99,6 +103,8 @@ def test_adding_an_existing_account_by_e_mail_shows_only_what_was_typed_and_wait
     )
     joined = signed_in(owner).post(link)
     assert joined.status_code == 302 and roles(project, owner) == ["validator"]
+    again = signed_in(owner).get(link).content.decode()
+    assert 'id="join-member"' in again and "Join the project" not in again
     tampered = signed_in(owner).get(link[:-3] + "abc/")
     assert tampered.status_code == 400 and "not valid" in tampered.content.decode()
 
