@@ -343,7 +343,7 @@ def import_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     job = get_object_or_404(ImportJob, project=project, pk=pk)
     partial = request.headers.get("HX-Request") == "true"
     template = "annotation/_import_job.html" if partial else "annotation/import_job.html"
-    summary = job.result.get("summary") or ", ".join(
+    summary = job.result.get("summary", "").rstrip(".") or ", ".join(
         f"{key.replace('_', ' ')}: {value}"
         for key, value in job.result.items()
         if key != "warnings"

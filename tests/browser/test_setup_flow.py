@@ -93,7 +93,9 @@ def test_a_creator_sets_up_projects_and_invites_a_validator_from_the_pages(
     assert page.input_value("#map_text") == "Text" and page.input_value("#map_label") == "Sentiment"
     assert "A poor film." in page.inner_text("#preview-sets")
     # Checked as the import will check it, with the sets still shown: no tag yet.
-    assert "each perturbation needs at least one tag" in page.inner_text("#preview-problems")
+    problems = page.inner_text("#preview-problems")
+    assert "lines 2, 3 (2 lines): each perturbation needs at least one tag." in problems
+    assert "line 2: lines" not in problems  # the lines named once
     page.fill("input[name=tags]", "negation")
     screenshot(page, "set-import-preview")
     page.click("button:has-text('Import 2 sets')")

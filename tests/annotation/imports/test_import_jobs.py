@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from annotation import jobs
 from annotation.imports import dispatch
@@ -106,7 +107,8 @@ def test_a_large_published_set_into_an_existing_project_goes_to_a_worker(
     from tests.factories import UserFactory
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    root = client_for(UserFactory(username="root", is_staff=True, is_superuser=True))
+    staff = UserFactory(username="root", is_staff=True, is_superuser=True)
+    root = client_for(staff)
     files, _ = published_files.ropes()
 
     def body():  # type: ignore[no-untyped-def]
@@ -127,3 +129,7 @@ def test_a_large_published_set_into_an_existing_project_goes_to_a_worker(
     assert Perturbation.objects.count() == 2
     shown = root.get(f"/api/projects/qa/imports/{job.pk}/").json()
     assert shown["result"]["summary"].startswith("ROPES: test: 2 sets, 2 perturbations.")
+    browser = Client()
+    browser.force_login(staff)
+    page = browser.get(f"/p/qa/imports/{job.pk}/").content.decode()
+    assert "Done: ROPES: test: 2 sets" in page and "already here.." not in page
