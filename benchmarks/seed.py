@@ -2,7 +2,7 @@
 perturbations (5 votes each) plus open items, and an export project of accepted sets.
 
 Each benchmark calls `bench_database()` first: it (re)creates the database `contrastlab_bench`
-on 127.0.0.1 and points Django at it.
+(or $BENCH_DB) on 127.0.0.1 and points Django at it.
 """
 
 import os
@@ -15,7 +15,7 @@ from typing import Any
 
 from common import ROOT
 
-DB = "contrastlab_bench"
+DB = os.environ.get("BENCH_DB", "contrastlab_bench")  # another name keeps runs apart
 URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
 WORDS = [
     "the",
