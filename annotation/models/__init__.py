@@ -5,7 +5,7 @@ from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
-from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote
+from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote, VoteSeconds
 
 __all__ = [
     "SET_OF_ONE",
@@ -28,6 +28,7 @@ __all__ = [
     "ValidationItem",
     "ValidatorStatus",
     "Vote",
+    "VoteSeconds",
     "release_id",
     "user_or_none",
 ]

@@ -173,6 +173,30 @@ class Vote(models.Model):
         return f"{self.validator} voted {self.label} on {self.item_id}"
 
 
+class VoteSeconds(models.Model):
+    """How many votes a validator cast in a project for each number of seconds spent. Database
+    triggers (migration 0020) keep it on every insert, delete and move of votes, whichever path
+    writes them, so that the statistics read a few hundred rows where they read every vote."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    seconds = models.PositiveIntegerField()
+    votes = models.PositiveIntegerField()  # 0 once every such vote is deleted
+
+    class Meta:
+        verbose_name_plural = "vote seconds"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "validator", "seconds"], name="vote_seconds_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.validator}: {self.votes} votes of {self.seconds} s in {self.project_id}"
+
+
 class ValidatorStatus(models.Model):
     """Whether a validator's votes count in a project, and their agreement so far: the only
     record of it (annotation.validation.quality keeps it)."""

@@ -8,12 +8,16 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db.models import BooleanField, Count, ExpressionWrapper, IntegerField, Q
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
-from annotation.bulk import plain_rows
-from annotation.models import Perturbation, Project, Tag, ValidationItem, ValidatorStatus, Vote
+from annotation.models import (
+    Perturbation,
+    Project,
+    Tag,
+    ValidationItem,
+    ValidatorStatus,
+    VoteSeconds,
+)
 from annotation.validation.agreement import (
     capped_histogram,
     fleiss_kappa,
@@ -28,6 +32,7 @@ from annotation.validation.quality import agreement_of
 Status = Perturbation.Status
 ItemStatus = ValidationItem.Status
 NOT_WRITTEN = [Status.DRAFT, Status.WITHDRAWN]  # perturbations that were never submitted
+HAS_CONTROL = ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField())
 
 
 def _finite(value: float) -> float | None:
@@ -83,9 +88,8 @@ def agreement_figures(
 
 @dataclass
 class Items:
-    """A project's items as columns, in id order: what every figure reads of them."""
+    """A project's items as columns: what every figure reads of them."""
 
-    ids: np.ndarray
     status: np.ndarray
     majority: np.ndarray
     split: np.ndarray
@@ -93,42 +97,68 @@ class Items:
     is_control: np.ndarray
     # Label projects: votes[i, c] = the counted votes of item i for category c
     votes: np.ndarray
-    # Free-text projects only: id -> the item's row, answers included (answer_stats reads it)
+    # Free-text projects only: id -> the item's row, answers included, in the columns' order
     rows: dict[int, dict[str, Any]]
 
 
+COLUMNS = ["status", "majority_label", "split", "gold_label", "has_control"]
+
+
 def items_of(project: Project) -> Items:
-    """One query of plain columns; in label projects, each category's counted votes come from
-    the item's label_votes, so no vote is read."""
-    names = ["id", "status", "majority_label", "split", "gold_label"]
-    categories = [] if project.is_free_text else project.all_labels
-    per_label = {
-        f"n{j}": Coalesce(Cast(KeyTextTransform(label, "label_votes"), IntegerField()), 0)
-        for j, label in enumerate(categories)
-    }
-    items = ValidationItem.objects.filter(project=project).order_by("id")
-    plain = items.annotate(
-        has_control=ExpressionWrapper(Q(control__isnull=False), output_field=BooleanField()),
-        **per_label,
-    ).values_list(*names, "has_control", *per_label)
-    rows = plain_rows(plain)
-    width = len(names) + 1
-    table = np.array(rows, dtype=object).reshape(len(rows), width + len(categories))
-    answers = {}
-    if project.is_free_text:  # decoding JSON answers is most of the cost: only where they exist
-        for pk, *columns in items.values_list("id", "majority_answers", "gold_answers"):
-            answers[pk] = dict(zip(("majority_answers", "gold_answers"), columns, strict=True))
+    """The items of a label project, read as groups of items alike in every column and in their
+    counted votes per label (the item's label_votes, so no vote is read): a few dozen rows
+    where there are 100k items, repeated here into one row per item, in the groups' order."""
+    if project.is_free_text:
+        return _free_text_items(project)
+    groups = list(
+        ValidationItem.objects.filter(project=project)
+        .annotate(has_control=HAS_CONTROL)
+        .values_list(*COLUMNS, "label_votes")
+        .annotate(n=Count("id"))
+        .order_by(*COLUMNS, "label_votes")
+    )
+    sizes = np.array([group[-1] for group in groups], dtype=np.int64)
+    index = {label: j for j, label in enumerate(project.all_labels)}
+    votes = np.zeros((len(groups), len(index)), dtype=np.int64)
+    for row, group in enumerate(groups):
+        for label, n in group[-2].items():
+            if label in index:  # a label since removed from the project counts nowhere
+                votes[row, index[label]] = n
+
+    def column(j: int) -> np.ndarray:  # text as numpy's own strings: compared in C
+        return np.repeat(np.array([group[j] for group in groups], dtype=str), sizes)
+
     return Items(
-        ids=table[:, 0].astype(np.int64),
-        status=table[:, 1],
-        majority=table[:, 2],
-        split=table[:, 3],
-        gold=table[:, 4],
-        is_control=table[:, 5].astype(bool),
-        votes=table[:, width:].astype(np.int64),
-        rows={row[0]: {**dict(zip(names, row, strict=False)), **answers[row[0]]} for row in rows}
-        if project.is_free_text
-        else {},
+        status=column(0),
+        majority=column(1),
+        split=column(2),
+        gold=column(3),
+        is_control=np.repeat(np.array([group[4] for group in groups], dtype=bool), sizes),
+        votes=np.repeat(votes, sizes, axis=0),
+        rows={},
+    )
+
+
+def _free_text_items(project: Project) -> Items:
+    """One row per item, in id order, with its answers: decoding them is most of the cost."""
+    names = ["id", *COLUMNS[:-1], "majority_answers", "gold_answers"]
+    items = ValidationItem.objects.filter(project=project).order_by("id")
+    rows = [
+        dict(zip([*names, "has_control"], row, strict=True))
+        for row in items.annotate(has_control=HAS_CONTROL).values_list(*names, "has_control")
+    ]
+
+    def column(name: str) -> np.ndarray:
+        return np.array([row[name] for row in rows], dtype=str)
+
+    return Items(
+        status=column("status"),
+        majority=column("majority_label"),
+        split=column("split"),
+        gold=column("gold_label"),
+        is_control=np.array([row["has_control"] for row in rows], dtype=bool),
+        votes=np.zeros((len(rows), 0), dtype=np.int64),
+        rows={row["id"]: row for row in rows},
     )
 
 
@@ -139,30 +169,17 @@ def project_stats(project: Project) -> dict[str, Any]:
     else:
         figures = _label_stats(project, items)
     votes, overall_median = vote_figures(project)
-    statuses = Counter(items.status.tolist())
+    perturbations, experts, perturbation_seconds = perturbation_figures(project)
+    statuses = dict(zip(*np.unique(items.status, return_counts=True), strict=True))
     return {
         **figures,
-        "items": {status: statuses.get(status, 0) for status in ItemStatus.values},
-        "perturbations": dict(
-            project.perturbations.values_list("status").annotate(n=Count("id")).order_by()
-        ),
+        "items": {status: int(statuses.get(status, 0)) for status in ItemStatus.values},
+        "perturbations": perturbations,
         "human_accuracy": _human_accuracy(items),
         "tags": tag_coverage(project),
         "validators": validator_figures(project, votes),
-        "experts": expert_figures(project),
-        "median_seconds": {
-            "perturbation": histogram_median(
-                Counter(
-                    dict(
-                        project.perturbations.exclude(status__in=NOT_WRITTEN)
-                        .values_list("seconds_spent")
-                        .annotate(n=Count("id"))
-                        .order_by()
-                    )
-                )
-            ),
-            "vote": overall_median,
-        },
+        "experts": experts,
+        "median_seconds": {"perturbation": perturbation_seconds, "vote": overall_median},
     }
 
 
@@ -171,17 +188,17 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
     resolved items with counted votes."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels
-    index = {label: j for j, label in enumerate(categories)}
     live = np.isin(items.status, [ItemStatus.OPEN, ItemStatus.RESOLVED])
     live &= items.votes.sum(axis=1) > 0
     table = items.votes[live]
     resolved = (items.status == ItemStatus.RESOLVED) & (items.majority != "")
-    majority = np.array([index[label] if label else -1 for label in items.majority.tolist()])
-    majority = np.where(resolved, majority, -1).astype(np.int64)
+    majority = np.full(len(items.majority), -1, dtype=np.int64)
+    for j, label in enumerate(categories):
+        majority[resolved & (items.majority == label)] = j
     gold = majority[live]
     splits = items.split[live]
     per_split: dict[str, Any] = {}
-    for split in sorted(set(items.split.tolist())):
+    for split in np.unique(items.split).tolist():
         mask = splits == split
         per_split[split] = agreement_figures(
             table[mask], gold[mask], categories, project.labels, votes_per_item
@@ -191,8 +208,8 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
     else:
         overall = agreement_figures(table, gold, categories, project.labels, votes_per_item)
     # Votes for its majority label, per resolved item (0 for one with no counted votes).
-    agreeing = table[gold >= 0, gold[gold >= 0]].tolist()
-    agreeing += [0] * (int(resolved.sum()) - len(agreeing))
+    agreeing = table[gold >= 0, gold[gold >= 0]]
+    agreeing = np.concatenate([agreeing, np.zeros(int(resolved.sum()) - len(agreeing), int)])
     return {
         **overall,
         "per_split": per_split,
@@ -201,12 +218,12 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
             "majority": dict(
                 zip(
                     categories,
-                    np.bincount(majority[resolved], minlength=len(categories)).tolist(),
+                    np.bincount(majority[majority >= 0], minlength=len(categories)).tolist(),
                     strict=True,
                 )
             ),
         },
-        "votes_per_item": capped_histogram(table.sum(axis=1).tolist(), votes_per_item),
+        "votes_per_item": capped_histogram(table.sum(axis=1), votes_per_item),
         "agreement_histogram": value_histogram(agreeing),
     }
 
@@ -219,7 +236,7 @@ def _human_accuracy(items: Items) -> dict[str, Any]:
     right = items.majority == items.gold
     has_gold = items.gold != ""
     if items.rows:  # free text: the answers must have gold, and match it too
-        answers = [items.rows[i] for i in items.ids.tolist()]
+        answers = list(items.rows.values())
         has_gold |= np.array([bool(r["gold_answers"]) for r in answers], dtype=bool)
         right &= np.array([r["majority_answers"] == r["gold_answers"] for r in answers], dtype=bool)
     out = {}
@@ -257,13 +274,9 @@ VoteFigures = dict[int, tuple[int, float | None]]
 
 def vote_figures(project: Project) -> tuple[VoteFigures, float | None]:
     """Each validator's number of votes and median seconds per vote, and the median of all
-    votes, from one histogram query: seconds take few distinct values, so this reads far
-    fewer rows than the votes."""
-    rows = (
-        Vote.objects.filter(item__project=project)
-        .values_list("validator_id", "seconds_spent")
-        .annotate(n=Count("id"))
-        .order_by()
+    votes, from the votes per validator and seconds that the database keeps (VoteSeconds)."""
+    rows = VoteSeconds.objects.filter(project=project, votes__gt=0).values_list(
+        "validator_id", "seconds", "votes"
     )
     per: dict[int, Counter[int]] = defaultdict(Counter)
     overall: Counter[int] = Counter()
@@ -299,27 +312,37 @@ def validator_figures(project: Project, votes: VoteFigures | None = None) -> lis
     return figures
 
 
-def expert_figures(project: Project) -> list[dict[str, Any]]:
-    """Per author; controls are originals, not perturbations, so they never count here."""
+def perturbation_figures(
+    project: Project,
+) -> tuple[dict[str, int], list[dict[str, Any]], float | None]:
+    """Perturbations per status; per author (withdrawn ones left out; controls are originals,
+    not perturbations, so they never count here); and the median seconds of those submitted:
+    one grouped read of the perturbations."""
     rows = (
-        Perturbation.objects.filter(project=project)
-        .exclude(status=Status.WITHDRAWN)
-        .values("author__username")
-        .annotate(
-            written=Count("id", filter=~Q(status=Status.DRAFT)),
-            drafts=Count("id", filter=Q(status=Status.DRAFT)),
-            accepted=Count("id", filter=Q(status=Status.ACCEPTED)),
-            resolved=Count("id", filter=Q(status__in=Perturbation.RESOLVED)),
-        )
-        .order_by("author__username")
+        project.perturbations.values_list("author__username", "status", "seconds_spent")
+        .annotate(n=Count("id"))
+        .order_by()
     )
-    return [
-        {
-            "expert": row["author__username"],
-            "submitted": row["written"],
-            "drafts": row["drafts"],
-            "accepted": row["accepted"],
-            "acceptance": round(row["accepted"] / row["resolved"], 4) if row["resolved"] else None,
-        }
-        for row in rows
-    ]
+    statuses: Counter[str] = Counter()
+    authors: dict[str, Counter[str]] = defaultdict(Counter)
+    seconds: Counter[int] = Counter()
+    for author, status, spent, n in rows:
+        statuses[status] += n
+        if status != Status.WITHDRAWN:
+            authors[author][status] += n
+        if status not in NOT_WRITTEN:
+            seconds[spent] += n
+    experts = []
+    for author in sorted(authors):
+        counts = authors[author]
+        resolved = sum(counts[status] for status in Perturbation.RESOLVED)
+        experts.append(
+            {
+                "expert": author,
+                "submitted": counts.total() - counts[Status.DRAFT],
+                "drafts": counts[Status.DRAFT],
+                "accepted": counts[Status.ACCEPTED],
+                "acceptance": round(counts[Status.ACCEPTED] / resolved, 4) if resolved else None,
+            }
+        )
+    return dict(statuses), experts, histogram_median(seconds)
