@@ -7,6 +7,7 @@ project's, each overridden by the model's own where it sets one (`Prompting.of`)
 the rendered prompt after k shots drawn from a pool the caller passes in.
 """
 
+import functools
 import random
 import re
 import string
@@ -62,12 +63,21 @@ def render_prompt(prompt: str, fields: dict[str, Any]) -> str:
     as literal braces. Never str.format: a stored prompt cannot convert, pad or index, so the
     text is the prompt's and the fields' size, whatever was saved before placeholders were
     checked."""
-    try:
-        parts = string.Formatter().parse(prompt)
-        return "".join(literal + ("" if name is None else str(fields.get(name, "")))
-                       for literal, name, _, _ in parts)  # fmt: skip
-    except ValueError:  # unbalanced braces saved before they were checked: the prompt as is
+    parts = _parts(prompt)
+    if parts is None:  # unbalanced braces saved before they were checked: the prompt as is
         return prompt
+    return "".join(literal + ("" if name is None else str(fields.get(name, "")))
+                   for literal, name in parts)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _parts(prompt: str) -> tuple[tuple[str, str | None], ...] | None:
+    """The prompt's literal texts and field names, parsed once: a release renders it for each
+    of its examples."""
+    try:
+        return tuple((literal, name) for literal, name, _, _ in string.Formatter().parse(prompt))
+    except ValueError:
+        return None
 
 
 def clean_prompt(prompt: Any, field_names: list[str] | None = None) -> str:

@@ -27,7 +27,7 @@ from seed import URL, bench_database, text
 BOUNDARY = "contrastlab-benchmark"
 
 
-def build_file(n: int, rng: random.Random, words: int = 30) -> bytes:
+def build_file(n: int, rng: random.Random, words: int = 30, first: int = 0) -> bytes:
     workers = [f"w{k}" for k in range(40)]
     lines = []
     for i in range(n):
@@ -36,7 +36,7 @@ def build_file(n: int, rng: random.Random, words: int = 30) -> bytes:
         for worker in chosen:
             label = "positive" if rng.random() < 0.7 else "negative"
             distribution.setdefault(label, []).append(worker)
-        line = {"id": f"ext-{i}", "fields": {"text": text(rng, words)},
+        line = {"id": f"ext-{first + i}", "fields": {"text": text(rng, words)},
                 "label_distribution": distribution}  # fmt: skip
         lines.append(json.dumps(line, separators=(",", ":")))
     return "\n".join(lines).encode()

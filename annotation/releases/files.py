@@ -3,6 +3,7 @@ by ISA-L, TSV rows without the csv module's per-row cost."""
 
 import hashlib
 import queue
+import re
 import shutil
 import threading
 import zipfile
@@ -81,8 +82,11 @@ def from_spreadsheet_cell(text: str) -> str:
     return text[1:] if text.startswith("'") and text[1:].startswith(ESCAPED_START) else text
 
 
+NEEDS_QUOTES = re.compile('[\t\n\r"]')
+
+
 def _quoted(cell: str) -> str:
-    return '"' + cell.replace('"', '""') + '"' if any(c in cell for c in '\t\n\r"') else cell
+    return '"' + cell.replace('"', '""') + '"' if NEEDS_QUOTES.search(cell) else cell
 
 
 def tsv_line(values: list[str]) -> str:
