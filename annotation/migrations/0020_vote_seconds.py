@@ -37,6 +37,7 @@ BEGIN
         SELECT i.project_id, v.validator_id, v.seconds_spent, count(*)
         FROM new_votes v JOIN annotation_validationitem i ON i.id = v.item_id
         GROUP BY 1, 2, 3
+        ORDER BY 1, 2, 3  -- rows locked in one order: two imports at once cannot deadlock
         ON CONFLICT (project_id, validator_id, seconds)
         DO UPDATE SET votes = annotation_voteseconds.votes + EXCLUDED.votes;
     END IF;
