@@ -33,6 +33,7 @@ SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
+LINE = orjson.OPT_APPEND_NEWLINE
 
 
 @dataclass(slots=True)  # a release may hold a million of them
@@ -125,10 +126,9 @@ class BundleWriter:
         self.parquet = ParquetExport(self.project, self.work)
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
         for record in chain(self._sets(rows), (self._set_of_one(o) for o in alone)):
-            sets_file.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+            sets_file.write(orjson.dumps(record, option=LINE))
             examples = list(_flatten(record))
-            for example in examples:
-                examples_file.write(orjson.dumps(example, option=orjson.OPT_APPEND_NEWLINE))
+            examples_file.write(b"".join(orjson.dumps(e, option=LINE) for e in examples))
             lm_eval.add(record)
             self.parquet.add(record, examples)
             if self.paired:
@@ -191,9 +191,9 @@ class BundleWriter:
                 target.write(tsv_line(self.paired_header))
         orig, contrast = paired[split]
         original = tsv_line([record["original"]["label"], record["original"]["fields"][name]])
-        for perturbation in record["perturbations"]:
-            orig.write(original)
-            contrast.write(tsv_line([perturbation["label"], perturbation["fields"][name]]))
+        perturbations = record["perturbations"]
+        orig.write(original * len(perturbations))
+        contrast.write("".join(tsv_line([p["label"], p["fields"][name]]) for p in perturbations))
 
     def _write_qa_pairs(self, paired: dict, record: dict[str, Any]) -> None:
         """QA sets (docs/task-types.md): line i of {split}_original.jsonl pairs with line i of
@@ -209,7 +209,7 @@ class BundleWriter:
         for p in record["perturbations"]:
             for target, member in ((orig, original), (contrast, p)):
                 line = {"id": member["id"], **member["fields"], "answers": member["answers"]}
-                target.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+                target.write(orjson.dumps(line, option=LINE))
 
     def _sets(self, rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
         """One record per set, in the release's (pivot) order."""

@@ -24,6 +24,7 @@ from annotation.validation.agreement import (
     histogram_median,
     human_f1_table,
     krippendorff_alpha_nominal,
+    row_sums,
     value_histogram,
 )
 from annotation.validation.answer_stats import answer_stats
@@ -65,7 +66,7 @@ def agreement_figures(
 ) -> dict[str, Any]:
     """Kappa, alpha and human F1 over table[i, c] = counted votes of category c on item i,
     with gold[i] = the column of item i's majority label (-1: none)."""
-    complete = table[table.sum(axis=1) == votes_per_item] if len(table) else table
+    complete = table[row_sums(table) == votes_per_item] if len(table) else table
     # Task labels come first in `categories`, so their columns are the table's first ones.
     assert list(categories[: len(task_labels)]) == list(task_labels)
     f1 = human_f1_table(table, gold, list(task_labels), seed=1)
@@ -99,6 +100,7 @@ class Items:
     votes: np.ndarray
     # Free-text projects only: id -> the item's row, answers included, in the columns' order
     rows: dict[int, dict[str, Any]]
+    splits: list[str]  # the splits that hold items, in order
 
 
 COLUMNS = ["status", "majority_label", "split", "gold_label", "has_control"]
@@ -136,6 +138,7 @@ def items_of(project: Project) -> Items:
         is_control=np.repeat(np.array([group[4] for group in groups], dtype=bool), sizes),
         votes=np.repeat(votes, sizes, axis=0),
         rows={},
+        splits=sorted({group[2] for group in groups}),
     )
 
 
@@ -159,6 +162,7 @@ def _free_text_items(project: Project) -> Items:
         is_control=np.array([row["has_control"] for row in rows], dtype=bool),
         votes=np.zeros((len(rows), 0), dtype=np.int64),
         rows={row["id"]: row for row in rows},
+        splits=sorted({row["split"] for row in rows}),
     )
 
 
@@ -170,10 +174,9 @@ def project_stats(project: Project) -> dict[str, Any]:
         figures = _label_stats(project, items)
     votes, overall_median = vote_figures(project)
     perturbations, experts, perturbation_seconds = perturbation_figures(project)
-    statuses = dict(zip(*np.unique(items.status, return_counts=True), strict=True))
     return {
         **figures,
-        "items": {status: int(statuses.get(status, 0)) for status in ItemStatus.values},
+        "items": {s: int(np.count_nonzero(items.status == s)) for s in ItemStatus.values},
         "perturbations": perturbations,
         "human_accuracy": _human_accuracy(items),
         "tags": tag_coverage(project),
@@ -188,8 +191,8 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
     resolved items with counted votes."""
     votes_per_item = project.setting("votes_per_item")
     categories = project.all_labels
-    live = np.isin(items.status, [ItemStatus.OPEN, ItemStatus.RESOLVED])
-    live &= items.votes.sum(axis=1) > 0
+    live = (items.status == ItemStatus.OPEN) | (items.status == ItemStatus.RESOLVED)
+    live &= row_sums(items.votes) > 0
     table = items.votes[live]
     resolved = (items.status == ItemStatus.RESOLVED) & (items.majority != "")
     majority = np.full(len(items.majority), -1, dtype=np.int64)
@@ -198,7 +201,7 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
     gold = majority[live]
     splits = items.split[live]
     per_split: dict[str, Any] = {}
-    for split in np.unique(items.split).tolist():
+    for split in items.splits:
         mask = splits == split
         per_split[split] = agreement_figures(
             table[mask], gold[mask], categories, project.labels, votes_per_item
@@ -223,7 +226,7 @@ def _label_stats(project: Project, items: Items) -> dict[str, Any]:
                 )
             ),
         },
-        "votes_per_item": capped_histogram(table.sum(axis=1), votes_per_item),
+        "votes_per_item": capped_histogram(row_sums(table), votes_per_item),
         "agreement_histogram": value_histogram(agreeing),
     }
 
