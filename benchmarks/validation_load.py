@@ -193,6 +193,11 @@ def main() -> None:
     )
     parser.add_argument("--py-spy", help="record gunicorn with py-spy into this file")
     parser.add_argument(
+        "--trigger-baseline",
+        action="store_true",
+        help="then run the clients again with the votes' triggers (VoteSeconds) off",
+    )
+    parser.add_argument(
         "--reuse", action="store_true", help="reuse the last run's database (its open items)"
     )
     parser.add_argument(
@@ -266,6 +271,24 @@ def main() -> None:
                 "seeded through the API, without / with a manual ANALYZE: votes/s "
                 f"{loaded['votes_per_s']:.0f} / {analysed['votes_per_s']:.0f} "
                 f"({loaded['votes_per_s'] / analysed['votes_per_s']:.2f}x)"
+            )
+        if args.trigger_baseline:
+            # The same clients with VoteSeconds' triggers off (migration 0020): what they cost
+            # a vote. The table is wrong afterwards; this database is the benchmark's own.
+            with connection.cursor() as cursor:
+                cursor.execute("ALTER TABLE annotation_vote DISABLE TRIGGER USER")
+            try:
+                bare = report(
+                    f"without VoteSeconds' triggers, {args.clients} clients, {args.seconds:.0f} s",
+                    run_clients(tokens, port, args.seconds),
+                )
+            finally:
+                with connection.cursor() as cursor:
+                    cursor.execute("ALTER TABLE annotation_vote ENABLE TRIGGER USER")
+            print(
+                "with / without the triggers: votes/s "
+                f"{loaded['votes_per_s']:.0f} / {bare['votes_per_s']:.0f} "
+                f"({loaded['votes_per_s'] / bare['votes_per_s']:.2f}x)"
             )
         if args.rate:
             report(
