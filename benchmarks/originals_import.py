@@ -5,20 +5,50 @@ Beside it: Label Studio CE's figure measured on this kind of machine (20k texts 
 5,183 tasks/s; ../shared/ENVIRONMENT.md), and, in the same run, one INSERT per row
 (`Example.objects.create`, 2,000 rows, rolled back).
 
-    .venv/bin/python benchmarks/originals_import.py
+With --api, also each import through the API as a user sends it, at 20k and 200k rows of real
+IMDb reviews (../shared/data, repeated and numbered; 20k originals are 19.5 MB): originals, sets
+(one contrast pair a line, accepted) and votes (five of 40 external validators a line). Each goes
+to the background import (over IMPORT_BACKGROUND_BYTES): gunicorn (one sync worker) answers 202,
+a Celery worker (prefork, one child, as in Compose) imports. Timed from the start of the upload
+until a poll of the job (every 50 ms) sees `succeeded`; the job's own timestamps split that
+into the request (upload, storing, the job made), the queue (until the worker claimed it), the
+run and the poll's lag. The same file imported in this process (import_now, no HTTP, no queue)
+is printed beside it. IMPORT_MAX_BYTES is raised for the 10x files (a 200k-line votes file is
+about 200 MB). Redis db 9 is the broker; files and logs go to a new folder under $TMPDIR.
+
+    .venv/bin/python benchmarks/originals_import.py [--api [--runs 2] [--sizes 20000 200000]]
 """
 
+import argparse
+import io
 import json
+import os
 import random
+import signal
+import tempfile
 import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
 
-from seed import bench_database, text
+from common import DATA, read_tsv, require_data
+from job_drill import Worker, imdb_jsonl, start_gunicorn
+from seed import URL, bench_database, text
 
 LABEL_STUDIO_ROWS_PER_S = 5183
+BROKER = "redis://127.0.0.1:6379/9"
+POLL_SECONDS = 0.05
+# (API path under the project, form fields besides the file) by kind; sets come accepted.
+KINDS = {
+    "originals": ("examples/import/", {"format": "jsonl"}),
+    "sets": ("import/sets/", {"format": "sets_jsonl", "accept": "true"}),
+    "votes": ("import/votes/", {}),
+}
 
 
-def main() -> None:
-    bench_database()
+def in_process() -> None:
+    """The in-process figures of 40-word texts, and one INSERT per row."""
     from django.db import transaction
 
     from annotation.imports.originals import import_examples
@@ -36,9 +66,7 @@ def main() -> None:
         data = "\n".join(json.dumps(row) for row in rows).encode()
         started = time.perf_counter()
         import_examples(project=project, user=None, data=data, source_name=f"{n}.jsonl")
-        rate = n / (time.perf_counter() - started)
-        print(f"{n:>7} rows: {rate:,.0f} rows/s = {rate / LABEL_STUDIO_ROWS_PER_S:.2f}x "
-              f"Label Studio's {LABEL_STUDIO_ROWS_PER_S:,} tasks/s")  # fmt: skip
+        print(f"in-process, 40-word texts: {n:>7} rows: {rate_of(n, started)}")
     started = time.perf_counter()
     with transaction.atomic():
         for i in range(2000):
@@ -47,6 +75,179 @@ def main() -> None:
         one_by_one = 2000 / (time.perf_counter() - started)
         transaction.set_rollback(True)
     print(f"baseline, one INSERT per row: {one_by_one:,.0f} rows/s")
+
+
+def rate_of(n: int, started: float) -> str:
+    seconds = time.perf_counter() - started
+    rate = n / seconds
+    return (f"{seconds:.2f} s, {rate:,.0f} rows/s = {rate / LABEL_STUDIO_ROWS_PER_S:.2f}x "
+            f"Label Studio's {LABEL_STUDIO_ROWS_PER_S:,} tasks/s")  # fmt: skip
+
+
+def pairs() -> list[tuple[dict[str, str], dict[str, str]]]:
+    """Real IMDb contrast pairs: each original review with its counterpart, the label flipped."""
+    require_data("cad-sentiment")
+    found: list[tuple[dict[str, str], dict[str, str]]] = []
+    for original in sorted([*DATA.glob("cad-sentiment/orig/*.tsv"),
+                            *DATA.glob("imdb-contrast/*_original.tsv")]):  # fmt: skip
+        paired = original.parent.parent / "new" / original.name
+        if original.name.endswith("_original.tsv"):
+            paired = original.with_name(original.name.replace("_original", "_contrast"))
+        found += zip(read_tsv(original), read_tsv(paired), strict=True)
+    return found
+
+
+def jsonl(lines: Any) -> bytes:
+    return "\n".join(json.dumps(line) for line in lines).encode()
+
+
+def sets_jsonl(rows: int, found: list[Any]) -> bytes:
+    def line(n: int) -> dict[str, Any]:
+        original, contrast = found[n % len(found)]
+        perturbation = {"fields": {"text": contrast["Text"]},
+                        "label": contrast["Sentiment"].lower(), "tags": ["imdb"]}  # fmt: skip
+        return {"original": {"id": f"imdb-{n}", "fields": {"text": original["Text"]},
+                             "label": original["Sentiment"].lower()},
+                "perturbations": [perturbation]}  # fmt: skip
+
+    return jsonl(line(n) for n in range(rows))
+
+
+def votes_jsonl(rows: int, found: list[Any]) -> bytes:
+    rng, workers = random.Random(0), [f"w{k}" for k in range(40)]
+
+    def line(n: int) -> dict[str, Any]:
+        review = found[n % len(found)][0]
+        distribution: dict[str, list[str]] = {}
+        for worker in rng.sample(workers, 5):
+            label = "positive" if rng.random() < 0.7 else "negative"
+            distribution.setdefault(label, []).append(worker)
+        return {"id": f"imdb-{n}", "fields": {"text": review["Text"]},
+                "label_distribution": distribution}  # fmt: skip
+
+    return jsonl(line(n) for n in range(rows))
+
+
+def post(port: int, path: str, token: str, fields: dict[str, str], content: bytes) -> Any:
+    """POST the form with the file; the answer's JSON (a 202's job, or the import's answer)."""
+    boundary = uuid.uuid4().hex
+    body = io.BytesIO()
+    for name, value in fields.items():
+        body.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                   f"{value}\r\n".encode())  # fmt: skip
+    body.write(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+               'filename="imdb.jsonl"\r\nContent-Type: application/octet-stream\r\n\r\n'
+               .encode())  # fmt: skip
+    body.write(content + f"\r\n--{boundary}--\r\n".encode())
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", data=body.getvalue(),
+        headers={"Authorization": f"Token {token}",
+                 "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=600) as response:
+        return response.status, json.loads(response.read())
+
+
+def follow(port: int, path: str, token: str) -> Any:
+    """Poll the job until it finished: its answer."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}",
+                                     headers={"Authorization": f"Token {token}"})  # fmt: skip
+    while True:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.loads(response.read())
+        if answer["status"] in ("succeeded", "failed", "cancelled"):
+            return answer
+        time.sleep(POLL_SECONDS)
+
+
+def through_api(kind: str, n: int, run: int, content: bytes, port: int, admin: Any) -> None:
+    """One upload of `content` as `kind` into a new project, followed until it finished."""
+    from django.core.files import File
+    from rest_framework.authtoken.models import Token
+
+    from annotation.imports.dispatch import import_now
+    from annotation.models import ImportJob
+    from annotation.projects import services
+
+    def project(slug: str) -> Any:
+        return services.project_create(
+            user=admin, name=slug, slug=slug, fields=[{"name": "text"}],
+            labels=["positive", "negative"], tags=[{"name": "imdb"}],
+        )  # fmt: skip
+
+    slug = f"{kind}-{n}-{run}"
+    project(slug)
+    token = Token.objects.get_or_create(user=admin)[0].key
+    path, fields = KINDS[kind]
+    began, started = time.time(), time.perf_counter()
+    status, answer = post(port, f"/api/projects/{slug}/{path}", token, fields, content)
+    answered = time.perf_counter() - started
+    assert status == 202, f"{kind} {n}: answered {status} in the request, not queued: {answer}"
+    done = follow(port, f"/api/projects/{slug}/imports/{answer['job']}/", token)
+    seen = time.perf_counter() - started
+    assert done["status"] == "succeeded", f"{kind} {n}: {done}"
+    job = ImportJob.objects.get(pk=answer["job"])
+    assert job.started_at and job.finished_at
+    parts = {
+        "request": answered,
+        "queue": (job.started_at - job.created_at).total_seconds(),
+        "run": (job.finished_at - job.started_at).total_seconds(),
+        "poll": seen - (job.finished_at.timestamp() - began),
+    }
+    rate = n / seen
+    print(f"API {kind:>9} {n:>7} rows ({len(content) / 1e6:.1f} MB), run {run}: {seen:.2f} s, "
+          f"{rate:,.0f} rows/s = {rate / LABEL_STUDIO_ROWS_PER_S:.2f}x Label Studio ("
+          + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + " s)", flush=True)  # fmt: skip
+    local = project(f"local-{slug}")
+    upload = File(io.BytesIO(content), name="imdb.jsonl")
+    started = time.perf_counter()
+    import_now(project=local, user=admin, kind=kind, files={"file": upload}, options=job.options)
+    print(f"    in-process, the same file: {rate_of(n, started)}", flush=True)
+
+
+def api(kinds: list[str], sizes: list[int], runs: int) -> None:
+    import redis
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    folder = Path(tempfile.mkdtemp(prefix="originals-import-"))
+    print(f"files and logs in {folder}; load average {os.getloadavg()[0]:.2f} (2 cores)")
+    redis.Redis.from_url(BROKER).flushdb()
+    found = pairs()
+    files = {"originals": lambda n: imdb_jsonl(n), "sets": lambda n: sets_jsonl(n, found),
+             "votes": lambda n: votes_jsonl(n, found)}  # fmt: skip
+    admin = User.objects.create(username="importer", is_staff=True)
+    connection.close()
+    env = {**os.environ, "DATABASE_URL": URL, "DEBUG": "0", "LOG_LEVEL": "WARNING",
+           "CELERY_BROKER_URL": BROKER, "MEDIA_ROOT": str(folder / "media"),
+           "CONTRASTLAB_VAR_DIR": str(folder / "var")}  # fmt: skip
+    server, port = start_gunicorn(env, folder)
+    worker = Worker(env, folder)
+    try:
+        for kind in kinds:
+            for n in sizes:
+                content = files[kind](n)
+                for run in range(1, runs + 1):
+                    through_api(kind, n, run, content, port, admin)
+    finally:
+        worker.stop()
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--api", action="store_true", help="also import through the API")
+    parser.add_argument("--runs", type=int, default=2, help="API runs of each kind and size")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
+    parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
+    args = parser.parse_args()
+    if args.api:
+        os.environ["IMPORT_MAX_BYTES"] = str(512 * 1024 * 1024)  # the 10x files, everywhere
+    bench_database()
+    in_process()
+    if args.api:
+        api(args.kinds, args.sizes, args.runs)
 
 
 if __name__ == "__main__":

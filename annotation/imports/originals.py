@@ -5,14 +5,14 @@ Every problem is reported with the line it is on, and any problem rejects the wh
 
 import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from annotation.bulk import analyze
+from annotation.bulk import BATCH, analyze, immediate_constraints, insert_rows
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
     FORMATS,
@@ -29,8 +29,6 @@ from annotation.models import AuditLog, Example, ImportBatch, Project, user_or_n
 from annotation.models.config import SPLITS
 from annotation.text.parsing import strict_json_loads
 from annotation.validation.answers import AnswerRules, clean_answers
-
-INSERT_BATCH = 2000
 
 Progress = Callable[[str, int, int], None]
 
@@ -330,23 +328,9 @@ def import_examples(
                 sha256=hashlib.sha256(data).hexdigest(),
                 skipped=_with_text(skipped, data),
             )
-            for start in range(0, len(rows), INSERT_BATCH):
-                chunk = rows[start : start + INSERT_BATCH]
-                Example.objects.bulk_create(
-                    Example(
-                        project=project,
-                        external_id=row.external_id,
-                        fields=row.fields,
-                        label=row.label,
-                        answers=row.answers,
-                        split=row.split,
-                        metadata=row.metadata,
-                        batch=batch,
-                    )
-                    for row in chunk
-                )
-                if progress:
-                    progress("saving", start + len(chunk), len(rows))
+            # COPY, the foreign keys checked as each batch is stored (not all at commit).
+            with immediate_constraints():
+                insert_rows(Example, _columns(project, batch, rows, progress), returning_ids=False)
             AuditLog.record(
                 actor=user,
                 action="examples_imported",
@@ -362,6 +346,18 @@ def import_examples(
         ) from None
     analyze(Example)
     return batch
+
+
+def _columns(
+    project: Project, batch: ImportBatch, rows: list[ParsedRow], progress: Progress | None
+) -> Iterator[dict[str, Any]]:
+    """The rows as Example's columns, for insert_rows; "saving" progress as they are read."""
+    for n, row in enumerate(rows, start=1):
+        yield {"project_id": project.pk, "batch_id": batch.pk, "external_id": row.external_id,
+               "fields": row.fields, "label": row.label, "answers": row.answers,
+               "split": row.split, "metadata": row.metadata}  # fmt: skip
+        if progress and (n % BATCH == 0 or n == len(rows)):
+            progress("saving", n, len(rows))
 
 
 def _with_text(skipped: list[LineError], data: bytes) -> list[dict[str, Any]]:

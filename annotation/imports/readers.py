@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
 
+import orjson
 from django.conf import settings
 
 from annotation.errors import ImportRejected, LineError
 from annotation.releases.files import from_spreadsheet_cell
-from annotation.text.parsing import strict_json_loads
+from annotation.text.parsing import MAX_JSON_DEPTH, strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")
 
@@ -140,6 +141,24 @@ def read_json_array(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError
         yield line_no, record
 
 
+def json_line(line: str) -> Any:
+    """strict_json_loads(line), through orjson (a fifth of the time) where the two read the
+    line alike. orjson refuses what strict_json_loads refuses but for a key repeated in one
+    object (kept once: it counts fewer colons), a NUL written \\u0000, nesting deeper than
+    MAX_JSON_DEPTH and integers past 64 bits (read as floats, written back with "e+"); any of
+    these, or a doubt, and strict_json_loads reads the line, with its own message."""
+    if "\\u0000" in line or "\\u003" in line or line.count("{") + line.count("[") > MAX_JSON_DEPTH:
+        return strict_json_loads(line)  # a NUL, or a colon (\\u003a) its count would miss
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return strict_json_loads(line)
+    written = orjson.dumps(value)
+    if written.count(b":") != line.count(":") or b"e+" in written:
+        return strict_json_loads(line)
+    return value
+
+
 def read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
     """JSON Lines: lines end at "\\n" only (U+2028 and friends may stand inside strings); or, when
     the file opens with "[", one JSON array of objects (read_json_array)."""
@@ -150,7 +169,7 @@ def read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
         if not line.strip():
             continue
         try:
-            record = strict_json_loads(line)
+            record = json_line(line)
         except json.JSONDecodeError as error:
             yield line_no, LineError(line_no, f"invalid JSON: {error.msg} (column {error.colno}).")
             continue

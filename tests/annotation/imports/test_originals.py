@@ -272,3 +272,12 @@ def test_a_json_array_document_is_read_object_by_object_with_lines(project, peop
     }  # fmt: skip
     not_objects = upload(client_for(people["admin"]), project, "n.json", b'[{"id": "c"}, 3]')
     assert "element 2 of the array is not a JSON object" in str(not_objects.json())
+
+
+def test_numbers_past_64_bits_are_kept_exactly_in_metadata(project):
+    """orjson reads such an integer as a float and cannot write it: the strict reader and
+    json.dumps keep it whole, as the ORM's insert did."""
+    content = jsonl({**GOOD, "id": "big", "count": 18446744073709551616, "ratio": 1.5e20})
+    import_examples(project=project, user=None, data=content, source_name="big.jsonl")
+    metadata = Example.objects.get(project=project, external_id="big").metadata
+    assert metadata == {"count": 18446744073709551616, "ratio": 1.5e20}
