@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.db.models.expressions import RawSQL
 
 BATCH = 5000
@@ -36,6 +36,19 @@ def analyze(*tables: type[models.Model]) -> None:
             fields = model._meta.concrete_fields
             columns = [quote(str(f.column)) for f in fields if not isinstance(f, models.JSONField)]
             cursor.execute(f"ANALYZE {quote(model._meta.db_table)} ({', '.join(columns)})")
+
+
+@contextmanager
+def jit_off() -> Iterator[None]:
+    """A transaction in which PostgreSQL compiles no query. It compiles any query whose
+    estimated cost passes jit_above_cost, which a scan of a large table does: the statistics'
+    grouped read of a 100k-item project, in a table of 1.1M items, spent 53 ms of its 150 ms
+    compiling."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL jit = off")
+        yield
 
 
 def related_names_json(model: type[models.Model], field_name: str) -> RawSQL:

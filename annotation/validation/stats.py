@@ -10,6 +10,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
+from annotation.bulk import jit_off
 from annotation.models import (
     Perturbation,
     Project,
@@ -167,6 +168,11 @@ def _free_text_items(project: Project) -> Items:
 
 
 def project_stats(project: Project) -> dict[str, Any]:
+    with jit_off():
+        return _project_stats(project)
+
+
+def _project_stats(project: Project) -> dict[str, Any]:
     items = items_of(project)
     if project.is_free_text:
         figures = answer_stats(project, items.rows)
