@@ -8,7 +8,6 @@
 Both are written set by set, beside the bundle's other files.
 """
 
-import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -188,11 +187,11 @@ class ParquetExport:
     def add(self, record: dict[str, Any], examples: list[dict[str, Any]]) -> None:
         """One set and its examples; a multi-span answer becomes one text (its spans joined by
         " | "), as the typed column is a list of strings."""
-        perturbations = [_texts(p) for p in record["perturbations"]]
+        perturbations = [_texts(_votes_listed(p)) for p in record["perturbations"]]
         sets = {**record, "original": _texts(record["original"]), "perturbations": perturbations}
         self._append("sets", record["split"], sets)
         for example in examples:
-            self._append("examples", record["split"], _texts(example))
+            self._append("examples", record["split"], _texts(_votes_listed(example)))
 
     def _append(self, config: str, split: str, row: dict[str, Any]) -> None:
         rows = self.rows.setdefault(f"{config}/{split}", [])
@@ -206,9 +205,9 @@ class ParquetExport:
             path = self.work / "data" / config / f"{split}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             self.writers[key] = pq.ParquetWriter(path, self.schemas[config])
-        rows = self.rows.pop(key)
-        struct = column_array(rows, pa.struct(list(self.schemas[config])))
-        self.writers[key].write_batch(pa.RecordBatch.from_struct_array(struct))
+        table = pa.Table.from_pylist(self.rows[key], schema=self.schemas[config])
+        self.writers[key].write_table(table)
+        self.rows[key] = []
 
     def finish(self) -> dict[str, str]:
         for key in list(self.rows):
@@ -226,31 +225,15 @@ class ParquetExport:
             writer.close()
 
 
-def column_array(values: list[Any], type_: pa.DataType) -> pa.Array:
-    """Values of an Arrow type as an array, a column at a time: a struct's field from every
-    value (a dict, or a tuple in field order) in one comprehension, a list's items all
-    together. pa.Table.from_pylist converts row by row, and costs several times more. A dict
-    where a list is due gives its items (vote counts as [{response, count}])."""
-    if pa.types.is_struct(type_):
-        if values and isinstance(values[0], tuple):
-            children = [[v[j] for v in values] for j in range(type_.num_fields)]
-        else:
-            children = [[v.get(f.name) for v in values] for f in type_]
-        arrays = [column_array(c, f.type) for c, f in zip(children, type_, strict=True)]
-        return pa.StructArray.from_arrays(arrays, fields=list(type_))
-    if pa.types.is_list(type_):
-        offsets = [0, *itertools.accumulate(len(v) for v in values)]
-        items = [i for v in values for i in (v.items() if isinstance(v, dict) else v)]
-        return pa.ListArray.from_arrays(
-            pa.array(offsets, pa.int32()), column_array(items, type_.value_type), type=type_
-        )
-    return pa.array(values, type_)
-
-
 def _texts(row: dict[str, Any]) -> dict[str, Any]:
     if "answers" not in row:
         return row
     return {**row, "answers": [answer_text(a) for a in row["answers"]]}
+
+
+def _votes_listed(row: dict[str, Any]) -> dict[str, Any]:
+    votes = row.get("votes") or {}
+    return {**row, "votes": [{"response": k, "count": v} for k, v in votes.items()]}
 
 
 def hub_header(splits: list[str]) -> str:
