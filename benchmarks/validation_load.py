@@ -168,6 +168,7 @@ def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen:
         "DATABASE_CONN_MAX_AGE": "60",
         "LOG_LEVEL": "WARNING",
         "IMPORT_BACKGROUND_BYTES": str(1 << 30),
+        "IMPORT_BACKGROUND_LINES": str(1 << 30),
         "CACHE_URL": "redis://127.0.0.1:6379/13",  # throttling counts, as Compose keeps them
     }
     command = [sys.executable, "-m", "gunicorn", "config.wsgi:application",
