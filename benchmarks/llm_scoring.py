@@ -7,10 +7,40 @@ contrasts, as full reviews, repeated to `--examples` with each repeat numbered, 
 context is distinct (the harness computes a repeated context once). The harness reads them from
 the lm_eval/ task folder that a release writes (annotation.releases.exports), here written
 straight from the TSVs. There is no hub, so the model has random weights and a byte-level BPE
-tokenizer trained on the reviews; throughput does not depend on the weights.
+tokenizer trained on the reviews; throughput does not depend on the weights. Shapes: `small`,
+GPT-2 with 6 layers of 256 and the BPE's 8,000 words; `vocab150k`, Qwen2 with 4 layers of 256
+and a head of 150,000 rows, an LLM's (Qwen2.5 has 151,936): the tokenizer is still the BPE, so
+token ids never reach the upper rows, but every row is computed; `qwen-0.5b`, Qwen2.5-0.5B's
+body with the BPE's vocabulary.
+
+Where the time goes (cProfile and torch.profiler, 2026-11-26, 2 cores shared, load 3-5). Ours,
+160 examples: the model's forward over the prompts is 97% (small 23.6 of 24.2 s, vocab150k 22.4
+of 23.2 s), tokenising 0.5-0.6 s, the log-softmax of the one position each example needs under
+0.1 s. The harness's loglikelihood, small, 160 examples: 24.1 s = the same forward 19.2 s + the
+head at every position 3.3 s + a log-softmax over every position 1.1 s + 0.4 s; vocab150k, 64
+examples: 77.9 s = forward 9.0 s + head 35.7 s + log-softmax 31.1 s + 2.1 s. It also builds an
+index of all its tasks (YAML) once, ~20 s. So at 8,000 words the harness does ~1.25x our work
+per example, the bound of the ratio at scale (2x would take less than the model's forward over
+each prompt, which both runners do); at 150,000 words the vocabulary is 86% of its time. The
+one other difference: our left padding needs an attention mask (attention and mask ~7% of our
+time), the harness's right padding none.
+
+Figures, CPU fp32, batch 16, same choices in every run, largest log-likelihood gap <= 1.9e-6.
+The machine was shared (load average at start and end of each run), so one run's two halves may
+have seen different loads:
+
+    vocab150k    976: ours 10.0 ex/s, harness 1.4 ex/s, 7.05x (load 1.2 -> 4.3)
+    vocab150k    976: ours 14.0 ex/s, harness 2.5 ex/s, 5.72x (load 3.2 -> 3.8)
+    vocab150k  9,760: ours 7.4 ex/s (load 4.2 -> 4.9), with --skip-harness: the harness would
+                      take 1-2 h; its work is linear in examples, and its pace at 976
+                      (1.4-2.5 ex/s) gives 3-5x
+    small        976: ours 10.6 ex/s, harness 8.1 ex/s, 1.31x (load 3.0 -> 4.2)
+    small        976: ours 34.1 ex/s, harness 19.7 ex/s, 1.72x (load 3.8 -> 2.4)
+    small      9,760: ours 7.8 ex/s, harness 9.3 ex/s, 0.84x (load 4.9 -> 3.2; ours ran under
+                      5-6, the harness under 3-4)
 
     .venv/bin/python benchmarks/llm_scoring.py [--examples 976] [--batch 16]
-        [--shape small|qwen-0.5b] [--device cpu|cuda] [--precision fp32|bf16]
+        [--shape small|vocab150k|qwen-0.5b] [--device cpu|cuda] [--precision fp32|bf16]
 """
 
 import argparse
@@ -52,6 +82,12 @@ def build_model(texts: list[str], shape: str) -> str:
     if shape == "small":  # GPT-2 with 6 layers of 256: a few million weights
         config = GPT2Config(vocab_size=len(tokenizer), n_layer=6, n_embd=256, n_head=8,
                             bos_token_id=0, eos_token_id=0)  # fmt: skip
+    elif shape == "vocab150k":  # Qwen2 with 4 layers of 256 and an LLM's 150,000-row head
+        config = Qwen2Config(
+            vocab_size=150_000, hidden_size=256, intermediate_size=1024, num_hidden_layers=4,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+            bos_token_id=0, eos_token_id=0, tie_word_embeddings=True,
+        )  # fmt: skip
     else:  # Qwen2.5-0.5B's shape, with this tokenizer's vocabulary
         config = Qwen2Config(
             vocab_size=len(tokenizer), hidden_size=896, intermediate_size=4864,
@@ -88,7 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--examples", type=int, default=976)
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--shape", choices=["small", "qwen-0.5b"], default="small")
+    parser.add_argument("--shape", choices=["small", "vocab150k", "qwen-0.5b"], default="small")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--skip-harness", action="store_true", help="ContrastLab only")
