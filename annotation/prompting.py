@@ -75,8 +75,8 @@ def _parts(prompt: str) -> tuple[tuple[str, str | None], ...] | None:
     """The prompt's literal texts and field names, parsed once: a release renders it for each
     of its examples."""
     try:
-        return tuple((literal, name) for literal, name, _, _ in string.Formatter().parse(prompt))
-    except ValueError:
+        return tuple((literal, name) for literal, name, _, _ in _prompt_parts(prompt))
+    except DomainError:
         return None
 
 

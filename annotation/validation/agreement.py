@@ -4,7 +4,6 @@ No Django, no torch. Each function states its definition and source.
 """
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -158,16 +157,17 @@ def histogram_median(counts: Mapping[int, int]) -> float | None:
     raise AssertionError("unreachable: the loop passes the middle")
 
 
+def _integers(values: Iterable[int] | np.ndarray) -> np.ndarray:
+    return np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=np.int64)
+
+
 def capped_histogram(values: Iterable[int] | np.ndarray, top: int) -> dict[str, int]:
     """How many values are 0, 1, ... top (larger ones count as top), keyed as text."""
-    values = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=np.int64)
-    counts = np.bincount(np.minimum(values, top), minlength=top + 1)
+    counts = np.bincount(np.minimum(_integers(values), top), minlength=top + 1)
     return {str(k): int(n) for k, n in enumerate(counts.tolist())}
 
 
 def value_histogram(values: Iterable[int] | np.ndarray) -> dict[str, int]:
     """How many times each value occurs, keyed by the value as text, in text order."""
-    if isinstance(values, np.ndarray):
-        found, counts = np.unique(values, return_counts=True)
-        return dict(sorted(zip(map(str, found.tolist()), counts.tolist(), strict=True)))
-    return dict(sorted((str(value), n) for value, n in Counter(values).items()))
+    found, counts = np.unique(_integers(values), return_counts=True)
+    return dict(sorted(zip(map(str, found.tolist()), counts.tolist(), strict=True)))
