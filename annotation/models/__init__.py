@@ -3,7 +3,15 @@
 from annotation.models.examples import SET_OF_ONE, Example, ImportBatch, ImportJob
 from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
-from annotation.models.projects import AuditLog, Guidelines, Membership, Project, Tag, user_or_none
+from annotation.models.projects import (
+    AuditLog,
+    Guidelines,
+    Invitation,
+    Membership,
+    Project,
+    Tag,
+    user_or_none,
+)
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
 from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote, VoteSeconds
 
@@ -15,6 +23,7 @@ __all__ = [
     "Guidelines",
     "ImportBatch",
     "ImportJob",
+    "Invitation",
     "Job",
     "Lease",
     "Membership",

@@ -188,6 +188,53 @@ class Membership(models.Model):
         return f"{self.user} is {self.role} of {self.project.slug}"
 
 
+class Invitation(models.Model):
+    """A link that gives one e-mail address roles in one project, once.
+
+    Only a digest of the link's token is stored. The link can set a password only for the
+    account that this invitation itself created (`account`), while that account has never
+    signed in; any other account accepts by signing in as itself."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    email = models.CharField(max_length=254)  # lower case
+    roles = models.JSONField()
+    digest = models.CharField(max_length=64, unique=True)
+    account = models.ForeignKey(  # the new account this invitation created, if it did
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+        related_name="+",
+    )  # fmt: skip
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.project.slug}"
+
+    @property
+    def pending(self) -> bool:
+        return not self.used_at and not self.revoked_at and self.expires_at > timezone.now()
+
+    def may_set_password(self) -> bool:
+        """Whether the link may choose the account's password: only for the account this
+        invitation created, before anyone has signed in to it."""
+        account = self.account
+        return (
+            account is not None and account.last_login is None and not account.has_usable_password()
+        )
+
+
 class AuditLog(models.Model):
     """Who did what, and when: imports, role changes, unqualifying, adjudications, releases."""
 

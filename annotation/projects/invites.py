@@ -6,16 +6,19 @@ link stops working once the password is set).
 
 A person named by an e-mail alone gets an invitation link whether or not an account has that
 address, and joins the project only when they accept it, so that the admin learns nothing
-they did not type (neither whether an account exists, nor its username): a new account
-accepts by choosing its password on the invitation's page; an existing one, signed in, by a
-button.
+they did not type (neither whether an account exists, nor its username). The link works once,
+can be withdrawn, and may choose a password only for the account that this same invitation
+created, before anyone has signed in to it; any other account accepts by signing in as
+itself, with the address invited (models.Invitation).
 """
 
 import csv
+import hashlib
 import io
 import re
 import secrets
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -23,18 +26,18 @@ from celery import shared_task
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
-from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models.functions import Lower
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotation.errors import DomainError, ImportRejected, LineError
-from annotation.models import AuditLog, Membership, Project
+from annotation.models import AuditLog, Invitation, Membership, Project, user_or_none
 
 User = get_user_model()
 ROLES = tuple(Membership.Role.values)
@@ -141,10 +144,11 @@ def people_add(
     results = []
     for person in people:
         if person.by_email:  # a member once they accept, whether the account is new or not
+            account = None
             if person.email.lower() not in taken:
-                _account_create(person.username, person.email)
+                account = _account_create(person.username, person.email)
                 taken.add(person.email.lower())
-            link = site + _invitation_link(project, person)
+            link = site + _invitation_create(project, person, actor, account)
             invites.append([person.email, link])
             results.append({"username": "", "email": person.email, "roles": person.roles,
                             "link": link})  # fmt: skip
@@ -192,45 +196,83 @@ def _roles_add(project: Project, user: Any, roles: list[str]) -> None:
     )
 
 
-def _invitation_link(project: Project, person: Person) -> str:
-    """A path holding the e-mail typed and the roles, signed for this project."""
-    token = signing.dumps({"e": person.email.lower(), "r": person.roles}, salt=_salt(project))
+def _invitation_create(project: Project, person: Person, actor: Any, account: Any) -> str:
+    """A single-use link for the address typed; `account` is the account it just created
+    (None for an address that an account already has). Only the token's digest is kept."""
+    token = secrets.token_urlsafe(32)
+    Invitation.objects.create(
+        project=project,
+        email=person.email.lower(),
+        roles=person.roles,
+        digest=_digest(token),
+        account=account,
+        created_by=user_or_none(actor),
+        expires_at=timezone.now() + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT),
+    )
     return reverse("project-join", kwargs={"slug": project.slug, "token": token})
 
 
-def _salt(project: Project) -> str:
-    return f"annotation.invitation:{project.pk}"
-
-
-@dataclass
-class Invitation:
-    account: Any  # None once no account has the address
-    roles: list[str]
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def invitation_read(project: Project, token: str) -> Invitation:
-    """The invitation a link holds; DomainError if it was not made here or has expired."""
-    try:
-        value = signing.loads(token, salt=_salt(project), max_age=settings.PASSWORD_RESET_TIMEOUT)
-    except signing.SignatureExpired:
-        raise DomainError(
-            "This invitation has expired: ask the project's admin for another."
-        ) from None
-    except signing.BadSignature:
+    """The invitation a link holds; DomainError if it was not made here, was withdrawn or
+    has expired. A used one is returned, for the page to say so."""
+    invitation = (
+        Invitation.objects.select_related("account")
+        .filter(project=project, digest=_digest(token))
+        .first()
+    )
+    if invitation is None:
         raise DomainError(
             "This invitation link is not valid: copy it whole, as the e-mail or the "
             "project's admin gave it."
-        ) from None
-    account = User.objects.filter(email__iexact=value["e"]).first()
-    return Invitation(account, [r for r in value["r"] if r in ROLES])
+        )
+    if invitation.revoked_at:
+        raise DomainError(
+            "This invitation was withdrawn by the project's admin: ask them for another."
+        )
+    if not invitation.used_at and invitation.expires_at <= timezone.now():
+        raise DomainError("This invitation has expired: ask the project's admin for another.")
+    return invitation
 
 
 @transaction.atomic
-def invitation_accept(*, project: Project, user: Any, invitation: Invitation) -> None:
-    _roles_add(project, user, invitation.roles)
+def invitation_accept(*, invitation: Invitation, user: Any) -> None:
+    """Give `user` the invitation's roles and use it up; a second use, even at the same
+    moment, is refused."""
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if locked.used_at or locked.revoked_at:
+        raise DomainError("This invitation has been used already.", code="conflict")
+    locked.used_at, locked.used_by = timezone.now(), user
+    locked.save(update_fields=["used_at", "used_by"])
+    _roles_add(locked.project, user, locked.roles)
     AuditLog.record(
-        actor=user, action="invitation_accepted", project=project, roles=invitation.roles
+        actor=user, action="invitation_accepted", project=locked.project, roles=locked.roles
     )
+
+
+def invitations_pending(project: Project) -> list[Invitation]:
+    return [i for i in project.invitations.filter(used_at=None, revoked_at=None) if i.pending]
+
+
+@transaction.atomic
+def invitation_revoke(*, project: Project, actor: Any, invitation_id: int) -> Invitation:
+    """Withdraw a pending invitation: its link stops working at once."""
+    invitation = (
+        Invitation.objects.select_for_update()
+        .filter(project=project, pk=invitation_id, used_at=None, revoked_at=None)
+        .first()
+    )
+    if invitation is None:
+        raise DomainError("That invitation is not pending any more.", code="conflict")
+    invitation.revoked_at = timezone.now()
+    invitation.save(update_fields=["revoked_at"])
+    AuditLog.record(
+        actor=actor, action="invitation_revoked", project=project, email=invitation.email
+    )
+    return invitation
 
 
 def set_password_link(user: Any, site: str) -> str:

@@ -7,6 +7,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import redirect_to_login
+from django.db import transaction
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -164,6 +165,16 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = MemberForm(request.POST if "username" in request.POST else None)
     people = PeopleForm(request.POST if "people" in request.POST else None, request.FILES or None)
     added, errors = [], []
+    if "revoke" in request.POST:
+        try:
+            revoked = invites.invitation_revoke(
+                project=project, actor=request.user, invitation_id=_int(request.POST["revoke"])
+            )
+        except DomainError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, f"The invitation of {revoked.email} is withdrawn.")
+        return redirect("project-members", slug=project.slug)
     if form.is_bound and form.is_valid():
         try:
             services.member_set_roles(project=project, actor=request.user, **form.cleaned_data)
@@ -185,7 +196,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     rows = services.members_of(project, request.user)
     context = {
         "project": project, "form": form, "people": people, "added": added, "errors": errors,
-        "n_members": len(rows),
+        "n_members": len(rows), "invitations": invites.invitations_pending(project),
         **table_page(request, rows, sorts=("username", "roles_text", "email"),
                      search=("username", "email", "roles")),
     }  # fmt: skip
@@ -193,39 +204,60 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/members.html", context, status=status)
 
 
+USED = "This invitation has been used already: ask the project's admin for another."
+ANOTHER_ACCOUNT = (
+    "This invitation is for another account: sign out, and sign in as the account whose "
+    "address it was sent to."
+)
+
+
 def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
-    """An invitation's link (annotation/projects/invites.py): a new account chooses its
-    password here and is a member; an existing one, signed in as the invited account, accepts
-    the roles."""
+    """An invitation's link (annotation/projects/invites.py), good once: the account that
+    this invitation created chooses its password here and is a member; any other account,
+    signed in as itself with the address invited, accepts the roles."""
     project = get_object_or_404(Project, slug=slug)
     try:
         invitation = invites.invitation_read(project, token)
     except DomainError as error:
-        return render(request, "annotation/join.html", {"problem": error.message}, status=400)
-    account = invitation.account
-    if account is None:
-        problem = "No account has this invitation's address any more: ask for another."
-        return render(request, "annotation/join.html", {"problem": problem}, status=400)
+        return _join_problem(request, error.message, 400)
     context = {"project": project, "roles": invitation.roles}
-    if not account.has_usable_password():  # a new account: its password, then it joins
+    if invitation.used_at:
+        if request.user.pk == invitation.used_by_id and set(invitation.roles) <= roles_of(
+            request.user, project
+        ):
+            return render(request, "annotation/join.html", {**context, "member": True})
+        return _join_problem(request, USED, 410)
+    if invitation.may_set_password():  # its own new account: a password, then it joins
+        account: Any = invitation.account
         form = SetPasswordForm(account, request.POST or None)
         if request.method == "POST" and form.is_valid():
-            form.save()
-            invites.invitation_accept(project=project, user=account, invitation=invitation)
+            try:
+                with transaction.atomic():
+                    invites.invitation_accept(invitation=invitation, user=account)
+                    form.save()
+            except DomainError as error:  # used at the same moment by another request
+                return _join_problem(request, error.message, 409)
             login(request, account, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Your password is set, and you joined {project.name}.")
             return redirect("project-dashboard", slug=project.slug)
         return render(request, "annotation/join.html", {**context, "form": form})
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    if request.user != account:
-        problem = ("This invitation is for another account: sign out, and sign in as the "
-                   "account whose address it was sent to.")  # fmt: skip
-        return render(request, "annotation/join.html", {"problem": problem}, status=403)
-    if set(invitation.roles) <= roles_of(account, project):
-        return render(request, "annotation/join.html", {**context, "member": True})
+    if (request.user.email or "").lower() != invitation.email:
+        return _join_problem(request, ANOTHER_ACCOUNT, 403)
     if request.method == "POST":
-        invites.invitation_accept(project=project, user=account, invitation=invitation)
+        try:
+            invites.invitation_accept(invitation=invitation, user=request.user)
+        except DomainError as error:
+            return _join_problem(request, error.message, 409)
         messages.success(request, f"You joined {project.name}.")
         return redirect("project-dashboard", slug=project.slug)
     return render(request, "annotation/join.html", context)
+
+
+def _int(value: str) -> int:
+    return int(value) if value.isascii() and value.isdigit() else 0
+
+
+def _join_problem(request: HttpRequest, problem: str, status: int) -> HttpResponse:
+    return render(request, "annotation/join.html", {"problem": problem}, status=status)

@@ -89,8 +89,12 @@ def test_adding_an_existing_account_by_e_mail_shows_only_what_was_typed_and_wait
     # tells no more than the rows (the walk found it listed the new account, not the other).
     newcomer = User.objects.get(email="newcomer@example.org")
     assert roles(project, owner) == [] and roles(project, newcomer) == []
-    listed = admin.get(f"/p/{project.slug}/members/").content.decode()
-    assert "newcomer" not in listed and "secretname" not in listed
+    page = admin.get(f"/p/{project.slug}/members/").content.decode()
+    listed = re.search(r'<table class="grid" id="members">.*?</table>', page, re.S).group(0)
+    assert "newcomer" not in listed and "secretname" not in page
+    # The invitations waiting list what was typed, and no more.
+    waiting = re.search(r'<section class="card" id="invitations">.*?</section>', page, re.S)
+    assert "newcomer@example.org" in waiting.group(0) and "Victim" not in waiting.group(0)
     sent = {message.to[0]: message.body for message in mail.outbox}
     link = re.search(r"http://testserver(/p/\S+)", sent["victim@example.org"]).group(1)
 
