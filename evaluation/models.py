@@ -21,6 +21,9 @@ class ModelSpec(models.Model):
         HF_CAUSAL_LM = "hf-causal-lm", "causal language model (transformers)"
         HF_SEQ2SEQ = "hf-seq2seq", "sequence-to-sequence model (transformers)"
         HF_QUESTION_ANSWERING = "hf-question-answering", "extractive QA (transformers)"
+        # A model behind an OpenAI-compatible HTTP API (vLLM, TGI, SGLang, llama.cpp, an API
+        # provider): evaluation/runners/served.py.
+        OPENAI_COMPATIBLE = "openai-compatible", "served model (OpenAI-compatible API)"
         # A file of a model's outputs for a release split (runs/predictions.py): registered
         # by the upload itself, never through the Models page.
         PREDICTIONS = "predictions", "predictions file"
@@ -35,7 +38,11 @@ class ModelSpec(models.Model):
         BF16 = "bf16", "bf16 (CUDA)"
         FP16 = "fp16", "fp16 (CUDA)"
 
-    LANGUAGE_MODELS = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ)
+    class Scoring(models.TextChoices):
+        LOGLIKELIHOOD = "loglikelihood", "log-likelihood of each label (needs prompt log-probs)"
+        GENERATION = "generation", "generated text, matched to a label"
+
+    LANGUAGE_MODELS = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_specs")
     name = models.CharField(max_length=100)
@@ -64,6 +71,18 @@ class ModelSpec(models.Model):
     # and the longest answer span considered.
     stride = models.PositiveIntegerField(default=128)
     max_answer_tokens = models.PositiveIntegerField(default=30)
+    # Served models (docs/models.md): where, how many requests at once, how long to wait for
+    # one, how labels are chosen, and the prices per million tokens for the run's cost. The
+    # API key is kept encrypted (evaluation/specs/secrets.py) and never shown.
+    base_url = models.CharField(max_length=500, default="", blank=True)
+    api_key_encrypted = models.TextField(default="", blank=True)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    timeout = models.PositiveIntegerField(default=120)  # seconds per request
+    scoring = models.CharField(
+        max_length=16, choices=Scoring.choices, default=Scoring.LOGLIKELIHOOD
+    )
+    price_prompt = models.FloatField(null=True, blank=True)  # per million prompt tokens
+    price_completion = models.FloatField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -76,10 +95,18 @@ class ModelSpec(models.Model):
             models.CheckConstraint(
                 condition=Q(max_length__gte=1) & Q(batch_size__gte=1), name="model_sizes_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(concurrency__gte=1) & Q(concurrency__lte=256) & Q(timeout__gte=1),
+                name="model_served_limits",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
 
 
 class EvaluationRun(Job):
@@ -150,6 +177,23 @@ class Prediction(models.Model):
             rule = (self.run.metrics.get("answer_rules") or {}).get("consistency", "f1")
             return AnswerRules(consistency=rule).right(self.em or 0.0, self.f1)
         return self.label == self.gold
+
+
+class ServedAnswer(models.Model):
+    """A served model's answer to one request of a run, stored as it arrives: a run that is
+    killed, cancelled or retried asks the server only for what it has not answered."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="answers")
+    key = models.CharField(max_length=64)  # the SHA-256 of the request
+    value = models.JSONField()  # {"ll": float} or {"text": str}
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "key"], name="served_answer_once")]
+
+    def __str__(self) -> str:
+        return f"answer {self.key[:8]} of run {self.run_id}"
 
 
 class Analysis(Job):

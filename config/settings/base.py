@@ -247,6 +247,17 @@ JOB_MAX_ATTEMPTS = envint("JOB_MAX_ATTEMPTS", 3)
 PROMPT_MAX_CHARS = envint("PROMPT_MAX_CHARS", 200_000)
 # Staff may register models from local folders under this one only (see README, Security model).
 MODELS_DIR = Path(envstr("MODELS_DIR", str(VAR_DIR / "models")))
+# Served models (docs/models.md). The hosts a project admin who is not staff may name in a
+# served model's base URL: "*" is any host whose addresses are all public (no loopback,
+# private, link-local or reserved address: the workers' own network stays out of reach);
+# other entries are host names (or "*.example.org") allowed whatever they resolve to. Staff
+# may name any host. The API keys are encrypted under MODEL_KEYS_SECRET (SECRET_KEY if unset).
+SERVED_MODEL_HOSTS = envlist("SERVED_MODEL_HOSTS", "*")
+MODEL_KEYS_SECRET = envstr("MODEL_KEYS_SECRET", "")
+# A request that fails with a connection error, a timeout, 429 or 5xx is tried again after
+# 1, 2, 4 ... seconds (at most SERVED_MODEL_BACKOFF_MAX), SERVED_MODEL_RETRIES times.
+SERVED_MODEL_RETRIES = envint("SERVED_MODEL_RETRIES", 8)
+SERVED_MODEL_BACKOFF_MAX = envint("SERVED_MODEL_BACKOFF_MAX", 30)
 # Model scoring can hold a large model; recycle the child process before memory creeps.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("CELERY_WORKER_MAX_MEMORY_KB", 4_000_000)
 

@@ -17,6 +17,7 @@ from evaluation.runs.pairs import run_language_model
 from evaluation.runs.predictions import run_predictions
 from evaluation.runs.prompting import run_choices, run_generation
 from evaluation.runs.scoring import run_classifier, run_reader
+from evaluation.runs.served import run_served
 from evaluation.specs.services import is_trusted, not_loaded
 
 
@@ -74,13 +75,25 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         if progress:
             progress(done, len(examples))
 
-    rows, metrics = scorer_of(spec, project)(spec, run.release, examples, advance)
+    if spec.kind == ModelSpec.Kind.OPENAI_COMPATIBLE:  # answers kept per run: it resumes
+        rows, metrics = run_served(run, spec, run.release, examples, advance)
+    else:
+        rows, metrics = scorer_of(spec, project)(spec, run.release, examples, advance)
     with transaction.atomic():
+        # The last success's predictions and metrics are replaced together, and only while this
+        # attempt still holds the run: one cancelled (or taken over) meanwhile keeps them.
+        held = EvaluationRun.objects.select_for_update().filter(
+            pk=run.pk, status=EvaluationRun.Status.RUNNING, attempts=run.attempts
+        )
+        if not held:
+            raise jobs.Cancelled
         Prediction.objects.filter(run=run).delete()
         Prediction.objects.bulk_create(
             (Prediction(run=run, **row) for row in rows), batch_size=2000
         )
         elapsed = time.monotonic() - started
         metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
-        metrics["precision"] = spec.precision
+        if spec.kind != ModelSpec.Kind.OPENAI_COMPATIBLE:  # the server's own
+            metrics["precision"] = spec.precision
+        held.update(metrics=metrics)
     return {"metrics": metrics}

@@ -85,6 +85,15 @@ def run_choices(
     texts = contexts(spec, prompting, pool, examples, lambda e: by_label[e["label"]], chat)
     options = [spec.target_delimiter + word for word in words]
     lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
+    return choice_rows(project, examples, words, lls)
+
+
+def choice_rows(
+    project: Any, examples: list[dict[str, Any]], words: tuple[str, ...], lls: list[list[float]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each example's label by the highest log-likelihood of its choices (`acc`), and by
+    log-likelihood per character of the words (`acc_norm`), as Prediction fields and metrics;
+    for any model that scores choices, local or served."""
     lengths = np.array([len(word) for word in words], dtype=float)  # as the harness: no delimiter
     rows, predicted, normed = [], [], []
     for example, values in zip(examples, lls, strict=True):
@@ -111,7 +120,7 @@ def run_generation(
     model = load(spec)
     advance(0)
     chat = _chat(model) if spec.chat_template else None
-    texts = contexts(spec, prompting, pool, examples, _first_answer, chat)
+    texts = contexts(spec, prompting, pool, examples, first_answer, chat)
     answers = model.generate(
         texts,
         stop=spec.stop or [],
@@ -122,5 +131,5 @@ def run_generation(
     return scored_answers(project, examples, [text.strip() for text in answers])
 
 
-def _first_answer(example: dict[str, Any]) -> str:
+def first_answer(example: dict[str, Any]) -> str:
     return answer_text((example["answers"] or [""])[0])

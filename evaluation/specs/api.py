@@ -45,10 +45,24 @@ class ModelInputSerializer(serializers.Serializer):
     max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
     stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
     max_answer_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=30)
+    base_url = serializers.CharField(
+        max_length=500, default="", allow_blank=True,
+        help_text="openai-compatible: the server's base URL, e.g. http://host:8000/v1",
+    )  # fmt: skip
+    api_key = serializers.CharField(
+        max_length=500, default="", allow_blank=True, write_only=True,
+        help_text="openai-compatible: the key, kept encrypted and never returned",
+    )  # fmt: skip
+    concurrency = serializers.IntegerField(min_value=1, max_value=256, default=4)
+    timeout = serializers.IntegerField(min_value=1, max_value=3600, default=120)
+    scoring = serializers.ChoiceField(choices=ModelSpec.Scoring.choices, default="loglikelihood")
+    price_prompt = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    price_completion = serializers.FloatField(min_value=0, required=False, allow_null=True)
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.slug")
+    has_api_key = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = ModelSpec
@@ -56,7 +70,8 @@ class ModelOutputSerializer(serializers.ModelSerializer):
                   "batch_size", "device", "precision", "prompt", "verbalizers",
                   "target_delimiter", "few_shot", "few_shot_split", "chat_template", "stop",
                   "num_beams", "max_new_tokens", "stride", "max_answer_tokens",
-                  "created_at"]  # fmt: skip
+                  "base_url", "has_api_key", "concurrency", "timeout", "scoring",
+                  "price_prompt", "price_completion", "created_at"]  # fmt: skip
 
 
 class ModelListView(APIView):

@@ -13,15 +13,19 @@ from annotation.models.config import SPLITS
 from annotation.prompting import clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
+from evaluation.specs.hosts import clean_base_url
+from evaluation.specs.secrets import encrypt
 
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
     Project.TaskType.CLASSIFICATION: (
-        Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.PYTHON
+        Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ,
+        Kind.OPENAI_COMPATIBLE, Kind.PYTHON
     ),
     Project.TaskType.MINIMAL_PAIR: (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
     Project.TaskType.FREE_TEXT: (
-        Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.PYTHON
+        Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE,
+        Kind.PYTHON
     ),
 }  # fmt: skip
 MAX_SHOTS = 32
@@ -30,7 +34,12 @@ HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     clean_label_mapping(project, values.get("label_mapping"))
-    values["source"] = clean_source(user, values["kind"], values["source"])
+    if values["kind"] == Kind.OPENAI_COMPATIBLE:
+        clean_served(user, values)
+    else:
+        values["source"] = clean_source(user, values["kind"], values["source"])
+        values.pop("api_key", None)
+        values["base_url"] = ""
     kinds = KINDS_FOR[project.task_type]
     if values["kind"] not in kinds:
         raise DomainError(
@@ -46,6 +55,30 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
         actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name
     )
     return spec
+
+
+def clean_served(user: Any, values: dict[str, Any]) -> None:
+    """A served model (docs/models.md): a host the user may name, the served model's name as
+    the server lists it, the key encrypted, and a scoring the endpoint can give."""
+    staff = getattr(user, "is_staff", False)
+    values["base_url"] = clean_base_url(values.get("base_url", ""), staff=staff)
+    values["api_key_encrypted"] = encrypt(values.pop("api_key", "") or "")
+    source = values["source"].strip()
+    if not source or any(ord(c) < 32 for c in source):
+        raise DomainError(
+            "source must be the served model's name, as the server's /v1/models lists it.",
+            field="source",
+        )
+    values["source"] = source
+    if values.get("chat_template") and values.get("scoring") == ModelSpec.Scoring.LOGLIKELIHOOD:
+        raise DomainError(
+            "A chat endpoint gives no log-probabilities of a prompt: score labels by "
+            "generation (scoring: generation), or leave chat_template off.",
+            field="scoring",
+        )
+    for price in ("price_prompt", "price_completion"):
+        if (values.get(price) or 0) < 0:
+            raise DomainError(f"{price} cannot be negative.", field=price)
 
 
 def _or(words: tuple[str, ...]) -> str:

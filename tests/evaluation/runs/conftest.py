@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Perturbation
-from tests.factories import ExampleFactory, UserFactory, member
+from tests.factories import ExampleFactory, UserFactory, member, submitted_perturbation
 
 QA = [  # context, question, answers; the edited context and its answers
     ("Alice is in Paris.", "Where is Alice?", ["Paris"], "Alice is in London.", ["London"]),
@@ -40,5 +40,38 @@ def questions(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-de
                               answers=new_answers, tags=["entity"], submit=True)  # fmt: skip
         Perturbation.objects.filter(pk=p.pk).update(status="accepted")
     release = root.post("/api/projects/qa/releases/", {"version": "1"}, format="json")
+    assert release.status_code == 201, release.json()
+    return project, release.json()["id"], root
+
+
+PROMPT = "Review: {text}\nSentiment:"
+REVIEWS = ["the film was good", "the acting was great", "a good plot", "good acting, not awful",
+           "the plot was good and the acting great", "the film was great"]  # fmt: skip
+
+
+@pytest.fixture
+def sentiment(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """A classification project with a prompt and a verbalizer, released with test and train."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    root = _api(client_for)
+    created = root.post("/api/projects/", {
+        "name": "Reviews", "slug": "reviews", "fields": [{"name": "text", "editable": True}],
+        "labels": ["negative", "positive"], "tags": [{"name": "negation"}],
+        "settings": {"prompt": PROMPT, "verbalizers": {"positive": "great"}},
+    }, format="json")  # fmt: skip
+    assert created.status_code == 201, created.json()
+    from annotation.models import Project
+
+    project = Project.objects.get(slug="reviews")
+    author = member(project, "ana", "expert")
+    for n, text in enumerate(REVIEWS):
+        split = "train" if n >= 4 else "test"
+        pivot = ExampleFactory(project=project, external_id=f"r{n}", label="positive",
+                               fields={"text": text}, split=split)  # fmt: skip
+        for word in ("bad", "awful")[: 1 + n % 2]:
+            edited = text.replace("good", word).replace("great", word)
+            p = submitted_perturbation(project, author, pivot=pivot, text=edited)
+            Perturbation.objects.filter(pk=p.pk).update(status="accepted")
+    release = root.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
     assert release.status_code == 201, release.json()
     return project, release.json()["id"], root

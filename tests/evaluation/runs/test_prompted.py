@@ -10,18 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from annotation.models import Perturbation, Release
+from annotation.models import Release
 from evaluation.models import Prediction
 from evaluation.runs.execute import run_evaluation
 from tests.evaluation.llm import build_causal, build_seq2seq
-from tests.evaluation.runs.conftest import _api
-from tests.factories import ExampleFactory, member, submitted_perturbation
+from tests.evaluation.runs.conftest import PROMPT, REVIEWS
 from tests.oracles.consistency import consistency
 from tests.oracles.squad import best_exact_match, best_f1
-
-PROMPT = "Review: {text}\nSentiment:"
-REVIEWS = ["the film was good", "the acting was great", "a good plot", "good acting, not awful",
-           "the plot was good and the acting great", "the film was great"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -32,34 +27,6 @@ def models(tmp_path_factory):  # type: ignore[no-untyped-def]
         "causal-bos": build_causal(root / "causal-bos", add_bos=True),
         "seq2seq": build_seq2seq(root / "seq2seq"),
     }
-
-
-@pytest.fixture
-def sentiment(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
-    """A classification project with a prompt and a verbalizer, released with test and train."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    root = _api(client_for)
-    created = root.post("/api/projects/", {
-        "name": "Reviews", "slug": "reviews", "fields": [{"name": "text", "editable": True}],
-        "labels": ["negative", "positive"], "tags": [{"name": "negation"}],
-        "settings": {"prompt": PROMPT, "verbalizers": {"positive": "great"}},
-    }, format="json")  # fmt: skip
-    assert created.status_code == 201, created.json()
-    from annotation.models import Project
-
-    project = Project.objects.get(slug="reviews")
-    author = member(project, "ana", "expert")
-    for n, text in enumerate(REVIEWS):
-        split = "train" if n >= 4 else "test"
-        pivot = ExampleFactory(project=project, external_id=f"r{n}", label="positive",
-                               fields={"text": text}, split=split)  # fmt: skip
-        for word in ("bad", "awful")[: 1 + n % 2]:
-            edited = text.replace("good", word).replace("great", word)
-            p = submitted_perturbation(project, author, pivot=pivot, text=edited)
-            Perturbation.objects.filter(pk=p.pk).update(status="accepted")
-    release = root.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
-    assert release.status_code == 201, release.json()
-    return project, release.json()["id"], root
 
 
 def _run(root, release, model, split="test"):  # type: ignore[no-untyped-def]

@@ -1,0 +1,34 @@
+"""A served model's API key, kept encrypted at rest (Fernet: AES-128-CBC with an HMAC) under a
+key derived from MODEL_KEYS_SECRET (SECRET_KEY by default). Web and workers share the setting;
+the key is decrypted only on a worker, for the run's requests, and is never returned by the
+API, shown on a page, logged or written to a release (docs/models.md)."""
+
+import base64
+import hashlib
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+
+from evaluation.runners.base import RunnerError
+
+
+def _fernet() -> Fernet:
+    secret = settings.MODEL_KEYS_SECRET or settings.SECRET_KEY
+    digest = hashlib.sha256(f"contrastlab.model-keys:{secret}".encode()).digest()
+    return Fernet(base64.urlsafe_b64encode(digest))
+
+
+def encrypt(api_key: str) -> str:
+    return _fernet().encrypt(api_key.encode()).decode() if api_key else ""
+
+
+def decrypt(stored: str) -> str:
+    if not stored:
+        return ""
+    try:
+        return _fernet().decrypt(stored.encode()).decode()
+    except InvalidToken:
+        raise RunnerError(
+            "The model's API key cannot be read: MODEL_KEYS_SECRET (or SECRET_KEY) changed "
+            "since it was saved. Save the key again on the Models page."
+        ) from None

@@ -1,0 +1,276 @@
+"""Served models (docs/models.md) against a real OpenAI-compatible server: llama-cpp-python's,
+serving a tiny random Llama written here as GGUF. The run's log-likelihoods and choices are
+lm-evaluation-harness's `gguf` backend's on the release's own lm_eval/ export, against the same
+server; a server that restarts mid-run costs no answered request twice; the API key is
+nowhere to be read."""
+
+import json
+import logging
+import re
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.test import Client
+
+from evaluation.models import ModelSpec, ServedAnswer
+from evaluation.runs.execute import run_evaluation
+from evaluation.runs.services import evaluation_retry
+from tests.evaluation.runs.test_prompted import _unzip
+from tests.evaluation.served import CountingProxy, LlamaServer, write_gguf
+from tests.factories import member
+from tests.oracles.consistency import consistency
+from tests.oracles.squad import best_exact_match, best_f1
+
+KEY = "sk-live-7f3a9c-DO-NOT-SHOW"
+TASK = "contrastlab_reviews_test"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):  # type: ignore[no-untyped-def]
+    server = LlamaServer(write_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def proxy(llama):  # type: ignore[no-untyped-def]
+    front = CountingProxy(llama.url)
+    yield front
+    front.close()
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(settings):  # type: ignore[no-untyped-def]
+    settings.SERVED_MODEL_RETRIES = 30
+    settings.SERVED_MODEL_BACKOFF_MAX = 0.5
+
+
+def register(root, project, url, **extra):  # type: ignore[no-untyped-def]
+    payload = {"project": project.slug, "name": extra.pop("name", "served"),
+               "kind": "openai-compatible", "source": "tiny-llama", "base_url": f"{url}/v1",
+               "api_key": KEY, "concurrency": 3, **extra}  # fmt: skip
+    created = root.post("/api/models/", payload, format="json")
+    assert created.status_code == 201, created.json()
+    return created.json()
+
+
+def start(root, release, model):  # type: ignore[no-untyped-def]
+    run = root.post("/api/evaluations/", {"release": release, "model": model, "split": "test"},
+                    format="json")  # fmt: skip
+    assert run.status_code == 202, run.json()
+    return run.json()["id"]
+
+
+def harness_gguf(monkeypatch, folder: Path, url: str, cwd: Path):  # type: ignore[no-untyped-def]
+    import lm_eval
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.chdir(cwd)
+    return lm_eval.simple_evaluate(
+        model="gguf", model_args=f"base_url={url}", tasks=[TASK],
+        task_manager=lm_eval.tasks.TaskManager(include_path=str(folder / "lm_eval")),
+        log_samples=True,
+    )  # fmt: skip
+
+
+def test_a_served_run_equals_lm_eval_gguf_on_the_same_server(
+    sentiment, llama, proxy, tmp_path, monkeypatch, staff
+):
+    project, release, root = sentiment
+    spec = register(root, project, proxy.url, price_prompt=0.5, price_completion=2.0)
+    run = run_evaluation(start(root, release, spec["id"]))
+    assert run.status == "succeeded", run.error
+    out = harness_gguf(monkeypatch, _unzip(run, tmp_path), llama.url, tmp_path)
+    samples = out["samples"][TASK]
+    ours = {p.example: p for p in run.predictions.all()}
+    assert sorted(s["doc"]["id"] for s in samples) == sorted(ours)
+    labels = project.labels
+    for sample in samples:
+        p = ours[sample["doc"]["id"]]
+        theirs = [float(r[0]) for r in sample["filtered_resps"]]
+        assert [p.loglikelihoods[label] for label in labels] == pytest.approx(theirs, abs=1e-4)
+        assert labels[int(np.argmax(theirs))] == p.label
+    figures = out["results"][TASK]
+    assert figures["acc,none"] == pytest.approx(run.metrics["acc"])
+    assert figures["acc_norm,none"] == pytest.approx(run.metrics["acc_norm"])
+    assert figures["consistency,none"] == pytest.approx(run.metrics["consistency"])
+    # One request per example and label, each asked once; tokens as the server counted them.
+    assert set(proxy.answered.values()) == {1} and len(proxy.answered) == 2 * len(ours)
+    usage = run.metrics["usage"]
+    assert usage["requests"] == 2 * len(ours)
+    assert usage["prompt_tokens"] == proxy.usage["prompt_tokens"] > 0
+    assert usage["completion_tokens"] == proxy.usage["completion_tokens"] > 0
+    expected = (usage["prompt_tokens"] * 0.5 + usage["completion_tokens"] * 2.0) / 1e6
+    assert usage["cost"] == pytest.approx(expected)
+    browser = Client()
+    browser.force_login(staff)
+    page = browser.get(f"/p/{project.slug}/evaluations/{run.pk}/").content.decode()
+    said = f"{usage['prompt_tokens']} prompt tokens and {usage['completion_tokens']} completion"
+    assert said in page and f"costing {usage['cost']:.4f}" in page
+
+
+def test_the_server_restarting_mid_run_costs_no_answer_twice(sentiment, llama, proxy):
+    project, release, root = sentiment
+    spec = register(root, project, proxy.url, concurrency=2)
+    restarted = threading.Event()
+
+    def outage(front):  # type: ignore[no-untyped-def]
+        if sum(front.answered.values()) == 4 and not restarted.is_set():
+            restarted.set()  # the real server, killed and started again on its port
+            threading.Thread(target=lambda: (llama.stop(), llama.start())).start()
+
+    proxy.on_answer = outage
+    run = run_evaluation(start(root, release, spec["id"]))
+    assert restarted.is_set() and run.status == "succeeded", run.error
+    assert set(proxy.answered.values()) == {1}
+    assert len(proxy.answered) == 2 * run.predictions.count()
+    assert ServedAnswer.objects.filter(run=run).count() == len(proxy.answered)
+
+
+def test_a_failed_run_retried_asks_only_what_was_not_answered(sentiment, proxy, settings):
+    project, release, root = sentiment
+    settings.SERVED_MODEL_RETRIES = 1
+    spec = register(root, project, proxy.url, concurrency=1)
+
+    def down_after_three(front):  # type: ignore[no-untyped-def]
+        if sum(front.answered.values()) >= 3:
+            front.down.set()
+
+    proxy.on_answer = down_after_three
+    failed = run_evaluation(start(root, release, spec["id"]))
+    assert failed.status == "failed" and "answers so far are kept" in failed.error
+    assert ServedAnswer.objects.filter(run=failed).count() == 3 and proxy.refused >= 2
+    proxy.on_answer = None
+    proxy.down.clear()
+    evaluation_retry(run=failed)
+    run = run_evaluation(failed.pk)
+    assert run.status == "succeeded", run.error
+    assert set(proxy.answered.values()) == {1}
+    assert len(proxy.answered) == 2 * run.predictions.count()
+
+
+def test_the_api_key_is_sent_to_the_server_and_shown_nowhere(
+    sentiment, proxy, caplog, tmp_path, staff
+):
+    project, release, root = sentiment
+    caplog.set_level(logging.DEBUG)
+    spec = register(root, project, proxy.url)
+    assert spec["has_api_key"] is True and KEY not in json.dumps(spec)
+    run = run_evaluation(start(root, release, spec["id"]))
+    assert run.status == "succeeded", run.error
+    assert proxy.keys == {f"Bearer {KEY}"}
+    browser = Client()
+    browser.force_login(staff)
+    seen = [
+        root.get("/api/models/").content, root.get(f"/api/evaluations/{run.pk}/").content,
+        browser.get(f"/p/{project.slug}/models/").content,
+        browser.get(f"/p/{project.slug}/evaluations/{run.pk}/").content,
+        browser.get(f"/p/{project.slug}/evaluations/").content,
+        browser.get(f"/p/{project.slug}/audit/").content,
+        caplog.text.encode(),
+    ]  # fmt: skip
+    for content in seen:
+        assert KEY.encode() not in content
+    stored = ModelSpec.objects.get(pk=spec["id"])
+    assert KEY not in stored.api_key_encrypted and stored.api_key_encrypted
+    with zipfile.ZipFile(Path(_unzip_root()) / run.release.bundle) as bundle:
+        for name in bundle.namelist():
+            assert KEY.encode() not in bundle.read(name)
+
+
+def _unzip_root() -> str:
+    from django.conf import settings
+
+    return str(settings.MEDIA_ROOT)
+
+
+def test_labels_by_generation_count_the_answers_that_name_none(sentiment, proxy):
+    project, release, root = sentiment
+    spec = register(root, project, proxy.url, scoring="generation", max_new_tokens=4)
+    run = run_evaluation(start(root, release, spec["id"]))
+    assert run.status == "succeeded", run.error
+    words = {"negative": "negative", "positive": "great"}  # the project's verbalizer
+    unparsed = 0
+    for p in run.predictions.all():
+        said = p.output.strip().split("\n")[0].strip(" .,!\"'").lower()
+        named = [label for label, word in words.items() if said in (label, word)]
+        if not named:
+            named = [label for label, word in words.items()
+                     if re.match(rf"({label}|{word})\b", said)]  # fmt: skip
+        assert p.label == (named[0] if len(named) == 1 else "")
+        unparsed += p.label == ""
+    assert run.metrics["unparsed"] == unparsed
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [("Positive.", "positive"), (" great, really", "positive"), ("negative\nmore", "negative"),
+     ("not positive", ""), ("positively", ""), ("", ""), ("positive or negative", "positive"),
+     ("'Negative'", "negative"), ("GREAT!", "positive")],
+)  # fmt: skip
+def test_a_generated_answer_names_a_label_by_the_documented_rule(text, label):
+    from evaluation.runs.served import label_named
+
+    assert label_named(text, {"negative": "negative", "positive": "great"}) == label
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [("http://127.0.0.1:8000/v1", "internal address"), ("http://10.1.2.3/v1", "internal"),
+     ("http://[::ffff:127.0.0.1]:80/v1", "internal"), ("http://169.254.169.254/v1", "internal"),
+     ("file:///etc/passwd", "http(s) address"), ("http://u:p@example.org/v1", "api_key"),
+     ("http://localhost:9/v1", "internal")],
+)  # fmt: skip
+def test_an_admin_who_is_not_staff_names_no_internal_host(sentiment, client_for, url, problem):
+    project, _, _ = sentiment
+    admin = member(project, "adm", "admin")
+    answer = client_for(admin).post("/api/models/", {
+        "project": project.slug, "name": "m", "kind": "openai-compatible",
+        "source": "m", "base_url": url}, format="json")  # fmt: skip
+    assert answer.status_code in (400, 403) and problem in json.dumps(answer.json())
+    assert not ModelSpec.objects.filter(name="m").exists()
+
+
+def test_the_operator_allows_a_host_and_the_worker_checks_it_again(
+    sentiment, client_for, proxy, settings
+):
+    project, release, root = sentiment
+    admin = member(project, "adm", "admin")
+    settings.SERVED_MODEL_HOSTS = ["127.0.0.1"]
+    created = client_for(admin).post("/api/models/", {
+        "project": project.slug, "name": "m", "kind": "openai-compatible",
+        "source": "tiny-llama", "base_url": f"{proxy.url}/v1"}, format="json")  # fmt: skip
+    assert created.status_code == 201, created.json()
+    settings.SERVED_MODEL_HOSTS = ["*"]  # the operator took it back before the run
+    run = run_evaluation(start(root, release, created.json()["id"]))
+    assert run.status == "failed" and "internal address" in run.error
+    assert not proxy.answered
+
+
+def test_a_chat_endpoint_is_not_asked_for_log_likelihoods(sentiment):
+    project, _, root = sentiment
+    answer = root.post("/api/models/", {
+        "project": project.slug, "name": "chat", "kind": "openai-compatible", "source": "m",
+        "base_url": "http://127.0.0.1:1/v1", "chat_template": True}, format="json")  # fmt: skip
+    assert answer.status_code == 400 and "scoring" in json.dumps(answer.json())
+
+
+def test_free_text_is_generated_through_chat_and_scored_by_the_answer_rules(questions, proxy):
+    """A free-text project answered through chat completions; EM and F1 recomputed here."""
+    project, release, root = questions
+    spec = register(root, project, proxy.url, scoring="generation", chat_template=True,
+                    max_new_tokens=5)  # fmt: skip
+    run = run_evaluation(start(root, release, spec["id"]))
+    assert run.status == "succeeded", run.error
+    asked = [json.loads(key) for key in proxy.answered]
+    assert asked and all(message[0]["role"] == "user" for message in asked)
+    members = []
+    for p in run.predictions.all():
+        f1 = best_f1(p.output, p.gold_answers)
+        assert (p.em, p.f1) == (best_exact_match(p.output, p.gold_answers), pytest.approx(f1))
+        members.append((p.set_id, f1 > 0.8))
+    assert run.metrics["consistency"] == pytest.approx(consistency(members))
+    assert run.metrics["usage"]["requests"] == run.predictions.count() == len(asked)
