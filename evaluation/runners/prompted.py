@@ -2,13 +2,8 @@
 
 The conventions are lm-evaluation-harness's (its `hf` backend), so that the figures compare:
 
-- Tokens: `encode(text)` is `tokenizer.encode(text)` with the tokenizer's own special tokens
-  (a BOS only if the tokenizer adds one itself; none if the text already starts with it).
-  Trailing spaces of the context move to the start of the continuation. Causal models: the
-  continuation's tokens are the tail of `encode(context + continuation)` after
-  `encode(context)`. Seq2seq models: the encoder reads `encode(context)`, and the decoder is
-  scored on `encode(continuation)` without special tokens. An empty context is the BOS (else
-  EOS) token.
+- Tokens: the harness's (evaluation/runners/prompt_tokens.py), each distinct text tokenised
+  once, in batches.
 - A choice's log-likelihood is the sum of its tokens' log-probabilities.
 - Inputs longer than the model's context are cut on the left.
 
@@ -18,7 +13,6 @@ all the choices. Examples are sorted by length and batched; generation is greedy
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -35,20 +29,10 @@ from evaluation.runners.feed import (
     pad_rows,
     width_multiple,
 )
+from evaluation.runners.prompt_tokens import PromptTokens, Unit
 
 POSITION_ATTRIBUTES = ("n_positions", "max_position_embeddings", "n_ctx")
 DEFAULT_CONTEXT = 2048  # the harness's, for models that name no length
-
-
-@dataclass
-class Unit:
-    """One context and the continuations scored after it (usually one example's choices)."""
-
-    example: int
-    context: list[int]
-    continuations: list[list[int]]
-    choices: list[int]  # which choice of the example each continuation is
-    last: bool  # the example's last unit
 
 
 class PromptedModel:
@@ -87,57 +71,21 @@ class PromptedModel:
         # transformers 5 renamed the cache argument and output from past_key_values to cache.
         parameters = inspect.signature(self.model.forward).parameters
         self.cache_name = "cache" if "cache" in parameters else "past_key_values"
-        self.bos_text = (
-            str(tokenizer.decode([tokenizer.bos_token_id]))
-            if tokenizer.bos_token_id is not None
-            else ""
+        self.tokens = PromptTokens(
+            tokenizer, seq2seq=seq2seq, prefix_id=self.prefix_id, max_length=self.max_length
         )
 
-    # Tokens ---------------------------------------------------------------------------------
+    # Tokens (evaluation/runners/prompt_tokens.py) -----------------------------------------
 
     def encode(self, text: str, special: bool | None = None) -> list[int]:
-        if special is None and self.bos_text and text.startswith(self.bos_text):
-            special = False
-        options = {} if special is None else {"add_special_tokens": special}
-        return list(self.tokenizer.encode(text, **options))
+        return self.tokens.encode(text, special)
 
     def split(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
         """(context ids, continuation ids), as the harness's loglikelihood requests have them."""
-        if not context:
-            ids = self.encode(continuation, special=False)
-            if ids and ids[0] == self.prefix_id:
-                return ids[:1], ids[1:]
-            return [self.prefix_id], ids
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        if self.seq2seq:
-            return self.encode(context), self.encode(continuation, special=False)
-        whole, head = self.encode(context + continuation), self.encode(context)
-        return head, whole[len(head) :]
+        return self.tokens.pairs([context], [[continuation]])[0][0]
 
     def units(self, contexts: Sequence[str], choices: Sequence[Sequence[str]]) -> list[Unit]:
-        """The work for scoring `choices[i]` after `contexts[i]`: one unit per distinct context
-        tokens (one per example, but for an empty context before a choice that starts with BOS)."""
-        out: list[Unit] = []
-        for example, (context, options) in enumerate(zip(contexts, choices, strict=True)):
-            groups: dict[tuple[int, ...], Unit] = {}
-            for choice, option in enumerate(options):
-                head, tail = self.split(context, option)
-                if not tail:
-                    raise RunnerError(f"The choice {option!r} has no tokens after the prompt.")
-                unit = groups.setdefault(tuple(head), Unit(example, head, [], [], False))
-                unit.continuations.append(tail)
-                unit.choices.append(choice)
-            units = list(groups.values())
-            units[-1].last = True
-            for unit in units:
-                longest = max(map(len, unit.continuations))
-                keep = self.max_length + 1 - longest  # the input holds at most max_length
-                if len(unit.context) > keep:
-                    unit.context = unit.context[len(unit.context) - max(keep, 1) :]
-            out.extend(units)
-        return out
+        return self.tokens.units(contexts, choices)
 
     # Log-likelihoods ------------------------------------------------------------------------
 
@@ -294,7 +242,8 @@ class PromptedModel:
         """Greedy continuations of each context, cut before the first stop sequence."""
         import torch
 
-        encoded = [self.encode(c) if c else [self.prefix_id] for c in contexts]
+        tokens = self.tokens.encode_many(c for c in contexts if c)
+        encoded = [tokens[c] if c else [self.prefix_id] for c in contexts]
         keep = self.max_length - max_new_tokens
         if not self.seq2seq and keep < 1:
             raise RunnerError(f"max_new_tokens must be below the model's {self.max_length}.")
