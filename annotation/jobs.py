@@ -128,13 +128,15 @@ def cancel(job: Any) -> Any:
 
 
 def requeue(job: Any, **cleared: Any) -> Any:
-    """Queue a finished job again from scratch, clearing `cleared` (its results); or one whose
-    worker died (a stale heartbeat), which the new run takes over."""
+    """Queue a finished job again, or one whose worker died (a stale heartbeat), which the new
+    run takes over; also clearing `cleared`. A retry is a new start: its attempts count from
+    zero, or a job the cap failed would fail again without running. Results are not cleared
+    here: a job keeps its last success's until a new attempt succeeds and replaces them."""
     if not job.finished and not is_stale(job):
         raise DomainError("Only a finished job can run again.", code="conflict")
     type(job).objects.filter(pk=job.pk).update(
         status=Status.QUEUED, done=0, error="", started_at=None, finished_at=None,
-        heartbeat_at=None, **cleared,
+        heartbeat_at=None, attempts=0, **cleared,
     )  # fmt: skip
     job.refresh_from_db()
     return job

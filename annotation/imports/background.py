@@ -100,7 +100,7 @@ def import_retry(job: ImportJob) -> ImportJob:
     root = Path(settings.MEDIA_ROOT)
     if not all((root / f["path"]).exists() for f in job.files.values()):
         raise DomainError("This import's files are gone; upload the file again.", code="conflict")
-    job = jobs.requeue(job, result={}, errors=[], attempts=0)
+    job = jobs.requeue(job, result={}, errors=[])
     transaction.on_commit(lambda: run_import_task.delay(job.pk))
     return job
 

@@ -45,7 +45,8 @@ def analysis_cancel(*, analysis: Analysis) -> Analysis:
 
 
 def analysis_retry(*, analysis: Analysis) -> Analysis:
-    jobs.requeue(analysis, result={})
+    """Run again, its attempts counted afresh; the last result stays until a new one succeeds."""
+    jobs.requeue(analysis)
     _send(analysis)
     return analysis
 

@@ -50,8 +50,9 @@ def _send(run: EvaluationRun) -> None:
 
 
 def evaluation_retry(*, run: EvaluationRun) -> EvaluationRun:
-    """Run again from scratch; the new predictions replace the old ones."""
-    jobs.requeue(run, metrics={}, examples_per_second=None)
+    """Run again from scratch, its attempts counted afresh; the metrics and predictions of its
+    last success stay until the new ones replace them (evaluation.runs.execute)."""
+    jobs.requeue(run, examples_per_second=None)
     _send(run)
     return run
 
