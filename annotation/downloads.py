@@ -1,8 +1,8 @@
 """Tables people download (a run's predictions, a project's votes) as JSON Lines or CSV,
-streamed row by row. In CSV, lists and objects are JSON text in their cell, and a cell that
-starts like a formula is escaped (docs/formats.md)."""
+streamed row by row. In CSV, lists and objects are JSON text in their cell, a cell holding a line
+break is quoted, and a cell or a line of it that starts like a formula is escaped
+(annotation.releases.files.csv_line, docs/formats.md)."""
 
-import csv
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 from annotation.errors import DomainError
-from annotation.releases.files import spreadsheet_cell
+from annotation.releases.files import csv_line
 
 FORMATS = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
 # A download endpoint's OpenAPI: its format parameter, and its answers.
@@ -31,14 +31,10 @@ def lines(rows: Iterable[dict[str, Any]], fmt: str) -> Iterator[str]:
     if fmt == "jsonl":
         yield from (json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
         return
-    line = _CsvLine()
-    writer = csv.writer(line, lineterminator="\n")
     for n, row in enumerate(rows):
         if n == 0:
-            writer.writerow(row.keys())
-            yield line.pop()
-        writer.writerow([spreadsheet_cell(_cell(value)) for value in row.values()])
-        yield line.pop()
+            yield csv_line(row.keys())
+        yield csv_line([_cell(value) for value in row.values()])
 
 
 def download(rows: Iterable[dict[str, Any]], fmt: str, name: str) -> StreamingHttpResponse:
@@ -56,17 +52,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
-
-
-class _CsvLine:
-    """What csv.writer writes, one row at a time, for a streamed answer."""
-
-    def __init__(self) -> None:
-        self.text = ""
-
-    def write(self, text: str) -> None:
-        self.text += text
-
-    def pop(self) -> str:
-        text, self.text = self.text, ""
-        return text

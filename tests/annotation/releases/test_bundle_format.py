@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,8 +14,12 @@ TEXT = st.text(alphabet=st.sampled_from(list("ab \t\n\r\"'\\é=+-@")), max_size=
 
 def owasp(value: str) -> str:
     """OWASP's CSV-injection rule, restated: a cell that a spreadsheet would run as a formula
-    starts with an apostrophe (and so, to read back exactly, does one that starts with one)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else value
+    starts with an apostrophe (and so, to read back exactly, does one that starts with one);
+    so does every line of a cell, for a reader that starts a row at any "\r" or "\n"."""
+    lines = re.split(r"(?<=[\r\n])", value)
+    return "".join(
+        "'" + line if line[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else line for line in lines
+    )
 
 
 @given(st.lists(TEXT.filter(lambda text: "\r" not in text), min_size=1, max_size=3))
