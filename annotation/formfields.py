@@ -47,10 +47,10 @@ class AgreementField(forms.CharField):
         text = (super().clean(value) or "").strip()
         if not text and not self.required:
             return None
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # not "²", which int() refuses
             return int(text)
         pairs = [part.split("=", 1) for part in text.replace(",", " ").split()]
-        if pairs and all(len(p) == 2 and p[1].isdigit() for p in pairs):
+        if pairs and all(len(p) == 2 and p[1].isascii() and p[1].isdigit() for p in pairs):
             return {split.strip(): int(n) for split, n in pairs}
         raise forms.ValidationError(
             "write a number of votes, or split=number pairs, e.g. test=4 dev=3."

@@ -66,8 +66,37 @@ def render_prompt(prompt: str, fields: dict[str, Any]) -> str:
     parts = _parts(prompt)
     if parts is None:  # unbalanced braces saved before they were checked: the prompt as is
         return prompt
-    return "".join(literal + ("" if name is None else str(fields.get(name, "")))
-                   for literal, name in parts)  # fmt: skip
+    return "".join(literal + _value(fields, name) for literal, name in parts)
+
+
+def render_prompt_head(prompt: str, fields: dict[str, Any], limit: int) -> tuple[str, int]:
+    """The first `limit` characters of render_prompt(prompt, fields), and the length of the
+    whole, without building the whole: a prompt of 4,000 characters that repeats a long field
+    renders to millions (the Prompt page's preview)."""
+    parts = _parts(prompt)
+    pieces = [prompt]
+    if parts is not None:
+        pieces = [text for literal, name in parts for text in (literal, _value(fields, name))]
+    head, length = [], 0
+    for piece in pieces:
+        if length < limit:
+            head.append(piece[: limit - length])
+        length += len(piece)
+    return "".join(head), length
+
+
+def _value(fields: dict[str, Any], name: str | None) -> str:
+    return "" if name is None else str(fields.get(name, ""))
+
+
+def check_prompt_length(example_id: Any, length: int) -> None:
+    """Runs refuse a context above PROMPT_MAX_CHARS, naming the example."""
+    if length > settings.PROMPT_MAX_CHARS:
+        raise DomainError(
+            f"The prompt of example {example_id} is {length:,} characters, above "
+            f"PROMPT_MAX_CHARS ({settings.PROMPT_MAX_CHARS:,}): shorten the prompt, ask "
+            "for fewer shots, or raise the limit on the workers."
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -181,11 +210,6 @@ class Prompting:
                 drawn = rng.sample(pool, min(shots, len(pool)))
                 parts = [self.render(s["fields"]) + delimiter + answer(s) for s in drawn]
             text = SHOT_DELIMITER.join([*parts, self.render(example["fields"])])
-            if len(text) > settings.PROMPT_MAX_CHARS:
-                raise DomainError(
-                    f"The prompt of example {example['id']} is {len(text):,} characters, above "
-                    f"PROMPT_MAX_CHARS ({settings.PROMPT_MAX_CHARS:,}): shorten the prompt, ask "
-                    "for fewer shots, or raise the limit on the workers."
-                )
+            check_prompt_length(example["id"], len(text))
             out.append(text)
         return out

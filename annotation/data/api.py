@@ -51,7 +51,7 @@ class ItemListView(APIView):
         qs = selectors.rows(project, filters, author=mine)
         size = request.query_params.get("size")
         page = selectors.page_of(
-            records.with_relations(filters.kind, qs),
+            records.with_relations(filters.kind, qs, mine),
             filters,
             request.query_params.get("after"),
             size,

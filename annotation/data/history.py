@@ -140,7 +140,8 @@ def story_of(project: Any, kind: str, pk: int, mine: Any) -> Story:
     if kind not in ("originals", "perturbations"):
         raise Http404("kind is perturbations or originals.")
     if kind == "originals":
-        original = get_object_or_404(records.original_records(project.examples.all()), pk=pk)
+        originals = records.original_records(project.examples.all(), mine)
+        original = get_object_or_404(originals, pk=pk)
         every = original.perturbations.all()
         theirs = every if mine is None else every.filter(author=mine)
         if mine is not None and not theirs.exists():

@@ -14,8 +14,12 @@ def perturbation_records(qs: "QuerySet[Perturbation]") -> "QuerySet[Perturbation
     )
 
 
-def original_records(qs: "QuerySet[Example]") -> "QuerySet[Example]":
+def original_records(qs: "QuerySet[Example]", author: Any = None) -> "QuerySet[Example]":
+    """Originals with their count of live perturbations: every author's, or `author`'s alone
+    (an expert's own work is all they may count)."""
     live = ~Q(perturbations__status=Perturbation.Status.WITHDRAWN)
+    if author is not None:
+        live &= Q(perturbations__author=author)
     return qs.select_related("batch", "control_item").annotate(
         n_perturbations=Count("perturbations", filter=live)
     )
@@ -77,5 +81,5 @@ def records(kind: str, rows: list[Any]) -> list[dict[str, Any]]:
     return [convert(row) for row in rows]
 
 
-def with_relations(kind: str, qs: QuerySet[Any]) -> QuerySet[Any]:
-    return original_records(qs) if kind == "originals" else perturbation_records(qs)
+def with_relations(kind: str, qs: QuerySet[Any], author: Any = None) -> QuerySet[Any]:
+    return original_records(qs, author) if kind == "originals" else perturbation_records(qs)

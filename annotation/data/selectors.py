@@ -101,19 +101,26 @@ def rows(
     project: Project, filters: Filters, *, author: Any = None
 ) -> "QuerySet[Perturbation] | QuerySet[Example]":
     """Every row the filters let through, in their order; `author` limits perturbations to
-    one user's own (what an expert may see) and originals to those they perturbed. A filter
-    that names nothing of the project (an import, a label, an author) is an error that says
-    so, not an empty list."""
-    _check_names(project, filters)
+    one user's own (what an expert may see) and originals to those they perturbed, and every
+    filter reads only those: an expert's counts never tell another author's work apart. A
+    filter that names nothing of the project (an import, a label, an author) is an error that
+    says so, not an empty list; for an expert, another author is nothing, whoever it is."""
+    visible = visible_perturbations(project, author)
+    _check_names(project, filters, visible)
     if filters.kind == "originals":
-        return _originals(project, filters, author)
-    return _perturbations(project, filters, author)
+        return _originals(project, filters, visible, narrowed=author is not None)
+    return _perturbations(project, filters, visible)
 
 
-def _perturbations(project: Project, f: Filters, author: Any) -> "QuerySet[Perturbation]":
+def visible_perturbations(project: Project, author: Any) -> "QuerySet[Perturbation]":
+    """The perturbations a reader may see: all (admins, `author` None), or the author's own."""
     qs = Perturbation.objects.filter(project=project)
-    if author is not None:
-        qs = qs.filter(author=author)
+    return qs if author is None else qs.filter(author=author)
+
+
+def _perturbations(
+    project: Project, f: Filters, qs: "QuerySet[Perturbation]"
+) -> "QuerySet[Perturbation]":
     if f.status:
         qs = qs.filter(status=f.status)
     if f.split:
@@ -129,24 +136,23 @@ def _perturbations(project: Project, f: Filters, author: Any) -> "QuerySet[Pertu
     return _shared(project, f, qs, "pivot__")
 
 
-def _originals(project: Project, f: Filters, author: Any) -> "QuerySet[Example]":
+def _originals(
+    project: Project, f: Filters, visible: "QuerySet[Perturbation]", *, narrowed: bool
+) -> "QuerySet[Example]":
+    """Originals; `narrowed`: only those under a `visible` perturbation. Each filter on the
+    perturbations under an original reads the visible ones only."""
     qs = Example.objects.filter(project=project)
-    if author is not None:
-        qs = qs.filter(pk__in=Perturbation.objects.filter(author=author).values("pivot_id"))
+    if narrowed:
+        qs = qs.filter(pk__in=visible.values("pivot_id"))
     if f.status:
-        qs = qs.filter(
-            pk__in=Perturbation.objects.filter(project=project, status=f.status).values("pivot_id")
-        )
+        qs = qs.filter(pk__in=visible.filter(status=f.status).values("pivot_id"))
     if f.split:
         qs = qs.filter(split=f.split)
     if f.tag:
-        tagged = Perturbation.objects.filter(
-            pivot_id=OuterRef("pk"), tags__id=_tag_id(project, f.tag)
-        )
+        tagged = visible.filter(pivot_id=OuterRef("pk"), tags__id=_tag_id(project, f.tag))
         qs = qs.filter(Exists(tagged))
     if f.author:
-        by = Perturbation.objects.filter(project=project, author__username=f.author)
-        qs = qs.filter(pk__in=by.values("pivot_id"))
+        qs = qs.filter(pk__in=visible.filter(author__username=f.author).values("pivot_id"))
     return _shared(project, f, qs, "")
 
 
@@ -166,7 +172,7 @@ def _shared(project: Project, f: Filters, qs: QuerySet[Any], original: str) -> Q
     return qs.order_by("id" if f.order == "oldest" else "-id")
 
 
-def _check_names(project: Project, f: Filters) -> None:
+def _check_names(project: Project, f: Filters, visible: "QuerySet[Perturbation]") -> None:
     if f.batch and not project.import_batches.filter(pk=f.batch).exists():
         raise DomainError(f"this project has no import {f.batch}.", field="batch")
     if f.label and f.label not in project.all_labels:
@@ -174,8 +180,8 @@ def _check_names(project: Project, f: Filters) -> None:
             f"label {f.label!r} is none of the project's ({', '.join(project.all_labels)}).",
             field="label",
         )
-    by = Perturbation.objects.filter(project=project, author__username=f.author)
-    if f.author and not by.exists():  # the project's authors only: no account is revealed
+    # Among what the reader sees: no account is revealed, nor, to an expert, another author
+    if f.author and not visible.filter(author__username=f.author).exists():
         raise DomainError(f"no perturbation of this project is by {f.author!r}.", field="author")
 
 

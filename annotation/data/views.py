@@ -28,7 +28,7 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         filters = selectors.Filters.parse(request.GET)
         qs = selectors.rows(project, filters, author=mine)
         page = selectors.page_of(
-            records.with_relations(filters.kind, qs), filters, request.GET.get("after")
+            records.with_relations(filters.kind, qs, mine), filters, request.GET.get("after")
         )
     except DomainError as error:
         status = flash_refusal(request, error)
@@ -111,7 +111,8 @@ def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
 
 
 def _int(value: str) -> int | None:
-    return int(value) if value.isdigit() and len(value) < 19 else None
+    # "²".isdigit() is true, and int() refuses it: only ASCII digits are an id
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
 
 
 def _export(project: Any, kind: str, ids: list[int], fmt: Any) -> StreamingHttpResponse:

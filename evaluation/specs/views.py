@@ -12,7 +12,12 @@ from annotation.errors import DomainError
 from annotation.formfields import JSONObjectField
 from annotation.models import Project
 from annotation.projects.services import project_update
-from annotation.prompting import Prompting, prompt_fields
+from annotation.prompting import (
+    Prompting,
+    check_prompt_length,
+    prompt_fields,
+    render_prompt_head,
+)
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
 from evaluation.specs import services
@@ -157,23 +162,46 @@ def prompt_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "evaluation/prompt.html", context)
 
 
+# Of each example through the prompt, the page shows this much: a prompt of 4,000 characters
+# that repeats a long field renders to millions of characters (issue 48).
+PREVIEW_CHARS = 10_000
+
+
 def _previews(project: Project) -> list[dict[str, Any]]:
-    """The first three examples as a zero-shot language model reads them."""
+    """The first three examples as a zero-shot language model reads them, each up to
+    PREVIEW_CHARS, with what is left out and whether runs refuse it (PROMPT_MAX_CHARS)."""
     prompting = Prompting.of(project)
     out = []
     for example in project.examples.order_by("id")[:3]:
+        fields, refused = example.fields, ""
         if project.task_type == Project.TaskType.MINIMAL_PAIR:
-            context = prompting.over_source(example.fields.get("source"))
+            source = fields.get("source")
+            context, length = (
+                render_prompt_head(prompting.prompt, {"source": source}, PREVIEW_CHARS)
+                if source
+                else ("", 0)
+            )
             after = "Scored after it"
-            choices = [("", example.fields.get("text", ""))]
-        elif project.is_free_text:
-            context = prompting.render(example.fields)
-            after, choices = "The model generates its answer after it", []
+            choices = [("", str(fields.get("text", ""))[:PREVIEW_CHARS])]
         else:
-            context = prompting.render(example.fields)
-            after = "Choices, each scored after it"
-            choices = [(label, " " + word) for label, word in prompting.word_of.items()]
+            context, length = render_prompt_head(prompting.prompt, fields, PREVIEW_CHARS)
+            try:
+                check_prompt_length(example.external_id, length)
+            except DomainError as error:
+                refused = error.message
+            after, choices = "The model generates its answer after it", []
+            if not project.is_free_text:
+                after = "Choices, each scored after it"
+                choices = [(label, " " + word) for label, word in prompting.word_of.items()]
+        more = length - len(context)
         out.append(
-            {"id": example.external_id, "context": context, "after": after, "choices": choices}
+            {
+                "id": example.external_id,
+                "context": context,
+                "more": f"{more:,}" if more else "",
+                "refused": refused,
+                "after": after,
+                "choices": choices,
+            }
         )
     return out
