@@ -113,6 +113,8 @@ class EvaluationRun(Job):
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
     model = models.ForeignKey(ModelSpec, on_delete=models.PROTECT, related_name="runs")
     split = models.CharField(max_length=8, default="test")
+    # Cut into this many shards that any worker may take (evaluation/runs/shards.py).
+    shards = models.PositiveSmallIntegerField(default=1)
     examples_per_second = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -132,6 +134,27 @@ class EvaluationRun(Job):
 
     def __str__(self) -> str:
         return f"run {self.pk}: {self.model} on {self.release} ({self.split})"
+
+
+class RunShard(Job):
+    """One part of a sharded run: its contrast sets' predictions, kept here until the run
+    merges every shard's once (evaluation/runs/shards.py)."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="shard_jobs")
+    index = models.PositiveSmallIntegerField()
+    rows = models.JSONField(default=list, blank=True)
+
+    class Meta(Job.Meta):
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="run_shard_once"),
+            models.CheckConstraint(
+                condition=Q(done__lte=models.F("total")), name="run_shard_done_le_total"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"shard {self.index + 1} of run {self.run_id}"
 
 
 class Prediction(models.Model):

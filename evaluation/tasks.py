@@ -12,8 +12,9 @@ from annotation.jobs import RunBusy
 from annotation.models import ImportJob
 from annotation.tasks import run_import_task
 from evaluation.analyses.execute import run_analysis
-from evaluation.models import Analysis, EvaluationRun
-from evaluation.runs.execute import run_evaluation
+from evaluation.models import Analysis, EvaluationRun, RunShard
+from evaluation.runs.execute import run_evaluation, run_shard
+from evaluation.runs.shards import shard_finished
 
 # The database went away mid-job (a restart): the job's heartbeat goes stale, and a retry
 # after EVALUATION_STALE_SECONDS takes it over from scratch.
@@ -40,6 +41,20 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def run_shard_task(self, shard_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Score one shard of a run; the last shard to succeed sends the run, which merges them."""
+    try:
+        shard = run_shard(shard_id)
+    except DATABASE_GONE as lost:
+        connections.close_all()
+        raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
+    except RunBusy as busy:
+        raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+    if shard is not None and shard_finished(shard):
+        run_evaluation_task.delay(shard.run_id)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untyped-def]
     """Run one analysis; redelivered like an evaluation run if its worker dies."""
     try:
@@ -59,6 +74,8 @@ def sweep_stale_jobs() -> None:
         run_import_task.delay(job_id)
     for run_id in jobs.stale_ids(EvaluationRun):
         run_evaluation_task.delay(run_id)
+    for shard_id in jobs.stale_ids(RunShard):
+        run_shard_task.delay(shard_id)
     for analysis_id in jobs.stale_ids(Analysis):
         run_analysis_task.delay(analysis_id)
 

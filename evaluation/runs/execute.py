@@ -4,6 +4,7 @@ the live annotation tables."""
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -11,8 +12,9 @@ from django.db import transaction
 from annotation import jobs
 from annotation.models import Project, Release
 from annotation.releases.bundle import read_examples
-from evaluation.models import EvaluationRun, ModelSpec, Prediction
+from evaluation.models import EvaluationRun, ModelSpec, Prediction, RunShard
 from evaluation.runners.base import LoadError, RunnerError
+from evaluation.runs import shards
 from evaluation.runs.pairs import run_language_model
 from evaluation.runs.predictions import run_predictions
 from evaluation.runs.prompting import run_choices, run_generation
@@ -60,8 +62,29 @@ def scorer_of(spec: ModelSpec, project: Project) -> Scorer:
     return SCORERS[spec.kind in ModelSpec.LANGUAGE_MODELS, project.task_type]
 
 
+def scorer_for(run: EvaluationRun) -> Scorer:
+    """The run's scorer; a served model's keeps its answers on the run, so that it resumes."""
+    if run.model.kind == ModelSpec.Kind.OPENAI_COMPATIBLE:
+        return partial(run_served, run)
+    return scorer_of(run.model, run.release.project)
+
+
+def run_shard(shard_id: int) -> RunShard | None:
+    """Score one shard of a run (evaluation/runs/shards.py). None if it already finished."""
+    return jobs.execute(RunShard, shard_id, _shard_rows, expected=(RunnerError,))
+
+
+def _shard_rows(shard: RunShard) -> dict[str, Any]:
+    try:
+        return shards.score_shard(shard, scorer_for(shard.run))
+    except LoadError:  # the same one answer as an unsharded run's (_scored)
+        if is_trusted(shard.run.model):
+            raise
+        raise not_loaded(shard.run.model) from None
+
+
 def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
-    spec, project = run.model, run.release.project
+    spec = run.model
     examples = read_examples(run.release, run.split)
     EvaluationRun.objects.filter(pk=run.pk).update(total=len(examples))
     started = time.monotonic()
@@ -75,10 +98,11 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         if progress:
             progress(done, len(examples))
 
-    if spec.kind == ModelSpec.Kind.OPENAI_COMPATIBLE:  # answers kept per run: it resumes
-        rows, metrics = run_served(run, spec, run.release, examples, advance)
+    if run.shards > 1:  # every shard succeeded: merge their rows
+        rows, metrics = shards.merged(run, examples)
+        advance(len(examples))
     else:
-        rows, metrics = scorer_of(spec, project)(spec, run.release, examples, advance)
+        rows, metrics = scorer_for(run)(spec, run.release, examples, advance)
     with transaction.atomic():
         # The last success's predictions and metrics are replaced together, and only while this
         # attempt still holds the run: one cancelled (or taken over) meanwhile keeps them.
@@ -91,7 +115,7 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         Prediction.objects.bulk_create(
             (Prediction(run=run, **row) for row in rows), batch_size=2000
         )
-        elapsed = time.monotonic() - started
+        elapsed = metrics.pop("shard_seconds", None) or time.monotonic() - started
         metrics["examples_per_second"] = round(len(examples) / max(elapsed, 1e-9), 2)
         if spec.kind != ModelSpec.Kind.OPENAI_COMPATIBLE:  # the server's own
             metrics["precision"] = spec.precision

@@ -48,20 +48,8 @@ def run_served(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    pool = shot_pool(spec, release)
     by_choice = not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD
-    if project.is_free_text:
-        shot_answer = first_answer
-    else:
-        shot_answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
-    texts = contexts(spec, prompting, pool, examples, shot_answer)
-    if by_choice:
-        options = [spec.target_delimiter + word for word in prompting.words]
-        asked = [[loglikelihood_request(spec.source, t, o) for o in options] for t in texts]
-    else:
-        asked = [[generation_request(spec.source, t, chat=spec.chat_template,
-                                     max_tokens=spec.max_new_tokens, stop=spec.stop or [])]
-                 for t in texts]  # fmt: skip
+    asked = requests_of(spec, release, examples)
     answers = ask(run, spec, asked, advance)
     usage = _usage(spec, answers.values())
     if by_choice:
@@ -74,6 +62,26 @@ def run_served(
         else:
             rows, metrics = _named_labels(project, prompting, examples, outputs)
     return rows, {**metrics, "usage": usage}
+
+
+def requests_of(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]]
+) -> list[list[Request]]:
+    """Each example's requests: one per label (log-likelihoods), or one generation."""
+    project = release.project
+    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
+    pool = shot_pool(spec, release)
+    if project.is_free_text:
+        shot_answer = first_answer
+    else:
+        shot_answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
+    texts = contexts(spec, prompting, pool, examples, shot_answer)
+    if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
+        options = [spec.target_delimiter + word for word in prompting.words]
+        return [[loglikelihood_request(spec.source, t, o) for o in options] for t in texts]
+    return [[generation_request(spec.source, t, chat=spec.chat_template,
+                                max_tokens=spec.max_new_tokens, stop=spec.stop or [])]
+            for t in texts]  # fmt: skip
 
 
 def ask(

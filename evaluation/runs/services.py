@@ -13,16 +13,24 @@ from annotation import jobs
 from annotation.errors import DomainError
 from annotation.models import Project, Release, user_or_none
 from annotation.releases.bundle import read_examples
-from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.models import EvaluationRun, ModelSpec, RunShard
 from evaluation.runs.predictions import read_predictions
-from evaluation.tasks import run_evaluation_task
+from evaluation.runs.shards import MAX_SHARDS, UNSHARDED
+from evaluation.tasks import run_evaluation_task, run_shard_task
 
 
 def evaluation_enqueue(
-    *, release: Release, model: ModelSpec, split: str, user: Any, send: bool = True
+    *,
+    release: Release,
+    model: ModelSpec,
+    split: str,
+    user: Any,
+    send: bool = True,
+    shards: int = 1,
 ) -> EvaluationRun:
     """Create a queued run and, once the transaction commits, send it to the worker queue
-    (unless `send` is false: `manage.py evaluate --sync` runs it in its own process)."""
+    (unless `send` is false: `manage.py evaluate --sync` runs it in its own process); a run
+    of several `shards` sends each shard instead (evaluation/runs/shards.py)."""
     if model.project_id != release.project_id:
         raise DomainError("The model and the release belong to different projects.")
     if split not in release.counts.get("sets", {}):
@@ -37,27 +45,61 @@ def evaluation_enqueue(
             f"Model {model.name} draws shots from {model.few_shot_split}, which release "
             f"{release.version} does not have."
         )
+    _check_shards(release, model, split, shards, send)
     run = EvaluationRun.objects.create(
-        release=release, model=model, split=split, created_by=user_or_none(user)
+        release=release, model=model, split=split, created_by=user_or_none(user), shards=shards
     )
+    if shards > 1:
+        RunShard.objects.bulk_create([RunShard(run=run, index=i) for i in range(shards)])
     if send:
         _send(run)
     return run
 
 
+def _check_shards(release: Release, model: ModelSpec, split: str, shards: int, send: bool) -> None:
+    if shards == 1:
+        return
+    if not 1 <= shards <= MAX_SHARDS:
+        raise DomainError(f"shards must be from 1 to {MAX_SHARDS}.", field="shards")
+    if model.kind in UNSHARDED or not send:
+        raise DomainError(
+            f"A {model.kind} model runs in one piece: leave shards at 1.", field="shards"
+        )
+    sets = release.counts.get("sets", {}).get(split, 0)
+    if shards > sets:
+        raise DomainError(
+            f"The {split} split has {sets} contrast sets: at most that many shards.",
+            field="shards",
+        )
+
+
 def _send(run: EvaluationRun) -> None:
-    transaction.on_commit(lambda: run_evaluation_task.delay(run.pk))
+    if run.shards == 1:
+        transaction.on_commit(lambda: run_evaluation_task.delay(run.pk))
+        return
+    ids = list(run.shard_jobs.values_list("pk", flat=True))
+    transaction.on_commit(lambda: [run_shard_task.delay(pk) for pk in ids])
 
 
 def evaluation_retry(*, run: EvaluationRun) -> EvaluationRun:
     """Run again from scratch, its attempts counted afresh; the metrics and predictions of its
     last success stay until the new ones replace them (evaluation.runs.execute)."""
     jobs.requeue(run, examples_per_second=None)
+    if run.shards > 1:  # the shards that did not succeed; every shard after a success
+        shards = list(run.shard_jobs.all())
+        again = [s for s in shards if s.status != RunShard.Status.SUCCEEDED] or shards
+        for shard in again:
+            jobs.requeue(shard)
+        ids = [shard.pk for shard in again]
+        transaction.on_commit(lambda: [run_shard_task.delay(pk) for pk in ids])
+        return run
     _send(run)
     return run
 
 
 def evaluation_cancel(*, run: EvaluationRun) -> EvaluationRun:
+    for shard in run.shard_jobs.all():
+        jobs.cancel(shard)
     return jobs.cancel(run)
 
 

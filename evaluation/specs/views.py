@@ -33,7 +33,34 @@ class ModelForm(forms.Form):
     source = forms.CharField(
         max_length=500,
         help_text="a hub id (org/name); staff: a folder of MODELS_DIR by its name, or "
-        "package.module:callable",
+        "package.module:callable; a served model: its name, as the server's /v1/models lists it",
+    )
+    base_url = forms.CharField(
+        max_length=500, required=False, label="Base URL",
+        help_text="served models: the server's OpenAI-compatible address, e.g. "
+        "http://gpu-host:8000/v1",
+    )  # fmt: skip
+    api_key = forms.CharField(
+        max_length=500, required=False, label="API key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="served models, if the server needs one: kept encrypted, never shown again",
+    )  # fmt: skip
+    scoring = forms.ChoiceField(
+        choices=ModelSpec.Scoring.choices, required=False,
+        help_text="served models on classification: log-likelihoods need a server that echoes "
+        "the prompt's log-probabilities (vLLM; llama.cpp with --logits_all); else generation",
+    )  # fmt: skip
+    concurrency = forms.IntegerField(
+        initial=4, min_value=1, max_value=256, help_text="served models: requests in flight"
+    )
+    timeout = forms.IntegerField(
+        initial=120, min_value=1, max_value=3600, help_text="served models: seconds per request"
+    )
+    price_prompt = forms.FloatField(
+        required=False, min_value=0, help_text="served models: price per million prompt tokens"
+    )
+    price_completion = forms.FloatField(
+        required=False, min_value=0, help_text="per million completion tokens (the run's cost)"
     )
     label_mapping = JSONObjectField(
         empty_value={}, help_text='model label to project label, e.g. {"LABEL_0": "negative"}'
@@ -94,6 +121,7 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
     form = ModelForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         values = {**form.cleaned_data, "stop": stops(form.cleaned_data["stop"])}
+        values["scoring"] = values["scoring"] or ModelSpec.Scoring.LOGLIKELIHOOD
         try:
             services.model_register(project=project, user=request.user, **values)
         except DomainError as error:

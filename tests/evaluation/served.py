@@ -18,12 +18,15 @@ from typing import Any
 from tests.evaluation.llm import bpe_tokenizer
 
 
-def write_gguf(path: Path, layers: int = 2, width: int = 64, heads: int = 4) -> Path:
-    """A Llama-architecture model with random weights and the tests' byte-level BPE."""
+def write_gguf(
+    path: Path, tokenizer: Any = None, layers: int = 2, width: int = 64, heads: int = 4
+) -> Path:
+    """A Llama-architecture model with random weights and a byte-level BPE tokenizer (the
+    tests' own unless another fast tokenizer is given)."""
     import gguf
     import numpy as np
 
-    tokenizer = bpe_tokenizer(add_bos=False)
+    tokenizer = tokenizer or bpe_tokenizer(add_bos=False)
     model = json.loads(tokenizer.backend_tokenizer.to_str())["model"]
     vocab = sorted(model["vocab"].items(), key=lambda item: item[1])
     merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
@@ -34,7 +37,7 @@ def write_gguf(path: Path, layers: int = 2, width: int = 64, heads: int = 4) -> 
         return (rng.standard_normal(shape) * 0.2).astype(np.float32)
 
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_context_length(512)
+    writer.add_context_length(4096)
     writer.add_embedding_length(width)
     writer.add_block_count(layers)
     writer.add_feed_forward_length(width * 2)
@@ -83,8 +86,8 @@ class LlamaServer:
     """`python -m llama_cpp.server` on a free port of 127.0.0.1; start() waits until it
     answers, stop() kills it; the port stays the same across restarts."""
 
-    def __init__(self, model: Path, alias: str = "tiny-llama"):
-        self.model, self.alias, self.port = model, alias, free_port()
+    def __init__(self, model: Path, alias: str = "tiny-llama", threads: int = 1):
+        self.model, self.alias, self.port, self.threads = model, alias, free_port(), threads
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -95,7 +98,7 @@ class LlamaServer:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
              "--model_alias", self.alias, "--host", "127.0.0.1", "--port", str(self.port),
-             "--logits_all", "true", "--n_ctx", "2048", "--n_threads", "1"],
+             "--logits_all", "true", "--n_ctx", "4096", "--n_threads", str(self.threads)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 60

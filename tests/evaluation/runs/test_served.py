@@ -274,3 +274,25 @@ def test_free_text_is_generated_through_chat_and_scored_by_the_answer_rules(ques
         members.append((p.set_id, f1 > 0.8))
     assert run.metrics["consistency"] == pytest.approx(consistency(members))
     assert run.metrics["usage"]["requests"] == run.predictions.count() == len(asked)
+
+
+def test_the_models_page_registers_a_served_model_and_never_shows_its_key(sentiment, staff):
+    project, _, _ = sentiment
+    browser = Client()
+    browser.force_login(staff)
+    form = {"name": "served-page", "kind": "openai-compatible", "source": "tiny-llama",
+            "base_url": "http://127.0.0.1:9/v1/", "api_key": KEY, "scoring": "generation",
+            "concurrency": 8, "timeout": 30, "max_length": 256, "batch_size": 32,
+            "device": "auto", "precision": "fp32", "target_delimiter": " ", "few_shot": 0,
+            "stop": "\\n", "num_beams": 1, "max_new_tokens": 8, "stride": 128,
+            "max_answer_tokens": 30, "label_mapping": "", "verbalizers": ""}  # fmt: skip
+    done = browser.post(f"/p/{project.slug}/models/", form, follow=True)
+    html = done.content.decode()
+    assert "Model served-page registered" in html, html[-3000:]
+    spec = ModelSpec.objects.get(name="served-page")
+    assert (spec.base_url, spec.concurrency, spec.scoring) == ("http://127.0.0.1:9/v1", 8,
+                                                                "generation")  # fmt: skip
+    assert "key set" in html and KEY not in html and KEY not in spec.api_key_encrypted
+    # The key field is never filled back in, even when the form comes back with an error.
+    again = browser.post(f"/p/{project.slug}/models/", form).content.decode()
+    assert "exists in this project" in again and KEY not in again
