@@ -33,6 +33,9 @@ from evaluation.runners.prompt_tokens import PromptTokens, Unit
 
 POSITION_ATTRIBUTES = ("n_positions", "max_position_embeddings", "n_ctx")
 DEFAULT_CONTEXT = 2048  # the harness's, for models that name no length
+# Examples tokenised together, a chunk ahead of the device: on an H100, tokenising every example
+# before the first batch took 55-80% of the time (issue 46).
+CHUNK = 512
 
 
 class PromptedModel:
@@ -96,11 +99,10 @@ class PromptedModel:
         batch_size: int,
         progress: Progress | None = None,
     ) -> list[list[float]]:
-        """The log-likelihood of each choice after its example's context."""
-        units = self.units(contexts, choices)
+        """The log-likelihood of each choice after its example's context. The examples are
+        tokenised CHUNK at a time on the preparing thread, while the device scores the chunk
+        before; each chunk is sorted by length (longest first) and batched."""
         out = [[0.0] * len(options) for options in choices]
-        ordered = sorted(units, key=lambda unit: -len(unit.context))
-        batches = [ordered[s : s + batch_size] for s in range(0, len(ordered), batch_size)]
 
         def finish(batch: list[Unit], outputs: tuple[np.ndarray, ...]) -> None:
             scores = outputs[0]
@@ -111,14 +113,27 @@ class PromptedModel:
                 progress(sum(unit.last for unit in batch))
 
         readback = Readback(self.device, finish)
-        prepare = self._seq2seq_inputs if self.seq2seq else self._causal_inputs
+        score = self._seq2seq_scores if self.seq2seq else self._causal_scores
+        starts = range(0, len(contexts), CHUNK)
+        chunks = (partial(self._chunk, contexts, choices, start, batch_size) for start in starts)
         with inference(self.device):
-            for batch, tensors in ahead(partial(prepare, batch) for batch in batches):
-                tensors = on_device(tensors, self.input_device)
-                score = self._seq2seq_scores if self.seq2seq else self._causal_scores
-                readback.add(batch, score(tensors))
+            for batches in ahead(chunks, depth=1):
+                for batch, tensors in batches:
+                    readback.add(batch, score(on_device(tensors, self.input_device)))
             readback.close()
         return out
+
+    def _chunk(
+        self, contexts: Sequence[str], choices: Sequence[Sequence[str]], start: int, size: int
+    ) -> list[tuple[list[Unit], dict[str, Any]]]:
+        """The batches of examples start.. start + CHUNK, as host tensors."""
+        end = start + CHUNK
+        units = self.units(contexts[start:end], choices[start:end])
+        for unit in units:
+            unit.example += start
+        ordered = sorted(units, key=lambda unit: -len(unit.context))
+        prepare = self._seq2seq_inputs if self.seq2seq else self._causal_inputs
+        return [prepare(ordered[s : s + size]) for s in range(0, len(ordered), size)]
 
     def _causal_inputs(self, batch: list[Unit]) -> tuple[list[Unit], dict[str, Any]]:
         """Contexts padded on the left, so that every row's last context token is the last

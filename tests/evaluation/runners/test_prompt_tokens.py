@@ -144,19 +144,25 @@ def float64_loglikelihood(model, head, tail, seq2seq):  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("name", ["causal", "causal-bos", "seq2seq"])
-def test_fp32_loglikelihoods_are_the_float64_ones(models, name):
-    """The runner's sums of log-probabilities, in batches of padded rows with a shared context
-    cache, are a float64 model's over each context and choice alone."""
+def test_fp32_loglikelihoods_are_the_float64_ones(models, name, monkeypatch):
+    """The runner's sums of log-probabilities, in chunks tokenised ahead and batches of padded
+    rows with a shared context cache, are a float64 model's over each context and choice
+    alone; every example is counted done once."""
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
+    from evaluation.runners import prompted
     from evaluation.runners.prompted import PromptedModel
+
+    monkeypatch.setattr(prompted, "CHUNK", 3)
 
     path, seq2seq = models[name]
     runner = PromptedModel(str(path), seq2seq=seq2seq, device="cpu", precision="fp32")
     runner.tokens.max_length = runner.max_length = MAX_LENGTH
     contexts = CONTEXTS[:4] + CONTEXTS[5:]  # "   " leaves a causal model no context token
     choices = [CHOICES[n % 3 :] for n in range(len(contexts))]
-    lls = runner.loglikelihoods(contexts, choices, batch_size=3)
+    done: list[int] = []
+    lls = runner.loglikelihoods(contexts, choices, batch_size=2, progress=done.append)
+    assert sum(done) == len(contexts)
     loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
     reference = loader.from_pretrained(path).double().eval()
     units = runner.units(contexts, choices)
