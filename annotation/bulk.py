@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models.expressions import RawSQL
+
+from annotation.errors import DomainError
 
 BATCH = 5000
 CHUNK = 1000  # rows read at a time where a query reads many in pieces
@@ -217,6 +219,22 @@ def immediate_constraints() -> Iterator[None]:
     yield
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
+@contextmanager
+def atomic_or_conflict(said: str) -> Iterator[None]:
+    """transaction.atomic, for a write that a concurrent request can make impossible (a delete
+    while a release is published, say): PostgreSQL refuses it on a foreign key, at a statement
+    or at the commit. The deferred keys are checked as the block ends, so that the refusal
+    comes here even inside an outer transaction, and becomes a DomainError (409) that says
+    `said` (what happened, and what to do), after the rollback."""
+    try:
+        with transaction.atomic():
+            yield
+            with immediate_constraints():
+                pass
+    except IntegrityError:
+        raise DomainError(said, code="conflict") from None
 
 
 @contextmanager

@@ -5,7 +5,11 @@ never changes (its zip, entries and statistics stay as published). Everything el
 what is deleted goes with it: an original takes its perturbations, a perturbation its revisions
 and validation item, an item its votes and leases; the validators' agreement counters lose the
 resolutions that leave. Each delete is one transaction, counted first (`plan`) so that the page
-can say what will go, and written to the audit log with its counts."""
+can say what will go, and written to the audit log with its counts.
+
+A delete that a concurrent request makes impossible (a release published, a validator served,
+an import committed, the same undo twice) is refused with 409 and what to do, and changes
+nothing (`tests/annotation/data/test_races.py`)."""
 
 from collections import Counter
 from collections.abc import Sequence
@@ -15,7 +19,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
+from annotation.bulk import atomic_or_conflict
 from annotation.errors import DomainError
+from annotation.imports.background import remove_uploads, uploads_of
 from annotation.models import (
     AuditLog,
     Example,
@@ -27,6 +33,20 @@ from annotation.models import (
     Vote,
 )
 from annotation.validation.quality import items_removed
+
+DELETE_RACE = (
+    "A release was published, or these rows were written to, while they were being deleted: "
+    "nothing was deleted. Reload the page and delete again; what a release holds is kept."
+)
+UNDO_RACE = (
+    "A release was published, or this import's rows were written to, while it was being "
+    "undone: nothing was undone. Reload the page and undo it again."
+)
+PROJECT_RACE = (
+    "Validators or an import were at work in this project while it was being deleted: nothing "
+    "was deleted. Delete it again; to stop the validators first, remove their roles on the "
+    "Members page."
+)
 
 
 @dataclass
@@ -101,7 +121,7 @@ def items_delete(
 ) -> Removal:
     """Delete originals and perturbations by id (the Data page's bulk delete), keeping what
     releases hold."""
-    with transaction.atomic():
+    with atomic_or_conflict(DELETE_RACE):
         removal = plan(
             project,
             originals=Example.objects.filter(pk__in=list(originals)),
@@ -125,8 +145,14 @@ def batch_plan(batch: ImportBatch) -> Removal:
 def batch_undo(*, batch: ImportBatch, actor: Any) -> Removal:
     """Undo an import whole, or refuse (409) when a release holds any of it: a release never
     changes, and half an import undone is not an undo."""
-    with transaction.atomic():
-        batch = ImportBatch.objects.select_for_update().get(pk=batch.pk)
+    with atomic_or_conflict(UNDO_RACE):
+        locked = ImportBatch.objects.select_for_update().filter(pk=batch.pk).first()
+        if locked is None:  # another request undid it while this one waited for the lock
+            raise DomainError(
+                "This import was already undone, by another request: reload the Import page.",
+                code="conflict",
+            )
+        batch = locked
         removal = batch_plan(batch)
         if removal.kept:
             held = ", ".join(f"{n} in release {v}" for v, n in sorted(removal.kept.items()))
@@ -151,7 +177,8 @@ def batch_undo(*, batch: ImportBatch, actor: Any) -> Removal:
 
 def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
     """Delete a project and everything in it, once its slug is typed; refused (409) while it
-    has published releases, which never change."""
+    has published releases, which never change. Its uploads (background imports' files,
+    staged previews) go once the delete commits."""
     if confirm != project.slug:
         raise DomainError(f"Type the project's slug ({project.slug}) to confirm.", field="confirm")
     versions = list(project.releases.values_list("version", flat=True))
@@ -162,7 +189,9 @@ def project_delete(*, project: Project, actor: Any, confirm: str) -> None:
             code="conflict",
         )
     slug, name = project.slug, project.name
-    with transaction.atomic():
+    with atomic_or_conflict(PROJECT_RACE):
+        uploads = uploads_of(project)
+        transaction.on_commit(lambda: remove_uploads(uploads))
         counts = {
             "originals": project.examples.count(),
             "perturbations": project.perturbations.count(),

@@ -3,6 +3,7 @@ the product will read it (columns and label values chosen from the file's own), 
 with that mapping by the import itself (originals.import_examples). A staged upload lives under
 MEDIA_ROOT/staged/<random token>/ and belongs to one user and project."""
 
+import contextlib
 import io
 import json
 import shutil
@@ -101,6 +102,16 @@ def as_files(stored: dict[str, bytes | str]) -> dict[str, File]:
         for name, data in stored.items()
         if isinstance(data, bytes)
     }
+
+
+def staged_of(project: Project) -> list[Path]:
+    """The folders of a project's staged uploads (deleting the project removes them)."""
+    folders = []
+    for folder in _folder().iterdir() if _folder().exists() else ():
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            if json.loads((folder / "meta.json").read_text())["project"] == project.pk:
+                folders.append(folder)
+    return folders
 
 
 def discard(token: str) -> None:

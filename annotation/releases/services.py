@@ -10,7 +10,6 @@ from concurrent.futures import Future
 from contextlib import closing
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count, IntegerField, Max, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
@@ -18,6 +17,7 @@ from django.db.models.functions import Cast, Coalesce
 from annotation.bulk import (
     CHUNK,
     Beside,
+    atomic_or_conflict,
     collector_paused,
     immediate_constraints,
     related_names_json,
@@ -220,8 +220,14 @@ def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str
     return {uid: f"{kind}-{number}" for uid, number in known.items() if uid in user_ids}
 
 
+PUBLISH_RACE = (
+    "Perturbations this release chose were deleted, or the same version was published, while "
+    "it was being published: nothing was published. Publish it again."
+)
+
+
 @collector_paused()
-@transaction.atomic
+@atomic_or_conflict(PUBLISH_RACE)
 def release_create(*, project: Project, user: Any, version: str, **options: Any) -> Release:
     version = str(version).strip()
     if not version or len(version) > 32 or "/" in version:
@@ -301,7 +307,9 @@ def _released_rows(
                         "answers": c.answers} for c in chunk]  # fmt: skip
             storing = db.store(ReleaseEntry, entries)
             for c in chunk:
-                row = by_id[c.perturbation_id]
+                row = by_id.get(c.perturbation_id)
+                if row is None:  # deleted since it was chosen
+                    raise DomainError(PUBLISH_RACE, code="conflict")
                 perturbation = dict(zip(columns, row[width:], strict=True))
                 yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
         if storing is not None:

@@ -1,0 +1,264 @@
+"""Races between deletes, undos, publishes and votes (issue 48, item 5), on the real PostgreSQL
+with a thread per request: the loser answers 409 with what to do, never 500, and rolls back
+whole. Each race is made certain: one side waits at a named point until the other is where the
+audit met it."""
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models.signals import post_delete
+
+from annotation.data import removal
+from annotation.errors import DomainError
+from annotation.imports.originals import import_examples
+from annotation.models import (
+    AuditLog,
+    Example,
+    ImportBatch,
+    Lease,
+    Perturbation,
+    Project,
+    Release,
+    ValidationItem,
+    Vote,
+)
+from annotation.releases import services as releases
+from annotation.validation.queue import next_item
+from tests.factories import (
+    ExampleFactory,
+    ProjectFactory,
+    member,
+    submitted_perturbation,
+    vote_all,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Thread(threading.Thread):
+    """A request on a thread of its own, with its own connection: what it returned or raised."""
+
+    def __init__(self, work: Callable[[], Any]):
+        super().__init__(daemon=True)
+        self.work = work
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.work()
+        except BaseException as error:
+            self.error = error
+        finally:
+            connection.close()
+
+    def outcome(self) -> Any:
+        self.join(60)
+        assert not self.is_alive(), "the request never finished"
+        return self.error or self.result
+
+
+def wait_for_a_lock_wait() -> None:
+    """Until a connection of this database waits for a row another transaction holds."""
+    query = (
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND datname = current_database()"
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(query)
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(0.05)
+    raise AssertionError("no request waited for a lock")
+
+
+def is_conflict(outcome: Any, *words: str) -> bool:
+    return (
+        isinstance(outcome, DomainError)
+        and outcome.code == "conflict"
+        and all(word in outcome.message for word in words)
+    )
+
+
+def accepted(project: Project, author: Any, n: int) -> list[Perturbation]:
+    made = []
+    for i in range(n):
+        text = f"the film {i} was good"
+        pivot = ExampleFactory(project=project, external_id=f"s{i}", fields={"text": text})
+        made.append(submitted_perturbation(project, author, pivot=pivot))
+    Perturbation.objects.filter(pk__in=[p.pk for p in made]).update(status="accepted")
+    return made
+
+
+def test_parallel_undos_of_one_import_undo_it_once_and_answer_409(project, people):
+    """Eight undos at once: 1 x 200, 4 x 404 and 3 x 500 (ImportBatch.DoesNotExist)."""
+    rows = [{"id": f"u{n}", "text": "a line", "label": "positive"} for n in range(20)]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    batch = import_examples(
+        project=project, user=people["admin"], data=data, source_name="undo.jsonl", fmt="jsonl"
+    )
+    start = threading.Barrier(8)
+
+    def undo() -> Any:
+        start.wait()
+        return removal.batch_undo(batch=batch, actor=people["admin"])
+
+    threads = [Thread(undo) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    outcomes = [thread.outcome() for thread in threads]
+    done = [o for o in outcomes if isinstance(o, removal.Removal)]
+    assert len(done) == 1 and done[0].counts["originals"] == 20
+    assert all(is_conflict(o, "already undone") for o in outcomes if o is not done[0]), outcomes
+    assert not ImportBatch.objects.exists() and not Example.objects.exists()
+    assert AuditLog.objects.filter(action="import_undone").count() == 1
+
+
+def test_a_bulk_delete_during_a_publish_answers_409_and_deletes_nothing(
+    project, people, settings, tmp_path, monkeypatch
+):
+    """The publish stored its entries; the delete waited for them and failed at its commit."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    made = accepted(project, people["expert"], 3)
+    stored, go = threading.Event(), threading.Event()
+    statistics = releases.release_statistics
+
+    def paused(*args: Any) -> Any:
+        stored.set()
+        assert go.wait(30)
+        return statistics(*args)
+
+    monkeypatch.setattr(releases, "release_statistics", paused)
+    publish = Thread(lambda: releases.release_create(project=project, user=None, version="1"))
+    publish.start()
+    assert stored.wait(30)
+    delete = Thread(
+        lambda: removal.items_delete(
+            project=project, actor=people["admin"], perturbations=[p.pk for p in made]
+        )
+    )
+    delete.start()
+    wait_for_a_lock_wait()
+    go.set()
+    assert isinstance(publish.outcome(), Release)
+    assert is_conflict(delete.outcome(), "release", "again"), delete.outcome()
+    assert Perturbation.objects.count() == 3
+    assert not AuditLog.objects.filter(action="items_deleted").exists()
+
+
+def test_a_publish_during_a_bulk_delete_answers_409_and_publishes_nothing(
+    project, people, settings, tmp_path, monkeypatch
+):
+    """The delete had not committed; the publish chose what it deleted, and waited for it."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    made = accepted(project, people["expert"], 3)
+    deleted, go = threading.Event(), threading.Event()
+
+    class PausedLog:
+        @staticmethod
+        def record(**values: Any) -> Any:
+            deleted.set()
+            assert go.wait(30)
+            return AuditLog.record(**values)
+
+    monkeypatch.setattr(removal, "AuditLog", PausedLog)
+    delete = Thread(
+        lambda: removal.items_delete(
+            project=project, actor=people["admin"], perturbations=[made[0].pk]
+        )
+    )
+    delete.start()
+    assert deleted.wait(30)
+    publish = Thread(lambda: releases.release_create(project=project, user=None, version="1"))
+    publish.start()
+    wait_for_a_lock_wait()
+    go.set()
+    assert isinstance(delete.outcome(), removal.Removal)
+    assert is_conflict(publish.outcome(), "deleted", "again"), publish.outcome()
+    assert not Release.objects.exists()
+    assert not list((tmp_path / "media").rglob("*.zip"))
+    assert releases.release_create(project=project, user=None, version="1").counts
+
+
+def test_deleting_a_project_while_a_validator_is_served_answers_409(project, people):
+    """The delete had collected the leases; a validator was served an item before it deleted
+    the items: the lease's key failed the delete's commit."""
+    project.settings = {**project.settings, "control_rate": 0}  # perturbations' items only
+    project.save()
+    pk = project.pk  # the delete's collector clears it on the instance, rolled back or not
+    voted = submitted_perturbation(project, people["expert"])
+    open_item = submitted_perturbation(project, people["expert"]).item
+    first, second = (member(project, f"val{n}", "validator") for n in range(2))
+    vote_all(voted.item, [first], ["negative"])
+    collected, served = threading.Event(), threading.Event()
+
+    def pause(sender: Any, **kwargs: Any) -> None:  # votes go after leases, before items
+        if threading.current_thread() is deleting and not collected.is_set():
+            collected.set()
+            assert served.wait(30)
+
+    def serve() -> Any:
+        assert collected.wait(30)
+        try:
+            return next_item(project=project, validator=second)
+        finally:
+            served.set()
+
+    post_delete.connect(pause, sender=Vote, weak=False)
+    try:
+        deleting = Thread(
+            lambda: removal.project_delete(
+                project=project, actor=people["admin"], confirm=project.slug
+            )
+        )
+        validator = Thread(serve)
+        deleting.start()
+        validator.start()
+        assert isinstance(validator.outcome(), ValidationItem)
+        outcome = deleting.outcome()
+    finally:
+        post_delete.disconnect(pause, sender=Vote)
+    assert is_conflict(outcome, "validators", "again"), outcome
+    assert Project.objects.filter(pk=pk).exists()
+    assert ValidationItem.objects.filter(pk=open_item.pk).exists()
+    assert Lease.objects.filter(validator=second).exists()
+    again = Project.objects.get(pk=pk)
+    removal.project_delete(project=again, actor=people["admin"], confirm=again.slug)
+    assert not Project.objects.filter(pk=pk).exists()
+
+
+def test_deleting_a_project_removes_its_uploads(project, people, settings, tmp_path, monkeypatch):
+    """A background import's 23 MB upload stayed under MEDIA_ROOT/imports/."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.imports import background
+    from annotation.imports.background import import_later
+    from annotation.imports.preview import stage
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(background.run_import_task, "delay", lambda pk: None)  # no worker
+    upload = SimpleUploadedFile("big.jsonl", b'{"id": "x", "text": "t"}\n')
+    job = import_later(
+        project=project, user=people["admin"], kind="originals", files={"file": upload}, options={}
+    )
+    folder = Path(settings.MEDIA_ROOT) / Path(job.files["file"]["path"]).parent
+    other = ProjectFactory(slug="other-project")
+    upload = SimpleUploadedFile("k.jsonl", b"{}")
+    kept = import_later(
+        project=other, user=people["admin"], kind="originals", files={"file": upload}, options={}
+    )
+    kept_folder = Path(settings.MEDIA_ROOT) / Path(kept.files["file"]["path"]).parent
+    token = stage(project, people["admin"], {"file": SimpleUploadedFile("s.jsonl", b"{}")})
+    staged = Path(settings.MEDIA_ROOT) / "staged" / token
+    assert folder.is_dir() and kept_folder.is_dir() and staged.is_dir()
+    removal.project_delete(project=project, actor=people["admin"], confirm=project.slug)
+    assert not folder.exists() and not staged.exists()
+    assert kept_folder.is_dir()
