@@ -1,7 +1,9 @@
 """The Data page's bulk actions on a selection (POST /api/projects/{slug}/items/bulk/ alike):
 delete, send back to validation, accept or reject with a reason, add or remove a tag. Each is
 checked whole before anything changes, answers what it did and what it left (with why), and
-goes into the audit log."""
+goes into the audit log in the same transaction: what is done is always recorded, and a
+failure leaves nothing done. Items are locked by id before the validators' counters, as votes
+lock them, and the project row never (annotation.validation.quality)."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +15,7 @@ from annotation.data.removal import items_delete
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Project, ReleaseEntry, ValidationItem
 from annotation.validation.adjudication import EXTRA_VOTES
-from annotation.validation.quality import item_send_back
+from annotation.validation.quality import items_send_back
 from annotation.validation.queue import items_open_for
 
 ACTIONS = ("delete", "send_back", "accept", "reject", "tag", "untag")
@@ -65,22 +67,23 @@ def bulk(
     if kind != "perturbations":
         raise DomainError(f"{action} applies to perturbations.", field="kind")
     rows = Perturbation.objects.filter(project=project, pk__in=chosen)
-    if action == "send_back":
-        outcome = _send_back(rows, clear=bool(options.get("clear_votes")))
-    elif action in ("accept", "reject"):
-        outcome = _decide(rows, action, _reason(options.get("reason")))
-    else:
-        outcome = _tag(project, rows, options.get("tag"), add=action == "tag")
-    logged = {k: v for k, v in options.items() if k in ("reason", "tag", "clear_votes")}
-    AuditLog.record(
-        actor=actor,
-        action=f"bulk_{action}",
-        project=project,
-        ids=chosen,
-        done=outcome.done,
-        left=outcome.left,
-        **logged,
-    )
+    with transaction.atomic():
+        if action == "send_back":
+            outcome = _send_back(rows, clear=bool(options.get("clear_votes")))
+        elif action in ("accept", "reject"):
+            outcome = _decide(rows, action, _reason(options.get("reason")))
+        else:
+            outcome = _tag(project, rows, options.get("tag"), add=action == "tag")
+        logged = {k: v for k, v in options.items() if k in ("reason", "tag", "clear_votes")}
+        AuditLog.record(
+            actor=actor,
+            action=f"bulk_{action}",
+            project=project,
+            ids=chosen,
+            done=outcome.done,
+            left=outcome.left,
+            **logged,
+        )
     return outcome
 
 
@@ -98,26 +101,29 @@ def _released(rows: Any) -> set[int]:
 
 
 def _send_back(rows: Any, *, clear: bool) -> Outcome:
+    """In the caller's transaction: the rows' items locked first (by id), so that the statuses
+    read are those that votes cannot change any more; then every item sent back at once."""
     outcome = Outcome()
     released = _released(rows)
-    for p in rows.select_related("project", "pivot"):
+    items = ValidationItem.objects.select_for_update().filter(perturbation__in=rows)
+    list(items.order_by("pk").values_list("pk"))
+    again = []
+    for p in rows.select_related("project", "pivot", "item").order_by("pk"):
         if p.pk in released:
             outcome.leave("in a published release")
         elif p.status in (Status.DRAFT, Status.WITHDRAWN):
             outcome.leave(f"{p.status}, not submitted")
         elif not hasattr(p, "item"):  # imported as accepted: never validated here
-            with transaction.atomic():
-                Perturbation.objects.filter(pk=p.pk).update(
-                    status=Status.SUBMITTED, resolved_at=None
-                )
-                p.status = Status.SUBMITTED
-                items_open_for(p)
+            Perturbation.objects.filter(pk=p.pk).update(status=Status.SUBMITTED, resolved_at=None)
+            p.status = Status.SUBMITTED
+            items_open_for(p)
             outcome.done += 1
         elif p.status == Status.SUBMITTED and not clear:
             outcome.leave("already waiting for votes")
         else:
-            item_send_back(item=p.item, clear_votes=clear, extra_votes=EXTRA_VOTES)
-            outcome.done += 1
+            again.append(p.item.pk)
+    items_send_back(item_ids=again, clear_votes=clear, extra_votes=EXTRA_VOTES)
+    outcome.done += len(again)
     return outcome
 
 

@@ -6,9 +6,14 @@ their ValidatorStatus, which count every vote they cast on a resolved item, and 
 match its majority label. Every change of an item's resolution changes them here.
 
 Lock order: item rows (by id) before ValidatorStatus rows (by validator id), each set locked in
-one pass. A vote holds only its item's lock; its counters change after it commits, in
-`resolution_recorded`. Unqualifying may re-resolve items and make more validators fail: that
-is a loop over a work list, never a recursion.
+one pass, for votes, resolutions and bulk actions alike. A vote holds only its item's lock; its
+counters change after it commits, in `resolution_recorded`. The project row is never locked
+(`_locked_items`): every vote's and counter's commit checks its keys against it, and a lock
+there deadlocked bulk send-backs with voting (issue 48). Unqualifying may re-resolve items and
+make more validators fail: that is a loop over a work list, never a recursion.
+
+The counters can be recounted from the votes (`counters_recounted`, `counters_repair`; the
+`recount_validators` command).
 """
 
 from collections import defaultdict
@@ -167,8 +172,7 @@ def _set_qualified(
     agreement = agreement_of(before) if before else None
     votes = Vote.objects.filter(item__project=project, validator_id=validator_id)
     affected = list(votes.exclude(counts=qualified).values_list("item_id", flat=True))
-    items = ValidationItem.objects.select_for_update().select_related("project")
-    locked = list(items.filter(pk__in=affected).order_by("pk"))
+    locked = _locked_items(affected)
     votes.update(counts=qualified)
     deltas: Deltas = defaultdict(lambda: [0, 0])
     for item in locked:
@@ -196,7 +200,7 @@ def item_reopen(*, item: ValidationItem, extra_votes: int) -> None:
     """Reopen a resolved item for `extra_votes` more counted votes (an admin's answer to no
     majority). Its resolution leaves the validators' agreement counters until it resolves
     again; its votes all stay."""
-    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
+    [item] = _locked_items([item.pk])
     if item.status != ValidationItem.Status.RESOLVED or _is_released(item):
         raise DomainError("Only resolved, unreleased items can be reopened.", code="conflict")
     deltas: Deltas = defaultdict(lambda: [0, 0])
@@ -207,14 +211,34 @@ def item_reopen(*, item: ValidationItem, extra_votes: int) -> None:
     _apply(item.project, deltas)
 
 
-@transaction.atomic
 def item_send_back(*, item: ValidationItem, clear_votes: bool, extra_votes: int) -> None:
-    """Send an unreleased item back to the queue: with its votes cleared (a fresh start), or
-    kept and `extra_votes` more asked for when it was resolved."""
-    item = ValidationItem.objects.select_for_update().select_related("project").get(pk=item.pk)
-    if _is_released(item):
+    items_send_back(item_ids=[item.pk], clear_votes=clear_votes, extra_votes=extra_votes)
+
+
+def _locked_items(ids: Iterable[int]) -> list[ValidationItem]:
+    """The items, locked by id in one pass, each with its project read but not locked."""
+    items = ValidationItem.objects.select_for_update(of=("self",)).select_related("project")
+    return list(items.filter(pk__in=list(ids)).order_by("pk"))
+
+
+@transaction.atomic
+def items_send_back(*, item_ids: Iterable[int], clear_votes: bool, extra_votes: int) -> None:
+    """Send unreleased items back to the queue: with their votes cleared (a fresh start), or
+    kept and `extra_votes` more asked for where resolved. One transaction: the items locked by
+    id, then their voters' counters in one pass, as votes and resolutions lock them."""
+    items = _locked_items(item_ids)
+    if any(_is_released(item) for item in items):
         raise DomainError("A released item never changes.", code="conflict")
     deltas: Deltas = defaultdict(lambda: [0, 0])
+    for item in items:
+        _send_back(item, deltas, clear_votes=clear_votes, extra_votes=extra_votes)
+    if items:
+        _apply(items[0].project, deltas)
+
+
+def _send_back(
+    item: ValidationItem, deltas: Deltas, *, clear_votes: bool, extra_votes: int
+) -> None:
     resolved = item.status == ValidationItem.Status.RESOLVED
     if resolved:
         _reopen(item, deltas)
@@ -232,7 +256,6 @@ def item_send_back(*, item: ValidationItem, clear_votes: bool, extra_votes: int)
             status=Perturbation.Status.SUBMITTED, majority_label="", majority_answers=[],
             resolved_at=None,
         )  # fmt: skip
-    _apply(item.project, deltas)
 
 
 def _reopen(item: ValidationItem, deltas: Deltas) -> None:
@@ -279,3 +302,47 @@ def _is_released(item: ValidationItem) -> bool:
         item.perturbation_id is not None
         and Release.objects.filter(perturbations__item=item).exists()
     )
+
+
+def counters_recounted(project: Project) -> dict[int, tuple[int, int]]:
+    """Each voter's (resolved votes, agreed votes) as the votes say: every vote on a resolved
+    item, and those that agree with its outcome; what the counters hold when nothing is in
+    flight."""
+    counts: Deltas = defaultdict(lambda: [0, 0])
+    resolved = ValidationItem.objects.filter(project=project, status=ValidationItem.Status.RESOLVED)
+    ids = list(resolved.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), _BATCH):
+        items = {
+            i.pk: i
+            for i in resolved.select_related("project").filter(pk__in=ids[start : start + _BATCH])
+        }
+        votes = Vote.objects.filter(item_id__in=list(items))
+        for item_id, validator_id, label, answer in votes.values_list(
+            "item_id", "validator_id", "label", "answer"
+        ):
+            counts[validator_id][0] += 1
+            counts[validator_id][1] += vote_agrees(label, answer, items[item_id])
+    return {v: (r, a) for v, (r, a) in counts.items()}
+
+
+@transaction.atomic
+def counters_repair(project: Project) -> dict[int, tuple[tuple[int, int], tuple[int, int]]]:
+    """Set every counter of the project to its recount; returns {validator: (was, now)} for
+    those that differed. Exact while no vote is in flight (a resolution's counts follow its
+    commit)."""
+    right = counters_recounted(project)
+    statuses = ValidatorStatus.objects.select_for_update().filter(project=project)
+    changed = {}
+    for status in statuses.order_by("validator_id"):
+        was = (status.resolved_votes, status.agreed_votes)
+        now = right.pop(status.validator_id, (0, 0))
+        if was != now:
+            status.resolved_votes, status.agreed_votes = now
+            status.save(update_fields=["resolved_votes", "agreed_votes"])
+            changed[status.validator_id] = (was, now)
+    for validator_id, now in sorted(right.items()):  # voters without a counter yet
+        ValidatorStatus.objects.create(
+            project=project, validator_id=validator_id, resolved_votes=now[0], agreed_votes=now[1]
+        )
+        changed[validator_id] = ((0, 0), now)
+    return changed
