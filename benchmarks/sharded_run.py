@@ -50,7 +50,6 @@ def main() -> None:
 
     django.setup()
     import redis
-
     from served_scoring import published_release, served_spec, tokenizer
 
     redis.Redis.from_url(BROKER).flushdb()
@@ -65,8 +64,9 @@ def main() -> None:
         spec = served_spec(release, server.url, 4)
     else:
         spec = classifier(release, folder / "models" / "minilm-head")
+    threads = str(args.threads)
     env = {**os.environ, "DATABASE_URL": URL, "PYTHONPATH": str(ROOT),
-           "OMP_NUM_THREADS": str(args.threads), "TORCH_NUM_THREADS": str(args.threads)}  # fmt: skip
+           "OMP_NUM_THREADS": threads, "TORCH_NUM_THREADS": threads}  # fmt: skip
     try:
         for round_ in range(args.rounds):
             for label, shards, workers in (("whole, 1 worker", 1, 1),
