@@ -39,15 +39,34 @@ have seen different loads:
     small      9,760: ours 7.8 ex/s, harness 9.3 ex/s, 0.84x (load 4.9 -> 3.2; ours ran under
                       5-6, the harness under 3-4)
 
+Where the runner's own time goes (issue 46, part 3), printed after the pass above, warm:
+tokenising alone, in batches as the runner does and one request at a time as it did before (the
+same ids, checked); the runner's own kernels (`_causal_inputs` and `_causal_scores` over the
+same units, pre-tokenised and already on the device: its ceiling); the runner end to end; and
+with `--as-before` (always on CUDA) the runner with every example tokenised before its first
+batch, in batches and one request at a time. On an H100 (bf16, qwen-0.5b), tokenising one
+request at a time was 55-80% of the warm time. CPU, small, 976 examples, 2 cores shared (load
+2.5 -> 5.3), 2026-11-27: tokenising 1.38x and 1.51x faster (517-521 against 344-375
+examples/s; in CPU seconds, one tokenizer thread, 1.35-1.77x less work: three texts an example
+instead of four), and the runner end to end 0.94-0.97x its kernels' time (83-88 s against
+89-90 s, under that load), so on a CPU tokenising is noise.
+
+`--reviews FILE` reads the reviews from a JSON file that `--save-reviews FILE` wrote, for a
+machine without ../shared/data (a GPU's: there, also `--skip-harness`, which needs neither
+Django nor lm-eval).
+
     .venv/bin/python benchmarks/llm_scoring.py [--examples 976] [--batch 16]
         [--shape small|vocab150k|qwen-0.5b] [--device cpu|cuda] [--precision fp32|bf16]
+        [--skip-harness] [--as-before] [--reviews FILE] [--save-reviews FILE]
 """
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -56,7 +75,8 @@ from common import OUT, ROOT, read_tsv, require_data
 
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+# TOKENIZERS_PARALLELISM is left as a worker has it (unset: the tokenizer's threads on).
+os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
 
 PROMPT = "Review: {text}\nSentiment:"
 LABELS = ["negative", "positive"]
@@ -99,6 +119,18 @@ def build_model(texts: list[str], shape: str) -> str:
     return str(directory)
 
 
+def reviews(path: str | None) -> list[dict[str, str]]:
+    """The IMDb contrast sets' test rows (Text, Sentiment): from ../shared/data, or from a JSON
+    file that `--save-reviews` wrote, for a machine without the data (a GPU's)."""
+    if path:
+        rows: list[dict[str, str]] = json.loads(Path(path).read_text())
+        return rows
+    rows = []
+    for name in ("test_original.tsv", "test_contrast.tsv"):
+        rows += read_tsv(require_data("imdb-contrast", name))
+    return [{"Text": r["Text"], "Sentiment": r["Sentiment"]} for r in rows]
+
+
 def write_tasks(folder: Path, examples: list[dict[str, str]]) -> str:
     """The release's lm_eval/ folder for these examples, written by the release's own code."""
     import django
@@ -128,14 +160,20 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--skip-harness", action="store_true", help="ContrastLab only")
+    parser.add_argument(
+        "--as-before", action="store_true", help="also the runner before issue 46 (on CUDA: always)"
+    )
+    parser.add_argument("--reviews", help="the reviews from this JSON file (--save-reviews)")
+    parser.add_argument("--save-reviews", help="write the reviews to this JSON file, and stop")
     args = parser.parse_args()
 
     import numpy as np
     import torch
 
-    rows = []
-    for name in ("test_original.tsv", "test_contrast.tsv"):
-        rows += read_tsv(require_data("imdb-contrast", name))
+    rows = reviews(args.reviews)
+    if args.save_reviews:
+        Path(args.save_reviews).write_text(json.dumps(rows))
+        return
     texts = [r["Text"] for r in rows]
     # Every context distinct, as in a real release: the harness computes a repeated context
     # once (its logits cache), so a repeat of a review is numbered.
@@ -147,7 +185,8 @@ def main() -> None:
     source = build_model(texts, args.shape)
     print(f"{len(examples)} IMDb reviews x {len(LABELS)} choices; {args.shape} random "
           f"({args.device}, {args.precision}); {torch.get_num_threads()} threads; "
-          f"batch {args.batch}")  # fmt: skip
+          f"batch {args.batch}; TOKENIZERS_PARALLELISM "
+          f"{os.environ.get('TOKENIZERS_PARALLELISM', 'unset')}")  # fmt: skip
 
     from evaluation.runners.prompted import PromptedModel
 
@@ -158,13 +197,13 @@ def main() -> None:
     lls = model.loglikelihoods(contexts, [options] * len(contexts), args.batch)
     ours_s = time.perf_counter() - started
     ours = [LABELS[int(np.argmax(row))] for row in lls]
-    tokens = sum(len(model.encode(c)) for c in contexts)
+    tokens = sum(map(len, model.tokens.encode_many(contexts).values()))
     print(f"ContrastLab: {len(examples) / ours_s:.1f} examples/s ({ours_s:.1f} s, "
           f"{tokens / len(examples):.0f} prompt tokens per example on average; "
           f"{[len(model.split(contexts[0], o)[1]) for o in options]} tokens per choice "
           "after the first prompt)")  # fmt: skip
-    if args.device == "cuda":
-        forward_only(model, contexts, args.batch)
+    as_before = args.as_before or args.device == "cuda"
+    pace(model, contexts, [options] * len(contexts), args.batch, as_before)
     if args.skip_harness:
         return
 
@@ -198,28 +237,94 @@ def main() -> None:
     )
 
 
-def forward_only(model, contexts: list[str], batch: int) -> None:  # type: ignore[no-untyped-def]
-    """The GPU's own pace: forward passes over the same length-sorted, pre-tokenised batches,
-    with nothing else (no tokenising, no choices, no reading back)."""
+def pace(
+    model: Any, contexts: list[str], choices: list[list[str]], batch: int, as_before: bool
+) -> None:
+    """Where the runner's time goes, warm (after the pass above): tokenising alone, in batches
+    as the runner does and one request at a time as it did before issue 46 (the same texts and
+    ids); the runner end to end; and its own kernels over the same units, pre-tokenised and on
+    the device (`_causal_inputs` and `_causal_scores`, nothing else). `as_before`: also the
+    runner as it was, every example tokenised before the first batch, in batches and one at a
+    time."""
+    started = time.perf_counter()
+    before = one_at_a_time(model, contexts, choices)
+    old_s = time.perf_counter() - started
+    started = time.perf_counter()
+    after = model.tokens.pairs(contexts, choices)
+    new_s = time.perf_counter() - started
+    assert after == before, "the batched tokens differ"
+    n = len(contexts)
+    batched, single = f"{n / new_s:,.0f} examples/s", f"{n / old_s:,.0f} examples/s"
+    print(
+        f"tokenising alone: in batches {batched} ({new_s:.2f} s), one request at a time "
+        f"{single} ({old_s:.2f} s): {old_s / new_s:.2f}x"
+    )
+    forward_s = own_forward(model, contexts, choices, batch)
+    print(f"its own kernels: {n / forward_s:,.1f} examples/s ({forward_s:.2f} s)")
+    runs: dict[str, dict[str, Any]] = {"runner end to end, warm": {}}
+    if as_before:
+        runs["  every example tokenised first"] = {"chunk": n}
+        runs["  ... one request at a time (before issue 46)"] = {"chunk": n, "old": True}
+    for name, change in runs.items():
+        seconds = end_to_end(model, contexts, choices, batch, **change)
+        rate = f"{n / seconds:,.1f} examples/s ({seconds:.2f} s)"
+        print(f"{name}: {rate}, {seconds / forward_s:.2f}x its kernels' time")
+
+
+def end_to_end(
+    model: Any, contexts: list[str], choices: list[list[str]], batch: int, **change: Any
+) -> float:
+    """Seconds of `loglikelihoods`; with `chunk`, that many examples tokenised together (the
+    runner's CHUNK), and with `old`, one request at a time."""
+    from evaluation.runners import prompted
+
+    chunk = prompted.CHUNK
+    prompted.CHUNK = change.get("chunk", chunk)
+    if change.get("old"):
+        model.tokens.pairs = partial(one_at_a_time, model)
+    try:
+        started = time.perf_counter()
+        model.loglikelihoods(contexts, choices, batch)
+        return time.perf_counter() - started
+    finally:
+        prompted.CHUNK = chunk
+        vars(model.tokens).pop("pairs", None)
+
+
+def one_at_a_time(model: Any, contexts: list[str], choices: list[list[str]]) -> list[Any]:
+    """The tokens as the runner made them before issue 46: per request, context + choice and
+    the context again, each with its own call (the contexts here are never empty)."""
+    out = []
+    for context, options in zip(contexts, choices, strict=True):
+        pairs = []
+        for option in options:
+            head = context.rstrip()
+            whole, ids = model.encode(context + option), model.encode(head)
+            pairs.append((ids, whole[len(ids) :]))
+        out.append(pairs)
+    return out
+
+
+def own_forward(model: Any, contexts: list[str], choices: list[list[str]], batch: int) -> float:
+    """Seconds of the runner's kernels alone over its own length-sorted batches, whose inputs
+    are already padded and on the device; no tokenising, no reading back."""
     import torch
 
-    encoded = sorted((model.encode(c) for c in contexts), key=len)
-    batches = []
-    for start in range(0, len(encoded), batch):
-        rows = encoded[start : start + batch]
-        width = max(map(len, rows))
-        ids = torch.full((len(rows), width), model.pad_id, dtype=torch.long)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = torch.tensor(row)
-        batches.append(ids.to(model.device))
-    torch.cuda.synchronize()
+    from evaluation.runners.feed import inference, on_device
+
+    units = sorted(model.units(contexts, choices), key=lambda unit: -len(unit.context))
+    inputs = [
+        on_device(model._causal_inputs(units[s : s + batch])[1], model.input_device)
+        for s in range(0, len(units), batch)
+    ]
+    synchronize = torch.cuda.synchronize if model.device == "cuda" else (lambda: None)
+    synchronize()
     started = time.perf_counter()
-    with torch.inference_mode():
-        for ids in batches:
-            model.model(input_ids=ids, logits_to_keep=1)
-    torch.cuda.synchronize()
-    seconds = time.perf_counter() - started
-    print(f"forward only: {len(contexts) / seconds:.1f} examples/s ({seconds:.1f} s)")
+    with inference(model.device):
+        for tensors in inputs:
+            model._causal_scores(tensors)
+    synchronize()
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":
