@@ -7,6 +7,7 @@ from evaluation.models import EvaluationRun, ModelSpec, Prediction
 class ModelSpecAdmin(admin.ModelAdmin):
     list_display = ["name", "project", "kind", "source", "device"]
     list_filter = ["project", "kind"]
+    exclude = ["api_key_encrypted"]  # a served model's key: never shown, set through the app
 
 
 @admin.register(EvaluationRun)

@@ -120,4 +120,4 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         if spec.kind != ModelSpec.Kind.OPENAI_COMPATIBLE:  # the server's own
             metrics["precision"] = spec.precision
         held.update(metrics=metrics)
-    return {"metrics": metrics}
+    return {"metrics": metrics, "examples_per_second": metrics["examples_per_second"]}

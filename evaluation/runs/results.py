@@ -151,6 +151,9 @@ def prediction_rows(run: EvaluationRun, failed_only: bool = False) -> Iterator[d
         elif p.loglikelihoods:  # a prompted language model
             row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
                     "loglikelihoods": p.loglikelihoods}  # fmt: skip
+        elif p.output:  # a served model's answer, its label read from the text ("" unparsed)
+            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
+                    "output": p.output}  # fmt: skip
         else:
             row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
                     "probabilities": p.probabilities}  # fmt: skip

@@ -37,7 +37,9 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
                 run = services.predictions_enqueue(release=release, split=split, upload=upload,
                                                    user=request.user)  # fmt: skip
             elif release is not None and model is not None:
-                shards = parse_id(request.POST.get("shards")) or 1
+                shards = parse_id(request.POST.get("shards") or "1")
+                if shards is None:
+                    raise DomainError("Shards must be a whole number from 1 to 64.")
                 run = services.evaluation_enqueue(release=release, model=model, split=split,
                                                   user=request.user, shards=shards)  # fmt: skip
             else:

@@ -30,5 +30,6 @@ def decrypt(stored: str) -> str:
     except InvalidToken:
         raise RunnerError(
             "The model's API key cannot be read: MODEL_KEYS_SECRET (or SECRET_KEY) changed "
-            "since it was saved. Save the key again on the Models page."
+            "since it was saved. Register the model again with its key (under a new name), or "
+            "restore the setting."
         ) from None

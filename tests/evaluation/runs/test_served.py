@@ -203,6 +203,14 @@ def test_labels_by_generation_count_the_answers_that_name_none(sentiment, proxy)
         assert p.label == (named[0] if len(named) == 1 else "")
         unparsed += p.label == ""
     assert run.metrics["unparsed"] == unparsed
+    # The download carries each answer's text beside the label read from it.
+    lines = root.get(f"/api/evaluations/{run.pk}/predictions/?format=jsonl").getvalue()
+    rows = [json.loads(line) for line in lines.decode().splitlines()]
+    by_id = {(p.example, p.role): p for p in run.predictions.all()}
+    assert len(rows) == len(by_id)
+    for row in rows:
+        p = by_id[row["example_id"], row["role"]]
+        assert (row["output"], row["prediction"]) == (p.output, p.label)
 
 
 @pytest.mark.parametrize(

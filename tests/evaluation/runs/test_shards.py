@@ -62,6 +62,8 @@ def test_a_classifier_run_in_three_shards_equals_the_whole_run(project, released
     run = sharded(released, spec, 3)
     assert_same(run, whole(released, spec))
     assert run.metrics["shards"] == 3 and run.done == run.total == 13
+    # The speed shown is the whole run's, from the first shard's start, not the merge's.
+    assert run.examples_per_second == run.metrics["examples_per_second"] < 1000
     sizes = [len(s.rows) for s in run.shard_jobs.order_by("index")]
     assert sum(sizes) == 13 and all(sizes)
 
