@@ -61,7 +61,8 @@ def main() -> None:
     release = published_release(originals, contrasts, args.sets)
     texts = [row["Text"] for row in read_tsv(originals)]
     folder = Path(tempfile.mkdtemp(prefix="served-bench-"))
-    model = write_gguf(folder / "bench.gguf", tokenizer(texts, args.vocab), args.layers, args.width, 4)
+    bpe = tokenizer(texts, args.vocab)
+    model = write_gguf(folder / "bench.gguf", bpe, args.layers, args.width, 4)
     server = LlamaServer(model, threads=args.threads).start()
     try:
         spec = served_spec(release, server.url, args.concurrency)
