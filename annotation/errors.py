@@ -137,6 +137,7 @@ WRITES = {
     "400": "a refused input: the field and why, or a rejected file's lines",
     "409": "a conflict with the object's state (finished, released, already done)",
 }
+QUERIES = {"400": "a refused query parameter: the parameter and why"}
 UPLOADS = {
     "413": "the upload is larger than IMPORT_MAX_BYTES",
     "415": "not multipart/form-data",
@@ -153,6 +154,8 @@ def error_answers(result: dict[str, Any], generator: Any, request: Any, public: 
             extra = dict(SHARED)
             if method in ("post", "put", "patch", "delete"):
                 extra |= WRITES
+            elif any(p.get("in") == "query" for p in operation.get("parameters", [])):
+                extra |= QUERIES
             body = operation.get("requestBody", {}).get("content", {})
             if "multipart/form-data" in body:
                 extra |= UPLOADS

@@ -1,4 +1,6 @@
-from drf_spectacular.utils import PolymorphicProxySerializer
+from typing import Any
+
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from annotation.models.config import MAX_SECONDS_SPENT
@@ -92,6 +94,9 @@ class StatsSerializer(AgreementSerializer):
     """The Dashboard's figures: agreement overall and per split, the charts' counts, and who
     did what."""
 
+    # Tells the two shapes apart in the schema's oneOf (an answer project's figures are a
+    # superset of a label project's, so without it they would match both).
+    shape = serializers.SerializerMethodField()
     per_split = serializers.DictField(child=AgreementSerializer())
     label_distribution = serializers.JSONField(help_text="votes and majorities per label")
     agreement_histogram = serializers.JSONField(help_text="resolved items by agreeing votes")
@@ -104,11 +109,19 @@ class StatsSerializer(AgreementSerializer):
     experts = serializers.JSONField(help_text="each expert's perturbations and their outcomes")
     median_seconds = serializers.JSONField(help_text="median seconds per perturbation and per vote")
 
+    @extend_schema_field({"type": "string", "enum": ["labels"]})
+    def get_shape(self, figures: dict[str, Any]) -> str:
+        return "labels"
+
 
 class AnswerStatsSerializer(StatsSerializer, AnswerAgreementSerializer):
     """A free-text project's figures."""
 
     per_split = serializers.DictField(child=AnswerAgreementSerializer())
+
+    @extend_schema_field({"type": "string", "enum": ["answers"]})
+    def get_shape(self, figures: dict[str, Any]) -> str:
+        return "answers"
 
 
 STATS = PolymorphicProxySerializer(

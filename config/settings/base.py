@@ -181,6 +181,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build, validate, release and evaluate NLP contrast sets.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components, so that a non-blank field says minLength: 1.
+    "COMPONENT_SPLIT_REQUEST": True,
     # Every operation's error answers (401/403/404/429; 400/409 for writes; 413/415 for uploads)
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -142,3 +142,8 @@ def test_the_schema_describes_every_json_answer(people):
     assert [s["$ref"] for s in stats["oneOf"]] == [
         "#/components/schemas/Stats", "#/components/schemas/AnswerStats"
     ]  # fmt: skip
+    components = schema["components"]["schemas"]  # each answer matches one branch only
+    shapes = [components[name]["properties"]["shape"] for name in ("Stats", "AnswerStats")]
+    enums = [components[shape["allOf"][0]["$ref"].split("/")[-1]]["enum"] for shape in shapes]
+    assert enums == [["labels"], ["answers"]]
+    assert all("shape" in components[name]["required"] for name in ("Stats", "AnswerStats"))

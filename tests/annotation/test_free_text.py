@@ -149,6 +149,7 @@ def test_a_quoref_style_set_is_imported_validated_released_and_scored(qa, client
 
     # Statistics: the share of items with a majority, and mean pairwise F1.
     stats = admin.get("/api/projects/curie/stats/").json()
+    assert stats.pop("shape") == "answers"  # the schema's oneOf branch (issue 48, item 8)
     assert stats == json.loads(json.dumps(project_stats(Project.objects.get(slug="curie"))))
     assert stats["majority_share"] == pytest.approx(3 / 4)
     assert stats["fleiss_kappa"] is None
