@@ -9,22 +9,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from annotation.models import AuditLog, Invitation, Membership
+from tests.annotation.projects.test_accounts import roles, signed_in
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long enough password 42"
-
-
-def signed_in(user):  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def roles(project, user):  # type: ignore[no-untyped-def]
-    return sorted(
-        Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
-    )
 
 
 def invite(admin, project, line):  # type: ignore[no-untyped-def]
