@@ -48,7 +48,11 @@ def score_shard(shard: RunShard, scorer: Any) -> dict[str, Any]:
     run = shard.run
     if run.status == EvaluationRun.Status.CANCELLED:
         raise jobs.Cancelled
-    examples = part(read_examples(run.release, run.split), shard.index, run.shards)
+    every = read_examples(run.release, run.split)
+    examples = part(every, shard.index, run.shards)
+    for index in range(run.shards):  # every shard's size, so that the run's total is whole
+        size = len(examples) if index == shard.index else len(part(every, index, run.shards))
+        RunShard.objects.filter(run=run, index=index, done=0).update(total=size)
     RunShard.objects.filter(pk=shard.pk).update(total=len(examples))
     done = 0
 

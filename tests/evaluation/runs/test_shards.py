@@ -173,3 +173,19 @@ def test_two_real_workers_score_a_sharded_run(project, released, tiny_model, set
     assert run.status == "succeeded", (run.error, logs[-3000:])
     assert logs.count("run_shard_task") >= 4 and run.metrics["shards"] == 4
     assert_same(run, whole(released, spec))
+
+
+def test_a_run_page_shows_the_shards_at_work_before_the_merge(
+    project, released, tiny_model, people, client
+):
+    spec = classifier(project, tiny_model, 4)
+    run = evaluation_enqueue(release=released, model=spec, split="test", user=None, shards=2)
+    client.force_login(people["admin"])
+    progress = f"/p/{project.slug}/evaluations/{run.pk}/"
+    assert ">queued<" in client.get(progress).content.decode()
+    first = run_shard(run.shard_jobs.get(index=0).pk)
+    run.refresh_from_db()
+    page = client.get(progress).content.decode()
+    assert run.status == "queued" and run.done == first.total > 0 and run.total == 13
+    assert ">running<" in page and f"{run.done} of 13 examples" in page
+    assert "in 2 shards" in page
