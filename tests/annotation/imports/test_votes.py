@@ -24,6 +24,8 @@ def test_imported_responses_get_majorities_and_statistics(project, people, clien
     assert stats["per_split"]["test"]["items"] == 2
     assert stats["fleiss_kappa"] is not None
     # The answer's serializer (the schema's shape) leaves out nothing the Dashboard shows.
+    # (and says which of the schema's two shapes it is).
+    assert stats.pop("shape") == "labels"
     assert stats == json.loads(json.dumps(project_stats(project)))
 
 
