@@ -1,7 +1,7 @@
 """Tables people download (a run's predictions, a project's votes) as JSON Lines or CSV,
 streamed row by row. In CSV, lists and objects are JSON text in their cell, a cell holding a line
 break is quoted, and a cell or a line of it that starts like a formula is escaped
-(annotation.releases.files.csv_line, docs/formats.md)."""
+(annotation.text.cells.csv_line, docs/formats.md)."""
 
 import json
 from collections.abc import Iterable, Iterator
@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 
 from annotation.errors import DomainError
-from annotation.releases.files import csv_line
+from annotation.text.cells import csv_line
 
 FORMATS = {"jsonl": "application/x-ndjson", "csv": "text/csv"}
 # A download endpoint's OpenAPI: its format parameter, and its answers.

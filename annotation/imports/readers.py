@@ -13,7 +13,7 @@ import orjson
 from django.conf import settings
 
 from annotation.errors import ImportRejected, LineError
-from annotation.releases.files import from_spreadsheet_cell
+from annotation.text.cells import from_spreadsheet_cell
 from annotation.text.parsing import MAX_JSON_DEPTH, strict_json_loads
 
 FORMATS = ("jsonl", "csv", "tsv")

@@ -26,7 +26,8 @@ from django.conf import settings
 
 from annotation.models import Project, Release, release_id
 from annotation.releases.exports import LmEvalExport, ParquetExport
-from annotation.releases.files import HashingFile, file_sha256, tsv_line, zip_file, zip_member
+from annotation.releases.files import HashingFile, file_sha256, zip_file, zip_member
+from annotation.text.cells import tsv_line
 from annotation.validation.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"

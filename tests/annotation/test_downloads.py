@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from annotation.downloads import lines
 from annotation.models import Example
-from annotation.releases.files import from_spreadsheet_cell, spreadsheet_cell, tsv_line
+from annotation.text.cells import from_spreadsheet_cell, spreadsheet_cell, tsv_line
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 RISKY = ["\r=1+1", "a\r=1+1", "b\n+2", "\r\n@SUM(A1)", "c\r\n-3", "\t=x\r\t=y", "'\r'=z", "ok"]

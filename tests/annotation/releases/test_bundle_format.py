@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.releases.files import from_spreadsheet_cell, tsv_line
+from annotation.text.cells import from_spreadsheet_cell, tsv_line
 
 TEXT = st.text(alphabet=st.sampled_from(list("ab \t\n\r\"'\\é=+-@")), max_size=8)
 

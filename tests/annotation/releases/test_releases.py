@@ -12,8 +12,8 @@ from django.core.management import call_command
 
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Release, ValidationItem, Vote
-from annotation.releases.files import from_spreadsheet_cell
 from annotation.releases.services import release_create
+from annotation.text.cells import from_spreadsheet_cell
 from annotation.validation.adjudication import perturbation_adjudicate
 from annotation.validation.votes import vote_cast
 from tests.factories import ExampleFactory, member, submitted_perturbation
