@@ -168,6 +168,7 @@ page_urls = [
     path("p/<slug:slug>/validate/", validation_views.validate, name="validate"),
     path("p/<slug:slug>/validate/<id:item>/vote/", validation_views.vote, name="validate-vote"),
     path("p/<slug:slug>/validate/skip/<id:item>/", validation_views.skip, name="validate-skip"),
+    path("p/<slug:slug>/validate/unskip/", validation_views.unskip, name="validate-unskip"),
     path("p/<slug:slug>/validate/<id:item>/undo/", validation_views.undo, name="validate-undo"),
     path("p/<slug:slug>/validators/", validation_views.validators_page, name="validators"),
     path(

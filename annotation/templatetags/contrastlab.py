@@ -62,7 +62,8 @@ def truth(row: Any) -> str:
 @register.filter
 def majority(perturbation: Any) -> str:
     """What the validators' majority chose: a label, or the answer of a free-text item."""
-    return answers_shown(perturbation.majority_answers) or perturbation.majority_label
+    answers = perturbation.majority_answers
+    return answers_shown(answers) if answers else perturbation.majority_label
 
 
 @register.simple_tag(takes_context=True)

@@ -14,6 +14,7 @@ from annotation.pagination import table_page
 from annotation.permissions import Role, project_for
 from annotation.text.edits import word_diff
 from annotation.validation import adjudication, quality, queue, votes
+from annotation.validation.sql import RELATED_GAP
 from annotation.validation.stats import validator_figures
 
 SKIPPED = "skipped-items"
@@ -25,7 +26,8 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
     skipped = request.session.get(SKIPPED, {}).get(slug, [])
     item = queue.next_item(project=project, validator=request.user, skip=skipped)
     user: Any = request.user
-    context = {
+    left = queue.items_left(project=project, validator=user)
+    context: dict[str, Any] = {
         "project": project,
         "item": item,
         "fields": project.shown_fields(item.fields) if item else [],
@@ -33,11 +35,33 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
         "n_task_labels": len(project.labels),
         "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],
         "done": Vote.objects.filter(item__project=project, validator=user).count(),
-        "left": queue.items_left(project=project, validator=user),
+        "left": left,
         "undoable": votes.last_undoable(project=project, validator=user),
         "skipped": len(skipped),
+        "related_gap": RELATED_GAP,
     }
+    if item is None and left:  # why the queue offers nothing while items are left
+        context["skipped_left"] = _skipped_left(project, user, skipped)
+        context["spaced"] = max(0, left - context["skipped_left"])
     return render(request, "annotation/validate.html", context)
+
+
+def _skipped_left(project: Any, user: Any, skipped: list[int]) -> int:
+    """Of the items skipped this session, those still open to this validator: why the queue
+    offers nothing while items are left."""
+    open_ = ValidationItem.objects.filter(project=project, pk__in=skipped, status="open")
+    return open_.exclude(votes__validator=user).count()
+
+
+@login_required
+@require_POST
+def unskip(request: HttpRequest, slug: str) -> HttpResponse:
+    """The items skipped this session come back to the queue."""
+    project_for(request.user, slug, Role.VALIDATOR)
+    skipped = request.session.get(SKIPPED, {})
+    skipped.pop(slug, None)
+    request.session[SKIPPED] = skipped
+    return redirect("validate", slug=slug)
 
 
 @login_required

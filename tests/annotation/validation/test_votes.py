@@ -7,7 +7,13 @@ from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Vote
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
-from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
+from tests.factories import (
+    ExampleFactory,
+    ProjectFactory,
+    member,
+    submitted_perturbation,
+    vote_all,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -227,3 +233,40 @@ def test_after_an_undo_the_same_item_comes_back(no_controls, people, crowd, clie
     assert page.post(f"/p/{no_controls.slug}/validate/{first}/undo/").status_code == 302
     shown = page.get(f"/p/{no_controls.slug}/validate/").content.decode()
     assert f'data-item="{first}"' in shown
+
+
+def test_a_dispute_names_the_majority_label_it_accepts(no_controls, people, crowd):
+    """positive 3, negative 2 on an edit meant negative: the majority is positive, and the
+    button says so (it read "(none yet)" where a label project has no majority answers)."""
+    p = submitted_perturbation(no_controls, people["expert"])  # meant negative
+    vote_all(p.item, crowd[:5], ["positive"] * 3 + ["negative"] * 2)
+    page = Client()
+    page.force_login(people["admin"])
+    html = page.get(f"/p/{no_controls.slug}/disputes/").content.decode()
+    assert "(none yet)" not in html
+    assert "<b>positive</b>" in html and "Accept as positive" in html
+
+
+def test_the_validate_page_says_why_items_left_are_not_offered(no_controls, people, crowd):
+    """ "1 left for you" never stands beside "Nothing left": the page says which items are
+    left and why the queue holds them back (skipped, or of a pivot just labelled)."""
+    pivot = ExampleFactory(project=no_controls, label="positive", fields={"text": "a good film"})
+    first = submitted_perturbation(no_controls, people["expert"], pivot=pivot)
+    submitted_perturbation(no_controls, people["expert"], pivot=pivot, text="a dull film")
+    vote_all(first.item, crowd[:1], ["negative"])  # the sibling is now held back from val0
+    page = Client()
+    page.force_login(crowd[0])
+    url = f"/p/{no_controls.slug}/validate/"
+    html = page.get(url).content.decode()
+    assert 'id="items-left">1<' in html and 'id="vote-form"' not in html
+    assert "Nothing left for you" not in html
+    assert "1 is of a pivot whose edit you labelled" in html
+
+    other = submitted_perturbation(no_controls, people["expert"])  # unrelated: offered
+    html = page.get(url).content.decode()
+    assert f'data-item="{other.item.pk}"' in html
+    page.post(f"/p/{no_controls.slug}/validate/skip/{other.item.pk}/")
+    html = page.get(url).content.decode()
+    assert 'id="items-left">2<' in html and "1 you skipped in this session" in html
+    page.post(f"/p/{no_controls.slug}/validate/unskip/")
+    assert f'data-item="{other.item.pk}"' in page.get(url).content.decode()
