@@ -78,6 +78,7 @@ MATRIX = {
     "validate": (("get", {"validator"}),),
     "validate-vote": (("post", {"validator"}),),
     "validate-skip": (("post", {"validator"}),),
+    "validate-unskip": (("post", {"validator"}),),
     "validate-undo": (("post", {"validator"}),),
     "validators": (("get", ADMINS),),
     "validator-qualify": (("post", ADMINS),),
