@@ -23,8 +23,9 @@ def worker_env(**extra: str) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(ROOT), "MODELS_DIR": str(settings.MODELS_DIR), **extra}
 
 
-# Where the tests send tasks (config/settings/test.py), and so where a test's worker listens.
-BROKER = "redis://127.0.0.1:6379/14"
+# Where the tests send tasks (config/settings/test.py: Redis database 14 unless CELERY_BROKER_URL
+# names another, so that two test runs on one machine keep apart), and so where a worker listens.
+BROKER = settings.CELERY_BROKER_URL
 
 
 def worker_on_test_db(media_root: Path, var_dir: Path, **extra: str) -> dict[str, str]:

@@ -12,10 +12,9 @@ from django.db import connection
 from django.test import Client
 
 from annotation.models import Example, ImportJob, ValidationItem
-from tests.workers import start_worker, stop, wait_for, worker_env
+from tests.workers import BROKER, start_worker, stop, wait_for, worker_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-BROKER = "redis://127.0.0.1:6379/14"
 
 
 @pytest.fixture

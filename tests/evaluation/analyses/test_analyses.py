@@ -24,7 +24,7 @@ from evaluation.analyses.instability import decompose
 from evaluation.analyses.services import analysis_cancel, analysis_create
 from evaluation.models import Analysis, EvaluationRun, ModelSpec, Prediction
 from tests.factories import ExampleFactory, submitted_perturbation
-from tests.workers import start_worker, stop, wait_for, worker_env
+from tests.workers import BROKER, start_worker, stop, wait_for, worker_env
 
 
 def brute_force(correct: np.ndarray) -> tuple[float, float]:
@@ -182,8 +182,7 @@ def test_inoculation_on_a_real_worker_gives_one_point_per_size_and_rate(
 ):
     import redis
 
-    broker = "redis://127.0.0.1:6379/14"
-    redis.Redis.from_url(broker).flushdb()
+    redis.Redis.from_url(BROKER).flushdb()
     spec = ModelSpec.objects.create(
         project=project, name="tiny", kind="hf-sequence-classification", source=str(tiny_model),
         batch_size=8,
@@ -191,7 +190,7 @@ def test_inoculation_on_a_real_worker_gives_one_point_per_size_and_rate(
     db = connection.settings_dict
     env = worker_env(
         DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        CELERY_BROKER_URL=broker, MEDIA_ROOT=str(settings.MEDIA_ROOT),
+        CELERY_BROKER_URL=BROKER, MEDIA_ROOT=str(settings.MEDIA_ROOT),
         CONTRASTLAB_VAR_DIR=str(tmp_path / "var"), HF_HUB_OFFLINE="1",
     )  # fmt: skip
     worker = start_worker(env, tmp_path / "worker.log")
