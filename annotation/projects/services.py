@@ -40,14 +40,10 @@ def _clean_tags(tags: Any) -> list[dict[str, Any]]:
                 f"tag {name!r}: target must be an integer from 0 to {MAX_TAG_TARGET}."
             )
         seen.add(name)
-        cleaned.append(
-            {
-                "name": name,
-                "description": str(tag.get("description", "")),
-                "target": target,
-                "example_edits": tag.get("example_edits", []),
-            }
-        )
+        row = {"name": name, "description": str(tag.get("description", "")), "target": target}
+        if "example_edits" in tag:  # a tag's examples stay when a page's form leaves them out
+            row["example_edits"] = tag["example_edits"]
+        cleaned.append(row)
     return cleaned
 
 
@@ -150,6 +146,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
         before=project,
     )
     cleaned_tags = _clean_tags(list(changes["tags"])) if "tags" in changes else None
+    before = _snapshot(project)
     for attribute, value in values.items():
         setattr(project, attribute, value)
     if "name" in changes:
@@ -159,8 +156,43 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
         _set_tags(project, cleaned_tags)
     if "guidelines" in changes:
         guidelines_publish(project=project, text=changes["guidelines"], user=user)
-    AuditLog.record(actor=user, action="project_updated", project=project, changed=sorted(changes))
+    _record_update(project, user, before, _snapshot(project))
     return project
+
+
+def _snapshot(project: Project) -> dict[str, Any]:
+    tags = project.tags.values_list("name", "description", "target", "example_edits")
+    guidelines = project.current_guidelines()
+    return {
+        "guidelines": guidelines.text if guidelines else "",
+        "name": project.name, "task_type": project.task_type, "fields": project.fields,
+        "labels": project.labels, "extra_labels": project.extra_labels,
+        "settings": dict(project.settings), "tags": {t[0]: t[1:] for t in tags},
+    }  # fmt: skip
+
+
+def _record_update(
+    project: Project, user: Any, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    """One audit entry naming what changed, nothing when nothing did: a change of the tags
+    alone is `tags_changed` (added, removed, edited), any other `project_updated`."""
+    changed = [key for key in before if before[key] != after[key]]
+    if not changed:
+        return
+    details: dict[str, Any] = {}
+    if "settings" in changed:
+        old, new = before["settings"], after["settings"]
+        details["settings"] = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    if "tags" in changed:
+        old, new = before["tags"], after["tags"]
+        details["added"] = [name for name in new if name not in old]
+        details["removed"] = [name for name in old if name not in new]
+        details["edited"] = [name for name in new if name in old and old[name] != new[name]]
+        details = {k: v for k, v in details.items() if v}
+    action = "tags_changed" if changed == ["tags"] else "project_updated"
+    if action == "project_updated":
+        details = {"changed": sorted(changed), **details}
+    AuditLog.record(actor=user, action=action, project=project, **details)
 
 
 @transaction.atomic

@@ -262,3 +262,31 @@ def test_the_project_list_names_task_types_as_people_do():
     _, page = from_template("free_text", "qa")
     listed = page.get("/").content.decode()
     assert "Free-text QA" in listed and "free_text" not in listed
+
+
+def test_adding_one_tag_logs_that_tag_and_nothing_else(project, people):
+    """The Settings page posts every setting; the audit log names only what changed: one tag
+    added is `tags_changed` with that tag, not `project_updated` with every setting."""
+    from annotation.models import AuditLog, Tag
+
+    Tag.objects.filter(project=project, name="negation").update(example_edits=[{"a": "b"}])
+    page = browser(people["admin"])
+    tags = [{"name": t.name, "description": t.description} for t in project.tags.all()]
+    values = {"name": project.name, "task_type": project.task_type, "fields": project.fields,
+              "labels": project.labels, "extra_labels": project.extra_labels,
+              "settings": project.settings, "tags": tags, "guidelines": ""}  # fmt: skip
+    url = f"/p/{project.slug}/settings/"
+    assert page.post(url, form_data(values)).status_code == 302  # nothing changed
+    assert not AuditLog.objects.filter(project=project).exists()
+    grown = {**values, "tags": [*tags, {"name": "tense", "description": "past for present"}]}
+    assert page.post(url, form_data(grown)).status_code == 302
+    entries = list(AuditLog.objects.filter(project=project).values_list("action", "details"))
+    assert entries == [("tags_changed", {"added": ["tense"]})]
+    assert Tag.objects.get(project=project, name="negation").example_edits == [{"a": "b"}]
+
+    renamed = form_data(grown, name="Renamed", setting_lease_ttl=900)
+    assert page.post(url, renamed).status_code == 302
+    last = AuditLog.objects.filter(project=project).latest("pk")
+    assert (last.action, last.details) == (
+        "project_updated", {"changed": ["name", "settings"], "settings": ["lease_ttl"]},
+    )  # fmt: skip
