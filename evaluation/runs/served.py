@@ -51,7 +51,7 @@ def run_served(
     by_choice = not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD
     asked = requests_of(spec, release, examples)
     answers = ask(run, spec, asked, advance)
-    usage = _usage(spec, answers.values())
+    usage = usage_of(spec, answers.values())
     if by_choice:
         lls = [[answers[r.key].value["ll"] for r in requests] for requests in asked]
         rows, metrics = choice_rows(project, examples, prompting.words, lls)
@@ -60,7 +60,7 @@ def run_served(
         if project.is_free_text:
             rows, metrics = scored_answers(project, examples, outputs)
         else:
-            rows, metrics = _named_labels(project, prompting, examples, outputs)
+            rows, metrics = named_labels(project, prompting, examples, outputs)
     return rows, {**metrics, "usage": usage}
 
 
@@ -90,10 +90,7 @@ def ask(
     """Every request's answer: those stored by an earlier attempt of this run, and the others
     from the server, each stored as it arrives. `advance` hears of examples as their last
     request is answered."""
-    answers = {
-        a.key: Answer(a.value, a.prompt_tokens, a.completion_tokens)
-        for a in ServedAnswer.objects.filter(run=run)
-    }
+    answers = stored_answers(run, {r.key for requests in asked for r in requests})
     waiting: dict[str, list[int]] = defaultdict(list)
     left = [0] * len(asked)
     for example, requests in enumerate(asked):
@@ -115,6 +112,17 @@ def ask(
                 left[example] -= 1
                 finished += left[example] == 0
         advance(finished)
+    return answers
+
+
+def stored_answers(run: EvaluationRun, keys: set[str]) -> dict[str, Answer]:
+    """The answers an earlier attempt of the run stored for these requests (a shard asks only
+    for its own)."""
+    answers = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), 5000):
+        for a in ServedAnswer.objects.filter(run=run, key__in=ordered[start : start + 5000]):
+            answers[a.key] = Answer(a.value, a.prompt_tokens, a.completion_tokens)
     return answers
 
 
@@ -153,9 +161,10 @@ def label_named(text: str, words: dict[str, str]) -> str:
     return starts[0] if len(starts) == 1 else ""
 
 
-def _named_labels(
+def named_labels(
     project: Any, prompting: Prompting, examples: list[dict[str, Any]], outputs: list[str]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Prediction rows and label metrics of the answers, each read as the label it names."""
     predicted = [label_named(text, prompting.word_of) for text in outputs]
     rows = [
         prediction_row(example, label=label, output=text)
@@ -173,7 +182,7 @@ def _cut(text: str, stop: list[str]) -> str:
     return text.strip()
 
 
-def _usage(spec: ModelSpec, answers: Any) -> dict[str, Any]:
+def usage_of(spec: ModelSpec, answers: Any) -> dict[str, Any]:
     """Requests and tokens of the run (the server's own counts), and their cost where the
     admin gave prices per million tokens."""
     answers = list(answers)

@@ -25,7 +25,7 @@ from evaluation.runners.served import Answer
 from evaluation.runs.pairs import pairs_of
 from evaluation.runs.prompting import choice_rows
 from evaluation.runs.scoring import label_metrics, scored_answers
-from evaluation.runs.served import _named_labels, _usage
+from evaluation.runs.served import named_labels, usage_of
 
 Kind = ModelSpec.Kind
 # A python callable may answer with spans that a stored text cannot give back; a predictions
@@ -95,7 +95,7 @@ def merged(
     metrics = metrics_of(run.model, run.release, examples, rows)
     if run.model.kind == Kind.OPENAI_COMPATIBLE:
         answers = ServedAnswer.objects.filter(run=run)
-        metrics["usage"] = _usage(
+        metrics["usage"] = usage_of(
             run.model, [Answer(a.value, a.prompt_tokens, a.completion_tokens) for a in answers]
         )
     began = min(s.started_at for s in shards if s.started_at)
@@ -123,7 +123,7 @@ def metrics_of(
         metrics = choice_rows(project, examples, words, lls)[1]
     elif _generated(spec):
         prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-        metrics = _named_labels(project, prompting, examples, [r["output"] for r in rows])[1]
+        metrics = named_labels(project, prompting, examples, [r["output"] for r in rows])[1]
     else:
         metrics = label_metrics(project, examples, [r["label"] for r in rows])
     return metrics
