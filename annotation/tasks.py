@@ -1,26 +1,9 @@
-"""Celery tasks of the annotation side, on the `imports` queue: large imports, and the
-invitations' e-mails."""
+"""The annotation side's Celery tasks, registered with the worker from here (Celery looks for
+`<app>.tasks`); each lives with its workflow and is routed to the `imports` queue by its name,
+"annotation.tasks.*": large imports (imports/tasks.py), and the invitations' e-mails
+(projects/invites.py)."""
 
-from celery import shared_task
-from django.conf import settings
-from django.db import InterfaceError, OperationalError, connections
-
-from annotation.imports.dispatch import run_import
-from annotation.jobs import RunBusy
+from annotation.imports.tasks import run_import_task
 from annotation.projects.invites import send_invites_task
 
-__all__ = ["run_import_task", "send_invites_task"]  # the worker registers both from here
-
-
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
-def run_import_task(self, job_id: int) -> None:  # type: ignore[no-untyped-def]
-    """Run one queued import. It commits whole or not at all, so a redelivery after a worker
-    died (or the sweep's, evaluation.tasks.sweep_stale_jobs), or a retry after the database
-    went away, runs it again from the start; one that finds it alive elsewhere waits."""
-    try:
-        run_import(job_id)
-    except (OperationalError, InterfaceError) as lost:
-        connections.close_all()
-        raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
-    except RunBusy as busy:
-        raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+__all__ = ["run_import_task", "send_invites_task"]

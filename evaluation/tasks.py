@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
 from annotation import jobs
+from annotation.imports.tasks import run_import_task
 from annotation.jobs import RunBusy
 from annotation.models import ImportJob
-from annotation.tasks import run_import_task
 from evaluation.analyses.execute import run_analysis
 from evaluation.models import Analysis, EvaluationRun, RunShard
 from evaluation.runs.execute import run_evaluation, run_shard

@@ -144,6 +144,18 @@ def test_evaluation_tasks_are_routed_to_the_evaluation_queue():
     assert route["queue"].name == "evaluation"
 
 
+def test_the_import_task_keeps_its_name_and_queue_where_it_lives_with_imports():
+    """Messages already queued name "annotation.tasks.run_import_task": the task moved to
+    annotation/imports/tasks.py under that name, and the worker still registers it."""
+    from annotation import tasks
+    from annotation.imports.tasks import run_import_task
+
+    assert tasks.run_import_task is run_import_task  # what the worker's autodiscovery imports
+    assert run_import_task.name == "annotation.tasks.run_import_task"
+    route = celery_app.amqp.router.route({}, run_import_task.name)
+    assert route["queue"].name == "imports"
+
+
 @pytest.mark.slow
 def test_embedded_demo_path_on_sqlite_migrates_loads_twice_and_serves_login(tmp_path):
     env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))

@@ -17,8 +17,8 @@ from annotation import jobs
 from annotation.errors import DomainError
 from annotation.imports.dispatch import import_now
 from annotation.imports.preview import staged_of, sweep_uploads
+from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob, Project, user_or_none
-from annotation.tasks import run_import_task
 
 FILE_FIELDS = ("file", "original", "contrast")
 
