@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import InterfaceError, OperationalError, connection, connections, transaction
 from django.utils import timezone
 
 from annotation.errors import DomainError
@@ -62,6 +62,20 @@ def execute(
         finish(job, Status.SUCCEEDED, **values)
     job.refresh_from_db()
     return job
+
+
+def run_or_retry(task: Any, work: Callable[[int], Any], pk: int) -> Any:
+    """`work(pk)` in a bound Celery task, the one retry rule of every job's task: retried after
+    EVALUATION_STALE_SECONDS when the database went away (a restart: its connections are
+    dropped, and by then the job's heartbeat is stale, so the retry takes it over), or while
+    another live worker runs the job (RunBusy). Nothing else is retried: the job records it."""
+    try:
+        return work(pk)
+    except (OperationalError, InterfaceError) as lost:
+        connections.close_all()
+        raise task.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
+    except RunBusy as busy:
+        raise task.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
 
 
 def _stale_before() -> Any:

@@ -85,6 +85,48 @@ def test_only_heavy_libraries_are_imported_inside_functions():
     assert all(any(lib in code for lib in HEAVY) for _, code in local), local
 
 
+# Each app in three layers (README, "Layout"): what its workflows share, the workflows (a
+# folder each, any other folder), and the entry points that wire them to URLs, the worker, the
+# admin, commands and templates. An import goes down or sideways, never back up: a helper that
+# two workflows use lives in a shared room, and a workflow's task lives in its folder.
+SHARED = {
+    "annotation": {"models", "text", "errors", "jobs", "downloads", "sql", "bulk", "prompting",
+                   "pagination", "permissions", "formfields"},
+    "evaluation": {"models", "access", "metrics", "runners"},
+}  # fmt: skip
+ENTRY = {
+    "annotation": {"urls", "tasks", "admin", "apps", "demo", "management", "templatetags"},
+    "evaluation": {"urls", "tasks", "admin", "apps", "management"},
+}
+
+
+def layer(module: str) -> tuple[str, int]:
+    """A module's app, and its layer there: 0 shared, 1 a workflow, 2 an entry point."""
+    app, room = [*module.split("."), ""][:2]
+    if not room or room in SHARED[app]:  # the app's package itself holds nothing
+        return app, 0
+    if room in ENTRY[app]:
+        return app, 2
+    assert (ROOT / app / room).is_dir(), f"{app}/{room}.py is in no layer of tests/test_layout.py"
+    return app, 1
+
+
+def test_no_import_goes_back_up_a_layer():
+    """downloads.py read releases/files.py's cells, and imports/, runs/ and analyses/ queued
+    their tasks from the top-level tasks.py, which imported them back (issue 51)."""
+    modules = product_modules()
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        if name.startswith(tuple(SHARED))
+        for target in module_level_imports(name, path, set(modules))
+        if target.startswith(tuple(SHARED))
+        and layer(name)[0] == layer(target)[0]
+        and layer(target)[1] > layer(name)[1]
+    )
+    assert upward == []
+
+
 def test_modules_stay_small_and_apps_stay_shallow():
     long = {
         name: n

@@ -3,11 +3,9 @@ worker). Its name is the one it had in annotation/tasks.py, so that messages alr
 and the route of "annotation.tasks.*", still find it."""
 
 from celery import shared_task
-from django.conf import settings
-from django.db import InterfaceError, OperationalError, connections
 
+from annotation import jobs
 from annotation.imports.dispatch import run_import
-from annotation.jobs import RunBusy
 
 
 @shared_task(
@@ -21,10 +19,4 @@ def run_import_task(self, job_id: int) -> None:  # type: ignore[no-untyped-def]
     """Run one queued import. It commits whole or not at all, so a redelivery after a worker
     died (or the sweep's, evaluation.tasks.sweep_stale_jobs), or a retry after the database
     went away, runs it again from the start; one that finds it alive elsewhere waits."""
-    try:
-        run_import(job_id)
-    except (OperationalError, InterfaceError) as lost:
-        connections.close_all()
-        raise self.retry(exc=lost, countdown=settings.EVALUATION_STALE_SECONDS) from None
-    except RunBusy as busy:
-        raise self.retry(exc=busy, countdown=settings.EVALUATION_STALE_SECONDS) from None
+    jobs.run_or_retry(self, run_import, job_id)

@@ -11,8 +11,8 @@ from django.db import transaction
 from annotation import jobs
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Project, Release, user_or_none
+from evaluation.analyses.tasks import run_analysis_task
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
-from evaluation.tasks import run_analysis_task
 
 Kind = Analysis.Kind
 MAX_LEARNING_RATES, MAX_SIZES, MAX_EPOCHS = 5, 10, 100

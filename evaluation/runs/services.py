@@ -16,7 +16,7 @@ from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, RunShard
 from evaluation.runs.predictions import read_predictions
 from evaluation.runs.shards import MAX_SHARDS, UNSHARDED
-from evaluation.tasks import run_evaluation_task, run_shard_task
+from evaluation.runs.tasks import run_evaluation_task, run_shard_task
 
 
 def evaluation_enqueue(

@@ -292,7 +292,7 @@ def test_a_run_whose_database_went_away_is_retried_not_failed(
     from django.db import OperationalError
 
     from annotation import jobs
-    from evaluation import tasks
+    from evaluation.runs import tasks
 
     run = evaluation_enqueue(release=released, model=spec(project), split="test", user=None,
                              send=False)  # fmt: skip

@@ -1,0 +1,19 @@
+"""An analysis's Celery task, on the `evaluation` queue (evaluation.tasks registers it with
+the worker, under the name it has always had)."""
+
+from celery import shared_task
+
+from annotation import jobs
+from evaluation.analyses.execute import run_analysis
+
+
+@shared_task(
+    name="evaluation.tasks.run_analysis_task",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+)
+def run_analysis_task(self, analysis_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Run one analysis; redelivered like an evaluation run if its worker dies."""
+    jobs.run_or_retry(self, run_analysis, analysis_id)
