@@ -10,6 +10,8 @@ from django.shortcuts import get_object_or_404
 
 from annotation.data import records
 from annotation.models import AuditLog, Example, Perturbation, ValidationItem, Vote
+from annotation.validation.answers import AnswerRules, Response, answer_text
+from annotation.validation.resolution import resolution_status
 
 
 @dataclass(frozen=True)
@@ -89,28 +91,60 @@ def _sorted(events: list[Event]) -> list[Event]:
     return sorted(events, key=lambda e: (e.at is None, e.at or datetime.min))
 
 
+def _brought(p: Perturbation) -> list[Event]:
+    """A perturbation a set import brought: the import, and whether it came accepted (as a
+    published set does) or went to validation."""
+    batch = p.batch
+    assert batch is not None
+    entry = AuditLog.objects.filter(
+        project_id=p.project_id, action="sets_imported", details__batch=batch.pk
+    ).first()
+    accepted = entry.details.get("accepted") if entry else not hasattr(p, "item")
+    where = f"{batch.source_name} (import {batch.pk})"
+    if p.batch_id == p.pivot.batch_id:
+        where += ", with its original"
+    how = "accepted as imported, without validation" if accepted else "sent to validation"
+    return [Event(batch.created_at, _name(batch.created_by), "imported", f"{where}; {how}")]
+
+
+def _resolution(p: Perturbation, item: ValidationItem) -> Event:
+    """What the validators decided, read from the item (the perturbation's status may have
+    changed since, by an admin's decision that follows in the story)."""
+    project = p.project
+    if project.is_free_text:
+        counted = item.votes.filter(counts=True).values_list("answer", "label")
+        outcome = AnswerRules.of(project).resolve(
+            [Response(a, label) for a, label in counted],
+            item.gold_answers,
+            item.majority_needed(project),
+        )
+        status, chosen = outcome.status, " · ".join(answer_text(a) for a in outcome.answers)
+        chosen = chosen or outcome.label
+    else:
+        chosen = item.majority_label
+        status = resolution_status(chosen, item.gold_label, project.labels)
+    said = f"majority {chosen}" if chosen else "no majority"
+    return Event(
+        item.resolved_at, "validation", "resolved", f"{said}, so {status}".replace("_", " ")
+    )
+
+
 def perturbation_history(p: Perturbation, names: bool = True) -> list[Event]:
-    events = _imported(p.pivot)
     brought = p.batch is not None and p.batch.kind == "sets"  # a set import brought it
-    if brought and p.batch_id != p.pivot.batch_id:
-        events += _imported(p)
-    elif not brought:
+    if brought:
+        events = [] if p.batch_id == p.pivot.batch_id else _imported(p.pivot)
+        events += _brought(p)
+    else:
+        events = _imported(p.pivot)
         events.append(Event(p.created_at, _name(p.author), "written"))
     for r in p.revisions.all():
         events.append(Event(r.created_at, _name(p.author), f"revision {r.number} kept"))
-    if p.submitted_at:
+    if p.submitted_at and not brought:
         events.append(Event(p.submitted_at, _name(p.author), "submitted"))
     item = getattr(p, "item", None)
     events += _votes(item, names)
     if item is not None and item.resolved_at:
-        events.append(
-            Event(
-                item.resolved_at,
-                "validation",
-                "resolved",
-                f"majority {item.majority_label or 'none'}, so {p.status}",
-            )
-        )
+        events.append(_resolution(p, item))
     events += _decisions(p.project_id, p.pk)
     return _sorted(events)
 

@@ -187,6 +187,7 @@ def import_sets(
             already_present=result.skipped,
             accepted=accept,
             author=author,
+            batch=batch.pk,
         )
     analyze(Example, Perturbation, Perturbation.tags.through, ValidationItem)
     return result

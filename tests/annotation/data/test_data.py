@@ -577,3 +577,32 @@ def test_a_selection_held_whole_by_a_release_offers_nothing_to_delete(project, p
     assert 'id="kept-for-releases"' in row and 'id="delete-row"' not in row
     settings = page.get(f"/p/{project.slug}/settings/").content.decode()
     assert 'id="project-kept"' in settings and "Delete project</button>" not in settings
+
+
+def test_a_history_tells_the_validators_outcome_and_an_imported_acceptance(
+    project, people, validators, client_for
+):
+    """A disputed row reads "so disputed" and then the admin's decision, not "so accepted";
+    an edit imported as accepted says so instead of "submitted"."""
+    admin = client_for(people["admin"])
+    p = submitted_perturbation(project, people["expert"])  # meant negative
+    vote_all(p.item, validators, ["positive"] * 3 + ["negative"] * 2)
+    url = f"/api/projects/{project.slug}/adjudicate/{p.pk}/"
+    assert admin.post(url, {"decision": "accept"}, format="json").status_code == 200
+    history = admin.get(f"/api/projects/{project.slug}/items/{p.pk}/").json()["history"]
+    resolved = next(e for e in history if e["what"] == "resolved")
+    assert resolved["detail"] == "majority positive, so disputed"
+    assert [e["what"] for e in history][-1] == "adjudicated"
+
+    line = {"set_id": "s-1",
+            "original": {"id": "ex-1", "fields": {"text": "A good film."}, "label": "positive"},
+            "perturbations": [{"fields": {"text": "A bad film."}, "label": "negative",
+                               "tags": ["negation"]}]}  # fmt: skip
+    upload = SimpleUploadedFile("sets.jsonl", json.dumps(line).encode())
+    url = f"/api/projects/{project.slug}/import/sets/"
+    response = admin.post(url, {"format": "sets_jsonl", "file": upload, "accept": "true"})
+    assert response.status_code == 201, response.json()
+    imported = Perturbation.objects.get(external_id="", pivot__external_id="ex-1")
+    history = admin.get(f"/api/projects/{project.slug}/items/{imported.pk}/").json()["history"]
+    assert [e["what"] for e in history] == ["imported"]
+    assert history[0]["detail"].endswith("accepted as imported, without validation")
