@@ -9,7 +9,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.models import Project
+from annotation.models import AuditLog, Project, Tag
 from annotation.projects.forms import TEMPLATES, ProjectForm
 from tests.factories import ExampleFactory, project_creator
 
@@ -267,8 +267,6 @@ def test_the_project_list_names_task_types_as_people_do():
 def test_adding_one_tag_logs_that_tag_and_nothing_else(project, people):
     """The Settings page posts every setting; the audit log names only what changed: one tag
     added is `tags_changed` with that tag, not `project_updated` with every setting."""
-    from annotation.models import AuditLog, Tag
-
     Tag.objects.filter(project=project, name="negation").update(example_edits=[{"a": "b"}])
     page = browser(people["admin"])
     tags = [{"name": t.name, "description": t.description} for t in project.tags.all()]
