@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -53,7 +53,14 @@ def resolution_recorded(*, item: ValidationItem) -> None:
     count returns them)."""
     deltas: Deltas = defaultdict(lambda: [0, 0])
     _add_resolution(deltas, item, +1)
-    counters = _apply(item.project, deltas)
+    try:
+        counters = _apply(item.project, deltas)
+    except IntegrityError:  # the counters' key: the project was deleted since the vote
+        if Project.objects.filter(pk=item.project_id).exists():
+            raise
+        raise DomainError(
+            "This project was deleted while you voted; your vote went with it.", code="not_found"
+        ) from None
     _unqualify(item.project, _failing(item.project, counters))
 
 

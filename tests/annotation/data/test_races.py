@@ -262,3 +262,44 @@ def test_deleting_a_project_removes_its_uploads(project, people, settings, tmp_p
     removal.project_delete(project=project, actor=people["admin"], confirm=project.slug)
     assert not folder.exists() and not staged.exists()
     assert kept_folder.is_dir()
+
+
+def test_a_vote_whose_project_is_deleted_before_its_counters_answers_404(
+    project, people, monkeypatch
+):
+    """The vote that resolved an item committed; the project was deleted before the voters'
+    counters were written, whose key then failed: the vote answered 500."""
+    from annotation.validation import quality
+    from annotation.validation.votes import vote_cast
+    from tests.factories import serve
+
+    project.settings = {**project.settings, "control_rate": 0, "votes_per_item": 2}
+    project.save()
+    pk = project.pk
+    item = submitted_perturbation(project, people["expert"]).item
+    first, second = (member(project, f"val{n}", "validator") for n in range(2))
+    vote_all(item, [first], ["negative"])
+    serve(item, second)
+    counting, deleted = threading.Event(), threading.Event()
+    apply = quality._apply
+
+    def paused(*args: Any) -> Any:  # after the vote's commit, before its counters
+        counting.set()
+        assert deleted.wait(30)
+        return apply(*args)
+
+    monkeypatch.setattr(quality, "_apply", paused)
+    voting = Thread(
+        lambda: vote_cast(project=project, item_id=item.pk, validator=second, label="negative")
+    )
+    voting.start()
+    assert counting.wait(30)
+    monkeypatch.setattr(quality, "_apply", apply)  # the delete's own counting goes on
+    again = Project.objects.get(pk=pk)
+    removal.project_delete(project=again, actor=people["admin"], confirm=again.slug)
+    deleted.set()
+    outcome = voting.outcome()
+    assert isinstance(outcome, DomainError) and outcome.code == "not_found", outcome
+    assert "deleted" in outcome.message
+    assert not Project.objects.filter(pk=pk).exists()
+    assert not Vote.objects.filter(validator=second).exists()
