@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,9 @@ import orjson
 from django.conf import settings
 
 from annotation.models import Project, Release, release_id
-from annotation.releases.exports import LmEvalExport, ParquetExport
+from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256, zip_file, zip_member
-from annotation.text.cells import tsv_line
+from annotation.releases.table import TableViews
 from annotation.validation.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"
@@ -35,6 +35,7 @@ EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
 LINE = orjson.OPT_APPEND_NEWLINE
+SETS_AT_ONCE = 5000  # sets a chunk: its table and its lines, then the next
 
 
 @dataclass(slots=True)  # a release may hold a million of them
@@ -90,7 +91,7 @@ class BundleWriter:
         self.authors: set[int] = set()
         self.files: list[HashingFile] = []
         self.zipping: Future[None] | None = None
-        self.parquet: ParquetExport | None = None
+        self.views: TableViews | None = None
 
     def __enter__(self) -> "BundleWriter":
         self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
@@ -100,8 +101,9 @@ class BundleWriter:
 
     def __exit__(self, *exc: object) -> None:
         # After an error: stop the files' threads and close the zip before removing them.
-        if self.parquet is not None:
-            self.parquet.close()
+        if self.views is not None:
+            with contextlib.suppress(Exception):
+                self.views.close()
         for file in self.files:
             with contextlib.suppress(Exception):
                 file.close()
@@ -115,33 +117,34 @@ class BundleWriter:
     def write_data(self, rows: Iterable[Row], alone: Iterable[dict[str, Any]] = ()) -> None:
         """Write the data files from the release's rows in pivot order, then its sets of one
         (`alone`: originals with no perturbation, services.sets_of_one), counting what they hold
-        (`counts_summary`, `seconds`). sets.jsonl goes straight into the zip, compressed as it
-        is written; then a thread adds the other files to the zip while the caller goes on
-        (`finish` waits for it)."""
+        (`counts_summary`, `seconds`), SETS_AT_ONCE sets at a time. sets.jsonl goes straight into
+        the zip, compressed as it is written; the Parquet files and paired TSVs are derived
+        from each chunk's table on a thread of their own (annotation.releases.table); then a
+        thread adds the other files to the zip while the caller goes on (`finish` waits)."""
         (self.work / "paired").mkdir()
         self.zip = zipfile.ZipFile(self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED)
         sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
         self.files.append(sets_file)
         examples_file = self._file(EXAMPLES_FILE)
         lm_eval = LmEvalExport(self.project, self.work, self._file)
-        self.parquet = ParquetExport(self.project, self.work)
+        self.views = TableViews(self.project, self.work, self._file)
+        self.views.paired_header = self.paired_header
         paired: dict[str, tuple[HashingFile, HashingFile]] = {}
-        for record in chain(self._sets(rows), (self._set_of_one(o) for o in alone)):
-            sets_file.write(orjson.dumps(record, option=LINE))
-            examples = list(_flatten(record))
-            examples_file.write(b"".join(orjson.dumps(e, option=LINE) for e in examples))
-            lm_eval.add(record)
-            self.parquet.add(record, examples)
-            if self.paired:
-                self._write_pairs(paired, record)
-            elif self.free_text:
-                self._write_qa_pairs(paired, record)
+        records = chain(self._sets(rows), (self._set_of_one(o) for o in alone))
+        while chunk := list(islice(records, SETS_AT_ONCE)):
+            sets_file.write(b"".join(orjson.dumps(record, option=LINE) for record in chunk))
+            examples = [orjson.dumps(e, option=LINE) for r in chunk for e in _flatten(r)]
+            examples_file.write(b"".join(examples))
+            lm_eval.add_all(chunk)
+            self.views.add(chunk)
+            if self.free_text:
+                for record in chunk:
+                    self._write_qa_pairs(paired, record)
         self.digests = {SETS_FILE: sets_file.close(), EXAMPLES_FILE: examples_file.close()}
         for split, (orig, contrast) in paired.items():
-            suffix = "jsonl" if self.free_text else "tsv"
-            self.digests[f"paired/{split}_original.{suffix}"] = orig.close()
-            self.digests[f"paired/{split}_contrast.{suffix}"] = contrast.close()
-        self.digests |= lm_eval.finish(self.release) | self.parquet.finish()
+            self.digests[f"paired/{split}_original.jsonl"] = orig.close()
+            self.digests[f"paired/{split}_contrast.jsonl"] = contrast.close()
+        self.digests |= lm_eval.finish(self.release) | self.views.finish()
         pool = ThreadPoolExecutor(1)
         self.zipping = pool.submit(self._zip_files, sorted(set(self.digests) - {SETS_FILE}))
         pool.shutdown(wait=False)  # the thread ends with its one task
@@ -179,22 +182,6 @@ class BundleWriter:
         self.release.bundle = str(target.relative_to(settings.MEDIA_ROOT))
         self.release.sha256 = file_sha256(target)
         self.release.manifest = self.digests
-
-    def _write_pairs(self, paired: dict, record: dict[str, Any]) -> None:
-        split = record["split"]
-        name = self.project.field_names[0]
-        if split not in paired:
-            paired[split] = (
-                self._file(f"paired/{split}_original.tsv"),
-                self._file(f"paired/{split}_contrast.tsv"),
-            )
-            for target in paired[split]:
-                target.write(tsv_line(self.paired_header))
-        orig, contrast = paired[split]
-        original = tsv_line([record["original"]["label"], record["original"]["fields"][name]])
-        perturbations = record["perturbations"]
-        orig.write(original * len(perturbations))
-        contrast.write("".join(tsv_line([p["label"], p["fields"][name]]) for p in perturbations))
 
     def _write_qa_pairs(self, paired: dict, record: dict[str, Any]) -> None:
         """QA sets (docs/task-types.md): line i of {split}_original.jsonl pairs with line i of

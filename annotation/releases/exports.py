@@ -3,9 +3,10 @@
 - `lm_eval/`: tasks for lm-evaluation-harness, one per split over all its examples, a group,
   their data, and `utils.py` (contrast consistency as a harness metric);
 - `data/{examples,sets}/{split}.parquet`: the Hub's dataset layout, declared in the card's
-  `configs:` header, so that `datasets.load_dataset(<unzipped release>)` reads it.
+  `configs:` header, so that `datasets.load_dataset(<unzipped release>)` reads it; written
+  from each chunk's columnar table (annotation.releases.table).
 
-Both are written set by set, beside the bundle's other files.
+The tasks' docs are written a chunk of sets at a time, beside the bundle's other files.
 """
 
 import json
@@ -15,8 +16,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
 from annotation.prompting import Prompting
@@ -26,7 +25,6 @@ from annotation.validation.answers import answer_text
 LM_EVAL = "lm_eval"
 UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py
 ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
-ROW_GROUP = 10_000
 M = TypeVar("M")
 
 
@@ -65,11 +63,19 @@ class LmEvalExport:
         self.gold = {label: j for j, label in enumerate(project.labels)}
 
     def add(self, record: dict[str, Any]) -> None:
-        split = record["split"]
-        if split not in self.files:
-            self.files[split] = self.opened(f"{LM_EVAL}/{split}.jsonl")
-        lines = [orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE) for doc in self.docs(record)]
-        self.files[split].write(b"".join(lines))
+        self.add_all([record])
+
+    def add_all(self, records: list[dict[str, Any]]) -> None:
+        """A chunk of sets: each split's docs written at once."""
+        lines: dict[str, list[bytes]] = {}
+        for record in records:
+            docs = lines.setdefault(record["split"], [])
+            docs.extend(orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
+                        for doc in self.docs(record))  # fmt: skip
+        for split, written in lines.items():
+            if split not in self.files:
+                self.files[split] = self.opened(f"{LM_EVAL}/{split}.jsonl")
+            self.files[split].write(b"".join(written))
 
     def docs(self, record: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Each doc keeps its example's id and set_id; `query` is the rendered prompt."""
@@ -151,89 +157,6 @@ class LmEvalExport:
             "    higher_is_better: true\n"
         )
         return head + body + "metric_list:\n" + listed + consistency
-
-
-class ParquetExport:
-    """data/examples/{split}.parquet and data/sets/{split}.parquet, with typed columns."""
-
-    def __init__(self, project: Project, work: Path):
-        self.work = work
-        self.free_text = project.is_free_text
-        text = pa.string()
-        fields = pa.struct([(name, text) for name in project.field_names])
-        truth = ("answers", pa.list_(text)) if self.free_text else ("label", text)
-        changed = ("answers_changed" if self.free_text else "label_changed", pa.bool_())
-        votes = pa.list_(pa.struct([("response", text), ("count", pa.int64())]))
-        self.schemas = {
-            "examples": pa.schema([
-                ("id", text), ("set_id", text), ("role", text), ("split", text),
-                *((name, text) for name in project.field_names), truth, changed,
-                ("tags", pa.list_(text)), ("votes", votes),
-            ]),
-            "sets": pa.schema([
-                ("set_id", text), ("split", text),
-                ("original", pa.struct([("id", text), ("fields", fields), truth])),
-                ("perturbations", pa.list_(pa.struct([
-                    ("id", text), ("fields", fields), truth, changed, ("tags", pa.list_(text)),
-                    ("rationale", text), ("author", text), ("votes", votes),
-                    ("agreement", pa.float64()), ("edit_distance", pa.float64()),
-                    ("seconds_spent", pa.int64()), ("guideline_version", pa.int64()),
-                ]))),
-            ]),
-        }  # fmt: skip
-        self.writers: dict[str, Any] = {}
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-
-    def add(self, record: dict[str, Any], examples: list[dict[str, Any]]) -> None:
-        """One set and its examples; a multi-span answer becomes one text (its spans joined by
-        " | "), as the typed column is a list of strings."""
-        perturbations = [_texts(_votes_listed(p)) for p in record["perturbations"]]
-        sets = {**record, "original": _texts(record["original"]), "perturbations": perturbations}
-        self._append("sets", record["split"], sets)
-        for example in examples:
-            self._append("examples", record["split"], _texts(_votes_listed(example)))
-
-    def _append(self, config: str, split: str, row: dict[str, Any]) -> None:
-        rows = self.rows.setdefault(f"{config}/{split}", [])
-        rows.append(row)
-        if len(rows) >= ROW_GROUP:
-            self._flush(config, split)
-
-    def _flush(self, config: str, split: str) -> None:
-        key = f"{config}/{split}"
-        if key not in self.writers:
-            path = self.work / "data" / config / f"{split}.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.writers[key] = pq.ParquetWriter(path, self.schemas[config])
-        table = pa.Table.from_pylist(self.rows[key], schema=self.schemas[config])
-        self.writers[key].write_table(table)
-        self.rows[key] = []
-
-    def finish(self) -> dict[str, str]:
-        for key in list(self.rows):
-            config, split = key.split("/")
-            self._flush(config, split)
-        digests = {}
-        for key, writer in self.writers.items():
-            writer.close()
-            name = f"data/{key}.parquet"
-            digests[name] = file_sha256(self.work / name)
-        return digests
-
-    def close(self) -> None:
-        for writer in self.writers.values():
-            writer.close()
-
-
-def _texts(row: dict[str, Any]) -> dict[str, Any]:
-    if "answers" not in row:
-        return row
-    return {**row, "answers": [answer_text(a) for a in row["answers"]]}
-
-
-def _votes_listed(row: dict[str, Any]) -> dict[str, Any]:
-    votes = row.get("votes") or {}
-    return {**row, "votes": [{"response": k, "count": v} for k, v in votes.items()]}
 
 
 def hub_header(splits: list[str]) -> str:
