@@ -101,9 +101,13 @@ def _annotators_and_build(
 ) -> None:
     w("\n## Annotators and time\n\n")
     w(f"- Experts: {counts['experts']}; validators: {stats['validators']} (pseudonymous).\n")
-    w(f"- Median seconds per perturbation: {_fmt(stats['median_seconds_per_perturbation'])}; ")
-    w(f"total authoring hours: {stats['total_hours_authoring']}.\n")
-    w(f"- Median seconds per vote: {_fmt(stats['median_seconds_per_vote'])}.\n")
+    per_edit, per_vote = stats["median_seconds_per_perturbation"], stats["median_seconds_per_vote"]
+    if per_edit is None:
+        w("- Median seconds per perturbation: no time recorded (imported edits carry none).\n")
+    else:
+        w(f"- Median seconds per perturbation (those with a time recorded): {_fmt(per_edit)}; ")
+        w(f"total authoring hours: {stats['total_hours_authoring']}.\n")
+    w(f"- Median seconds per vote: {'no time recorded' if per_vote is None else _fmt(per_vote)}.\n")
     versions = ", ".join(f"v{k}: {v}" for k, v in counts["guideline_versions"].items())
     w(f"- Guideline versions in force (perturbations): {versions}.\n")
     w("\n## How the release was built\n\n")

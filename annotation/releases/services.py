@@ -351,7 +351,8 @@ def release_statistics(
     return {
         "per_split": per_split,
         "validators": len(pseudonyms(project, "validator", validators)),
-        "median_seconds_per_perturbation": _median(seconds),
+        # 0 s is no time recorded (an imported edit, a client that sent none), not a time.
+        "median_seconds_per_perturbation": _median([s for s in seconds if s > 0]),
         "total_hours_authoring": round(sum(seconds) / 3600, 2),
         "median_seconds_per_vote": histogram_median(vote_seconds),
     }

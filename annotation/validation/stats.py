@@ -339,7 +339,7 @@ def perturbation_figures(
         statuses[status] += n
         if status != Status.WITHDRAWN:
             authors[author][status] += n
-        if status not in NOT_WRITTEN:
+        if status not in NOT_WRITTEN and spent:  # 0 s: no time recorded (imported)
             seconds[spent] += n
     experts = []
     for author in sorted(authors):

@@ -372,3 +372,18 @@ def test_one_vote_per_item_releases_with_agreement_not_defined(project, people):
     release = release_create(project=project, user=people["admin"], version="1.0")
     assert release.entries.count() == 1
     assert release.statistics["per_split"]["test"]["fleiss_kappa"] is None
+
+
+def test_the_card_says_no_time_was_recorded_rather_than_zero_seconds(project, people, released):
+    """Imported (or untimed) edits carry 0 s: the card says no time was recorded, never a
+    median of 0.000 s; with some timed edits, the median of those alone."""
+    card = bundle(released).read("README.md").decode()
+    assert "Median seconds per perturbation: no time recorded" in card
+    assert "Median seconds per vote: no time recorded" in card and "0.000" not in card
+    timed = [7, 30, 41]
+    for p, seconds in zip(Perturbation.objects.order_by("pk"), timed, strict=False):
+        Perturbation.objects.filter(pk=p.pk).update(seconds_spent=seconds)
+    again = release_create(project=project, user=people["admin"], version="2.0")
+    assert again.statistics["median_seconds_per_perturbation"] == statistics.median(timed)
+    card = bundle(again).read("README.md").decode()
+    assert "(those with a time recorded): 30.000;" in card

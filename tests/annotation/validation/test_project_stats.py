@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from annotation.models import ValidationItem, ValidatorStatus, Vote
+from annotation.models import Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.validation.stats import project_stats
-from tests.factories import ExampleFactory, ProjectFactory, UserFactory
+from tests.factories import ExampleFactory, ProjectFactory, UserFactory, submitted_perturbation
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +105,12 @@ def test_project_statistics_match_an_item_by_item_count(seed):
     assert stats["human_accuracy"] == want["human_accuracy"]
     assert stats["items"] == {s: want["items"].get(s, 0) for s in ("open", "resolved", "closed")}
     assert sum(v["votes"] for v in stats["validators"]) == len(votes)  # uncounted ones too
+
+
+def test_the_median_seconds_per_perturbation_leaves_out_edits_with_no_time(project, people):
+    """Imported edits carry 0 s (no time recorded): the dashboard's median is of timed edits."""
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(4)]
+    assert project_stats(project)["median_seconds"]["perturbation"] is None
+    Perturbation.objects.filter(pk__in=[made[0].pk, made[1].pk]).update(seconds_spent=12)
+    Perturbation.objects.filter(pk=made[2].pk).update(seconds_spent=60)
+    assert project_stats(project)["median_seconds"]["perturbation"] == 12
