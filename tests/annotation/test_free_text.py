@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from annotation.models import Perturbation, Project, ValidationItem
 from annotation.validation.stats import project_stats
@@ -328,3 +329,31 @@ def test_published_qa_sets_import_with_answers_and_warn_on_unchanged_ones(qa, cl
     assert again.status_code == 200, again.json()  # nothing new: 200
     assert (again.json()["perturbations"], again.json()["already_present"]) == (0, 2)
     assert send(lines[0], strict="true").status_code == 400
+
+
+def test_free_text_pages_speak_of_answers_not_labels(qa, client_for):
+    """A free-text project has no labels: its pages say answer(s) where a label project says
+    label (the pivots' column, the editor's rationale, the row's perturbations, the dashboard)."""
+    project, people = qa
+    pivot = ORIGINALS[0]["id"]
+    made = perturb(client_for(people["expert"]), pivot, "Who came first?", ["Marie"], "order")
+    assert made.status_code == 201, made.json()
+    expert, admin = Client(), Client()
+    expert.force_login(people["expert"])
+    admin.force_login(people["admin"])
+    example = project.examples.get(external_id=pivot)
+    claimed = project.examples.get(external_id=ORIGINALS[1]["id"])
+    expert.post(f"/p/curie/pivots/{claimed.pk}/claim/")
+    pages = {
+        "pivots": expert.get("/p/curie/pivots/"),
+        "editor": expert.get(f"/p/curie/pivots/{claimed.pk}/edit/"),
+        "row": admin.get(f"/p/curie/data/originals/{example.pk}/"),
+        "dashboard": admin.get("/p/curie/"),
+    }
+    for name, response in pages.items():
+        html = response.content.decode()
+        assert response.status_code == 200, name
+        assert "<th>Label</th>" not in html and "change the label" not in html, name
+        assert "Label-balanced" not in html and "Labels: ·" not in html, name
+    assert "Why does this edit change the answer?" in pages["editor"].content.decode()
+    assert "Answers: free text (or unanswerable)" in pages["dashboard"].content.decode()
