@@ -40,28 +40,54 @@ def execute(
     pk: int,
     work: Callable[[Any], dict[str, Any]],
     expected: tuple[type[Exception], ...] = (),
+    *,
+    whole: bool = False,
+    failure: Callable[[Exception, str], dict[str, Any]] | None = None,
 ) -> Any:
-    """Claim the job, run `work(job)` and store the fields it returns with `succeeded`. Errors
-    the admin can fix (`expected`, DomainError, OSError, KeyError) are stored as `failed` with
-    their message. None if already finished."""
+    """The one driver of every job (an import, a run, a shard, an analysis): claim the job,
+    run `work(job)` and store the fields it returns with `succeeded`. Errors the admin can fix
+    (`expected`, DomainError, OSError, KeyError) are stored as `failed` with their message;
+    any other as `failed` too, with its class, and logged: no job is left `running`. None if
+    already finished.
+
+    `whole`: the work and its success commit in one transaction (an import), so that a worker
+    killed in between leaves the job to run again whole, and a job cancelled meanwhile commits
+    nothing. `failure(error, message)` gives the fields a failure stores (`error` by default)."""
     job = claim(model, pk)
     if job is None:
         return None
     try:
-        values = work(job)
+        if whole:
+            _commit_whole(job, work)
+        else:
+            finish(job, Status.SUCCEEDED, **work(job))
     except Cancelled:
         pass
     except (OperationalError, InterfaceError):
         raise  # the database went away (a restart): the task runs the job again later
     except (DomainError, OSError, KeyError, *expected) as error:  # type: ignore[misc]
-        finish(job, Status.FAILED, error=str(error) or error.__class__.__name__)
+        _failed(job, error, str(error) or error.__class__.__name__, failure)
     except Exception as error:  # a model's own code failed: keep the message, mark failed
         logger.exception("%s %s failed", model.__name__, pk)
-        finish(job, Status.FAILED, error=f"{error.__class__.__name__}: {error}")
-    else:
-        finish(job, Status.SUCCEEDED, **values)
+        _failed(job, error, f"{error.__class__.__name__}: {error}", failure)
     job.refresh_from_db()
     return job
+
+
+def _commit_whole(job: Any, work: Callable[[Any], dict[str, Any]]) -> None:
+    """`work(job)` and its success in one transaction, the heartbeat kept from a thread."""
+    with transaction.atomic():
+        with beating(job):
+            values = work(job)
+        # The job's row locked: a cancel waits for this commit, or came first and wins.
+        if not type(job).objects.select_for_update().filter(pk=job.pk, status=Status.RUNNING):
+            raise Cancelled
+        finish(job, Status.SUCCEEDED, **values)
+
+
+def _failed(job: Any, error: Exception, message: str, failure: Any) -> None:
+    fields = failure(error, message) if failure else {"error": message}
+    finish(job, Status.FAILED, **fields)
 
 
 def run_or_retry(task: Any, work: Callable[[int], Any], pk: int) -> Any:

@@ -7,7 +7,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files import File
-from django.db import transaction
 
 from annotation import jobs
 from annotation.errors import DomainError, ImportRejected
@@ -50,45 +49,41 @@ def import_now(
 
 
 def run_import(job_id: int) -> ImportJob | None:
-    """Run a queued import on a worker; None if it already finished. Its lifecycle is every
-    job's (annotation.jobs): claimed, a heartbeat while it runs, taken over by the next worker
-    if this one dies. The import and its success commit together, so that a worker killed in
-    between leaves it to run again whole; a job cancelled meanwhile commits nothing. Its files
-    stay until it succeeds, for a retry."""
-    job = jobs.claim(ImportJob, job_id)
-    if job is None:
-        return None
-    root = Path(settings.MEDIA_ROOT)
-    handles = {field: (root / f["path"]).open("rb") for field, f in job.files.items()}
-    files = {
-        field: File(handle, name=job.files[field]["name"]) for field, handle in handles.items()
-    }
-    try:
-        with transaction.atomic():
-            with jobs.beating(job):
-                result = import_now(
-                    project=job.project, user=job.created_by, kind=job.kind, files=files,
-                    options=job.options,
-                )  # fmt: skip
-            # The job's row locked: a cancel waits for this commit, or came first and wins.
-            if not ImportJob.objects.select_for_update().filter(pk=job.pk, status=Status.RUNNING):
-                raise jobs.Cancelled
-            jobs.finish(job, Status.SUCCEEDED, result=result)
-    except jobs.Cancelled:
-        pass  # rolled back whole
-    except ImportRejected as rejected:
-        errors = [error.as_dict() for error in rejected.errors]
-        jobs.finish(job, Status.FAILED, error="The file was rejected.", errors=errors)
-    except DomainError as error:
-        errors = [{"line": None, "message": error.message}]
-        jobs.finish(job, Status.FAILED, error=error.message, errors=errors)
-    finally:
-        for handle in handles.values():
-            handle.close()
-    job.refresh_from_db()
-    if job.status == Status.SUCCEEDED:
+    """Run a queued import on a worker; None if it already finished. Every job's driver runs
+    it (annotation.jobs.execute): claimed, a heartbeat while it runs, taken over by the next
+    worker if this one dies, and failed with the reason on any error. The import and its
+    success commit together (`whole`), so that a worker killed in between leaves it to run
+    again whole; a job cancelled meanwhile commits nothing. Its files stay until it succeeds,
+    for a retry."""
+    job = jobs.execute(ImportJob, job_id, _import_stored, whole=True, failure=_failure)
+    if job is not None and job.status == Status.SUCCEEDED:
         remove_files(job)
     return job
+
+
+def _import_stored(job: ImportJob) -> dict[str, Any]:
+    root = Path(settings.MEDIA_ROOT)
+    with contextlib.ExitStack() as stack:
+        files = {
+            field: File(stack.enter_context((root / f["path"]).open("rb")), name=f["name"])
+            for field, f in job.files.items()
+        }
+        result = import_now(
+            project=job.project,
+            user=job.created_by,
+            kind=job.kind,
+            files=files,
+            options=job.options,
+        )
+    return {"result": result}
+
+
+def _failure(error: Exception, message: str) -> dict[str, Any]:
+    """What a failed import stores: each rejected line's problem, or the one reason."""
+    if isinstance(error, ImportRejected):
+        return {"error": "The file was rejected.", "errors": [e.as_dict() for e in error.errors]}
+    reason = error.message if isinstance(error, DomainError) else message
+    return {"error": reason, "errors": [{"line": None, "message": reason}]}
 
 
 def remove_files(job: ImportJob) -> None:

@@ -133,3 +133,36 @@ def test_a_large_published_set_into_an_existing_project_goes_to_a_worker(
     browser.force_login(staff)
     page = browser.get(f"/p/qa/imports/{job.pk}/").content.decode()
     assert "Done: ROPES: test: 2 sets" in page and "already here.." not in page
+
+
+def test_an_import_that_fails_unexpectedly_is_failed_with_its_reason_not_left_running(
+    project, queued
+):
+    """run_import drove its job beside jobs.execute, without its catch-all: an error no one
+    expected (here a job queued with an option this version no longer takes) escaped the task
+    and left the import `running` until a worker restarted."""
+    admin, url = queued
+    job = ImportJob.objects.get()
+    ImportJob.objects.filter(pk=job.pk).update(options={**job.options, "encoding": "latin-1"})
+    assert run_import(job.pk).status == "failed"
+    shown = admin.get(url).json()
+    [reason] = [error["message"] for error in shown["errors"]]
+    assert shown["status"] == "failed" and "TypeError" in reason and "encoding" in reason
+    assert not Example.objects.filter(project=project).exists()
+    ImportJob.objects.filter(pk=job.pk).update(options=job.options)  # fixed: a retry imports
+    assert admin.post(f"{url}retry/").json()["status"] == "queued"
+    assert run_import(job.pk).status == "succeeded"
+    assert Example.objects.filter(project=project).count() == 3
+
+
+def test_an_import_whose_stored_file_is_gone_fails_with_the_reason(project, queued, settings):
+    """Its files were opened before the driver's try: a missing one left the job running."""
+    from pathlib import Path
+
+    admin, url = queued
+    job = ImportJob.objects.get()
+    (Path(settings.MEDIA_ROOT) / job.files["file"]["path"]).unlink()
+    assert run_import(job.pk).status == "failed"
+    shown = admin.get(url).json()
+    assert shown["status"] == "failed" and "No such file" in shown["errors"][0]["message"]
+    assert not Example.objects.filter(project=project).exists()
