@@ -50,6 +50,10 @@ class ModelSpec(models.Model):
     # A local directory or hub id, or package.module:callable for python models.
     source = models.CharField(max_length=500)
     label_mapping = models.JSONField(default=dict, blank=True)
+    # A checkpoint that lacks weights its kind needs (a headless encoder as a classifier) is
+    # refused on the worker: transformers would initialise them at random. An admin may allow
+    # it for a deliberate baseline (docs/models.md).
+    allow_random_weights = models.BooleanField(default=False)
     max_length = models.PositiveIntegerField(default=256)
     batch_size = models.PositiveIntegerField(default=32)
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)

@@ -42,3 +42,37 @@ def resolve_dtype(precision: str, device: str) -> Any:
     if precision != "fp32" and device != "cuda":
         raise RunnerError(f"{precision} runs on CUDA only; use fp32 on the CPU.")
     return dtypes[precision]
+
+
+class RandomWeights(RunnerError):
+    """A model whose checkpoint lacks weights its kind needs (a classification head, say):
+    transformers would initialise them at random and the run would score noise."""
+
+
+def load_pretrained(
+    loader: Any, source: str, *, head: str, allow_random: bool, **options: Any
+) -> Any:
+    """`loader.from_pretrained(source)`, refused when the checkpoint lacks weights that
+    transformers would initialise at random (`missing_keys` of its loading info), unless the
+    spec allows it (docs/models.md). `head` names what the kind needs, for the message."""
+    try:
+        model, info = loader.from_pretrained(source, output_loading_info=True, **options)
+    except (OSError, ValueError) as error:
+        raise LoadError(f"Cannot load model {source!r}: {error}") from None
+    missing = sorted(info.get("missing_keys") or ())
+    if missing and not allow_random:
+        shown = ", ".join(missing[:6]) + (
+            f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        )
+        raise RandomWeights(
+            f"The model has no {head}: its checkpoint lacks {shown}, which transformers would "
+            "initialise at random, so every prediction would be noise. Register a model "
+            f"trained for this task (its config names {_architectures(model)}), or, for a "
+            "deliberate baseline, allow random weights on the model."
+        )
+    return model
+
+
+def _architectures(model: Any) -> str:
+    names = getattr(model.config, "architectures", None) or ["no architecture"]
+    return ", ".join(names)

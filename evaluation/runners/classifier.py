@@ -13,6 +13,7 @@ from evaluation.runners.base import (
     Predictions,
     Progress,
     RunnerError,
+    load_pretrained,
     resolve_device,
     resolve_dtype,
 )
@@ -35,7 +36,13 @@ class SequenceClassifier:
     """A transformers sequence classifier, scored in length-sorted batches."""
 
     def __init__(
-        self, source: str, *, device: str = "auto", precision: str = "fp32", max_length: int = 256
+        self,
+        source: str,
+        *,
+        device: str = "auto",
+        precision: str = "fp32",
+        max_length: int = 256,
+        allow_random: bool = False,
     ):
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -46,9 +53,14 @@ class SequenceClassifier:
             weakref.finalize(self, self.process.shutdown, cancel_futures=True)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(source)
         except (OSError, ValueError) as error:
             raise LoadError(f"Cannot load model {source!r}: {error}") from None
+        self.model = load_pretrained(
+            AutoModelForSequenceClassification,
+            source,
+            head="classification head",
+            allow_random=allow_random,
+        )
         if not self.tokenizer.is_fast:
             raise RunnerError(f"Model {source!r} has no fast tokenizer.")
         dtype = resolve_dtype(precision, self.device)

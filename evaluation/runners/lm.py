@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from annotation.prompting import render_prompt
-from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import (
+    LoadError,
+    Progress,
+    RunnerError,
+    load_pretrained,
+    resolve_device,
+    resolve_dtype,
+)
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -47,6 +54,7 @@ class LanguageModelScorer:
         device: str = "auto",
         precision: str = "fp32",
         prompt: str = "{source}\n",
+        allow_random: bool = False,
     ):
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -57,9 +65,11 @@ class LanguageModelScorer:
         loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
-            model: Any = loader.from_pretrained(source)
         except (OSError, ValueError) as error:
             raise LoadError(f"Cannot load model {source!r}: {error}") from None
+        model: Any = load_pretrained(
+            loader, source, head="language-model head", allow_random=allow_random
+        )
         dtype = resolve_dtype(precision, self.device)
         self.model: Any = model.to(device=self.device, dtype=dtype).eval()
         config = self.model.config

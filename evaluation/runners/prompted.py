@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import (
+    LoadError,
+    Progress,
+    RunnerError,
+    load_pretrained,
+    resolve_device,
+    resolve_dtype,
+)
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -42,7 +49,13 @@ class PromptedModel:
     """A causal or seq2seq transformers model, scored as lm-evaluation-harness scores it."""
 
     def __init__(
-        self, source: str, *, seq2seq: bool, device: str = "auto", precision: str = "fp32"
+        self,
+        source: str,
+        *,
+        seq2seq: bool,
+        device: str = "auto",
+        precision: str = "fp32",
+        allow_random: bool = False,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -55,10 +68,17 @@ class PromptedModel:
         spread = self.device == "cuda" and torch.cuda.device_count() > 1
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
-            options = {"device_map": "auto"} if spread else {}
-            model: Any = loader.from_pretrained(source, dtype=dtype, **options)
         except (OSError, ValueError) as error:
             raise LoadError(f"Cannot load model {source!r}: {error}") from None
+        options = {"device_map": "auto"} if spread else {}
+        model: Any = load_pretrained(
+            loader,
+            source,
+            head="language-model head",
+            allow_random=allow_random,
+            dtype=dtype,
+            **options,
+        )
         self.model: Any = (model if spread else model.to(self.device)).eval()
         self.input_device = str(self.model.device) if spread else self.device
         tokenizer = self.tokenizer

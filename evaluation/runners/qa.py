@@ -9,7 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import LoadError, Progress, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import (
+    LoadError,
+    Progress,
+    RunnerError,
+    load_pretrained,
+    resolve_device,
+    resolve_dtype,
+)
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -40,6 +47,7 @@ class ExtractiveQA:
         max_length: int = 384,
         stride: int = 128,
         max_answer_tokens: int = 30,
+        allow_random: bool = False,
     ):
         import torch  # noqa: F401 - fail here, clearly, if torch is missing
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
@@ -47,9 +55,14 @@ class ExtractiveQA:
         self.device = resolve_device(device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-            self.model = AutoModelForQuestionAnswering.from_pretrained(source)
         except (OSError, ValueError) as error:
             raise LoadError(f"Cannot load model {source!r}: {error}") from None
+        self.model = load_pretrained(
+            AutoModelForQuestionAnswering,
+            source,
+            head="question-answering head (span start and end)",
+            allow_random=allow_random,
+        )
         if not self.tokenizer.is_fast:
             raise RunnerError(f"Model {source!r} has no fast tokenizer; spans need offsets.")
         self.model = self.model.to(

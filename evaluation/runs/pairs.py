@@ -32,6 +32,7 @@ def run_language_model(
         device=spec.device,
         precision=spec.precision,
         prompt=Prompting.of(project, spec.prompt).prompt,
+        allow_random=spec.allow_random_weights,
     )
     advance(0)  # loading may take a while: show we are alive
     texts = [e["fields"]["text"] for e in examples]

@@ -68,6 +68,7 @@ def load(spec: ModelSpec) -> PromptedModel:
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
         device=spec.device,
         precision=spec.precision,
+        allow_random=spec.allow_random_weights,
     )
 
 

@@ -40,6 +40,7 @@ def run_classifier(
             device=spec.device,
             precision=spec.precision,
             max_length=spec.max_length,
+            allow_random=spec.allow_random_weights,
         )
         _check_mapping(spec, list(model.id2label.values()), project.labels)
         advance(0)  # loading may take a while: show we are alive
@@ -67,6 +68,10 @@ def label_metrics(project: Any, examples: list[dict[str, Any]], predicted: list[
         for e, label in zip(examples, predicted, strict=True)
     ]
     metrics = contrast_metrics(scored, project.labels)
+    # Every prediction one label, where the gold has several: a model that does not read its
+    # input (an untrained head, a wrong label mapping) looks like this; the run page says so.
+    if len(set(predicted)) == 1 and len({e["label"] for e in examples}) > 1:
+        metrics["one_label"] = predicted[0]
     if field := project.setting("em_by_field"):
         groups = [e["fields"][field] for e in examples]
         metrics["exact_match_by_question"] = exact_match_by_group(scored, groups)
@@ -97,6 +102,7 @@ def run_reader(
             max_length=spec.max_length,
             stride=spec.stride,
             max_answer_tokens=spec.max_answer_tokens,
+            allow_random=spec.allow_random_weights,
         )
         advance(0)  # loading may take a while: show we are alive
         texts = model.predict(

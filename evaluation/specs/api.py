@@ -58,6 +58,11 @@ class ModelInputSerializer(serializers.Serializer):
     scoring = serializers.ChoiceField(choices=ModelSpec.Scoring.choices, default="loglikelihood")
     price_prompt = serializers.FloatField(min_value=0, required=False, allow_null=True)
     price_completion = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    allow_random_weights = serializers.BooleanField(
+        default=False,
+        help_text="run even where the checkpoint lacks weights its kind needs (a headless "
+        "encoder as a classifier): they are initialised at random; for deliberate baselines",
+    )
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
@@ -71,7 +76,8 @@ class ModelOutputSerializer(serializers.ModelSerializer):
                   "target_delimiter", "few_shot", "few_shot_split", "chat_template", "stop",
                   "num_beams", "max_new_tokens", "stride", "max_answer_tokens",
                   "base_url", "has_api_key", "concurrency", "timeout", "scoring",
-                  "price_prompt", "price_completion", "created_at"]  # fmt: skip
+                  "price_prompt", "price_completion", "allow_random_weights",
+                  "created_at"]  # fmt: skip
 
 
 class ModelListView(APIView):

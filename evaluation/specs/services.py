@@ -13,6 +13,7 @@ from annotation.models.config import SPLITS
 from annotation.prompting import clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
+from evaluation.specs import sources
 from evaluation.specs.hosts import clean_base_url
 from evaluation.specs.secrets import encrypt
 
@@ -29,6 +30,9 @@ KINDS_FOR: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 MAX_SHOTS = 32
+TRANSFORMERS = (
+    Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.HF_QUESTION_ANSWERING
+)  # fmt: skip
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 
@@ -50,6 +54,8 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     clean_prompting(project, values)
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
+    if values["kind"] in TRANSFORMERS:  # last: the only check that may ask the hub
+        check_source(values["source"])
     spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
     AuditLog.record(
         actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name
@@ -195,6 +201,15 @@ def clean_source(user: Any, kind: str, source: str) -> str:
             field="source",
         )
     return source
+
+
+def check_source(source: str) -> None:
+    """That a worker can find a transformers model's cleaned source (a folder of MODELS_DIR, or
+    a hub id), within seconds (evaluation/specs/sources.py)."""
+    if Path(source).is_absolute():
+        sources.check_folder(Path(source))
+    else:
+        sources.check_hub_id(source)
 
 
 def source_to_load(spec: ModelSpec) -> str:

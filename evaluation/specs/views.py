@@ -108,6 +108,12 @@ class ModelForm(forms.Form):
     max_answer_tokens = forms.IntegerField(
         initial=30, min_value=1, max_value=1024, help_text="QA: the longest answer span"
     )
+    allow_random_weights = forms.BooleanField(
+        required=False, label="Allow random weights",
+        help_text="run even where the checkpoint lacks weights its kind needs (a sentence "
+        "encoder has no classification head): transformers initialises them at random, so "
+        "predictions are noise; for a deliberate baseline only",
+    )  # fmt: skip
 
 
 def stops(typed: str) -> list[str]:

@@ -120,3 +120,24 @@ def tiny_gpt2(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def tiny_t5(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     return build_tiny_t5(tmp_path_factory.mktemp("models") / "t5")
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """A Hugging Face cache of our own, where `hub_cache("org/name")` puts a model's
+    config.json as huggingface_hub lays out a download; the hub itself is switched off."""
+    from huggingface_hub import constants
+
+    root = tmp_path / "hf-cache"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+    def cache(repo_id: str) -> None:
+        folder = root / f"models--{repo_id.replace('/', '--')}"
+        commit = "0" * 40
+        (folder / "refs").mkdir(parents=True)
+        (folder / "refs" / "main").write_text(commit)
+        (folder / "snapshots" / commit).mkdir(parents=True)
+        (folder / "snapshots" / commit / "config.json").write_text('{"model_type": "bert"}')
+
+    return cache

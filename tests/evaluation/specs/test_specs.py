@@ -26,9 +26,11 @@ def run_now(released, model):  # type: ignore[no-untyped-def]
 
 
 def test_only_staff_make_workers_run_code_or_read_local_folders(
-    project, people, staff, client_for, settings, tmp_path
+    project, people, staff, client_for, settings, tmp_path, hub_cache
 ):
     settings.MODELS_DIR = tmp_path / "models"
+    build_tiny_classifier(tmp_path / "models" / "tiny")
+    hub_cache("org/some-model")
     admin, root = client_for(people["admin"]), client_for(staff)
 
     classifier = CLASSIFIER
@@ -46,12 +48,14 @@ def test_only_staff_make_workers_run_code_or_read_local_folders(
 
 
 def test_a_hub_id_that_names_a_local_folder_is_never_loaded_for_a_non_staff_admin(
-    project, people, released, client_for, tmp_path, monkeypatch
+    project, people, released, client_for, tmp_path, monkeypatch, hub_cache
 ):
     """{"source": "localmodels/tiny"} was taken as a hub id, and from_pretrained loaded the
     folder of that name in the worker's working directory."""
     monkeypatch.chdir(tmp_path)
     build_tiny_classifier(tmp_path / "localmodels" / "tiny")
+    for repo_id in ("localmodels/tiny", "localmodels/absent"):  # both known to the hub
+        hub_cache(repo_id)
     admin = client_for(people["admin"])
     present = register(admin, "present", CLASSIFIER, "localmodels/tiny")
     absent = register(admin, "absent", CLASSIFIER, "localmodels/absent")
@@ -99,7 +103,7 @@ def test_a_local_folder_must_resolve_inside_models_dir_at_registration_and_on_th
 
 
 def test_staff_name_a_folder_of_models_dir_by_its_name_or_its_relative_path(
-    project, people, staff, client_for, settings, tmp_path, monkeypatch
+    project, people, staff, client_for, settings, tmp_path, monkeypatch, hub_cache
 ):
     """tiny-gpt2 (a folder inside MODELS_DIR) was kept as a hub id, and var/models/tiny-gpt2
     was refused: both name the folder, for staff; for anyone else a name stays a hub id."""
@@ -107,6 +111,7 @@ def test_staff_name_a_folder_of_models_dir_by_its_name_or_its_relative_path(
     settings.MODELS_DIR = Path("var/models")
     build_tiny_classifier(tmp_path / "var" / "models" / "tiny")
     folder = str((tmp_path / "var" / "models" / "tiny").resolve())
+    hub_cache("tiny")  # for anyone but staff, a hub id
     root, admin = client_for(staff), client_for(people["admin"])
     assert register(root, "by-name", CLASSIFIER, "tiny").json()["source"] == folder
     assert register(root, "by-path", CLASSIFIER, "var/models/tiny").json()["source"] == folder
