@@ -102,7 +102,8 @@ def mctaco(files: Files) -> Read:
     q-th of original.tsv, and its k-th candidate row pairs with the original's k-th. A
     candidate added past the original's last (6 in the published files) pairs with the
     original's candidate whose answer is the most alike (difflib), in the same question, so no
-    row pairs across questions. Each file's `index` is its rows' id."""
+    row pairs across questions. Every row of original.tsv is kept: a candidate with no
+    perturbation is a set of one (as NLVR2's). Each file's `index` is its rows' id."""
     expect(files, 2, "original.tsv, changed.tsv")
     columns = {"index", "sentence1", "sentence2", "label"}
     problems = Problems()
@@ -115,15 +116,17 @@ def mctaco(files: Files) -> Read:
                      "other.")  # fmt: skip
     problems.raise_any()
     notes, added = [], 0
+    # Every original candidate is kept, in the file's order: a question's exact match needs
+    # all of them (docs/published/mctaco.md); one with no perturbation is a set of one.
     by_pivot: dict[str, ParsedSet] = {}
+    for o_line, o in (row for candidates in originals for row in candidates):
+        fields = {"question": o["sentence1"], "answer": o["sentence2"]}
+        pivot = ParsedRow(o_line, o["index"], fields, o["label"], "test")
+        by_pivot.setdefault(o["index"], ParsedSet(None, pivot, []))
     for candidates, edits in zip(originals, perturbed, strict=True):
         for k, (line, row) in enumerate(edits):
-            o_line, o = candidates[k] if k < len(candidates) else _closest(candidates, row)
+            o = (candidates[k] if k < len(candidates) else _closest(candidates, row))[1]
             added += k >= len(candidates)
-            if o["index"] not in by_pivot:
-                fields = {"question": o["sentence1"], "answer": o["sentence2"]}
-                pivot = ParsedRow(o_line, o["index"], fields, o["label"], "test")
-                by_pivot[o["index"]] = ParsedSet(None, pivot, [])
             edited = {"question": row["sentence1"], "answer": row["sentence2"]}
             where = f"{changed_name} line {line}"
             by_pivot[o["index"]].perturbations.append(
@@ -133,6 +136,12 @@ def mctaco(files: Files) -> Read:
         notes.append(f"{added} candidate(s) of {changed_name} past their question's last "
                      f"candidate in {original_name}: each joins the set of its question's "
                      "candidate with the most alike answer.")  # fmt: skip
+    alone = sum(not found.perturbations for found in by_pivot.values())
+    if alone:
+        notes.append(
+            f"{alone} candidate(s) of {original_name} with no perturbation: each a set of "
+            "one, so that a question's exact match counts every candidate."
+        )
     return list(by_pivot.values()), notes, problems.errors
 
 

@@ -2,7 +2,7 @@
 (docs/published/): Quoref and ROPES. Each returns (sets, notes, problems), as reading's
 docstring says, paired as the dataset's own script pairs them."""
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from annotation.errors import ImportRejected, LineError
@@ -72,6 +72,7 @@ def quoref(files: Files) -> Read:
         )  # fmt: skip
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    seen: Counter[str] = Counter()
     for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
         if "original_id" not in qa:
             problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
@@ -85,13 +86,23 @@ def quoref(files: Files) -> Read:
                 f"{where} ({qa.get('id')}): original_id {original_id!r} is not in {original_name}.",
             )
             continue
+        # The file lists 2 questions twice, each under two originals: both are kept, the
+        # second as <id>-2, since a run scores each example under an id of its own.
+        given = text_of(qa.get("id"))
+        seen[given] += 1
+        item_id = given if seen[given] == 1 else f"{given}-{seen[given]}"
         groups[original_id].append(
-            perturbation(text_of(qa.get("id")), _context_fields(paragraph, qa), _spans(qa),
+            perturbation(item_id, _context_fields(paragraph, qa), _spans(qa),
                          f"{perturbed_name} {where}")
         )  # fmt: skip
+    repeated = sorted(i for i, n in seen.items() if n > 1)
+    notes = [
+        f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
+        f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on."
+    ] if repeated else []  # fmt: skip
     return (
         [ParsedSet(None, originals[i], items) for i, items in groups.items()],
-        [],
+        notes,
         problems.errors,
     )
 

@@ -85,14 +85,21 @@ def _questions(rows: list[list[str]]) -> dict[str, int]:
 def test_mctaco_pairs_each_perturbed_row_within_its_own_question(root):
     names = ["mctaco/original.tsv", "mctaco/changed.tsv"]
     result = import_published(dataset="mctaco", files=files_of(GARDNER, names), user=root)
-    sets, perturbed = result.test_counts
-    assert perturbed == 646 and sets == 640  # 6 added candidates join a set of their question
     import csv
     import io
 
     original, changed = (
         list(csv.reader(io.StringIO((GARDNER / n).read_text()), delimiter="\t"))[1:] for n in names
     )
+    # Every row of original.tsv is kept as published (751), those with no perturbation as sets
+    # of one: a question's exact match counts every candidate of the file.
+    sets, perturbed = result.test_counts
+    assert perturbed == len(changed) == 646 and sets == len(original) == 751
+    pivots = Example.objects.filter(project=result.project)
+    assert sorted(pivots.values_list("external_id", flat=True)) == sorted(r[0] for r in original)
+    alone = pivots.filter(perturbations__isnull=True).count()
+    assert alone == 751 - 640  # 640 candidates have a perturbation (6 have two)
+    assert any("with no perturbation: each a set of one" in n for n in result.notes)
     question_of_original, question_of_changed = _questions(original), _questions(changed)
     assert len(set(question_of_original.values())) == 100 == len(set(question_of_changed.values()))
     pairs = Perturbation.objects.filter(project=result.project).values_list(
@@ -291,3 +298,22 @@ def test_nlvr2s_sets_of_one_are_released_and_scored_as_eval_py_scores_them(root,
     run = run_evaluation(answer.json()["id"])
     assert run.metrics["counts"]["sets"] == 479
     assert run.metrics["consistency"] == pytest.approx(expected)
+
+
+def test_quoref_keeps_both_copies_of_a_question_listed_under_two_originals(root):
+    """Two ids of the perturbations' file each name one question under two originals; a run
+    crashed on them (two predictions for one example). Both are kept, each under its own id."""
+    import json
+
+    names = TABLE_2["quoref"][0]
+    result = import_published(dataset="quoref", files=files_of(GARDNER, names), user=root)
+    published = json.loads((real(GARDNER) / names[1]).read_text())
+    ids = [qa["id"] for a in published["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    repeated = {i for i in ids if ids.count(i) > 1}
+    assert len(ids) == 700 and len(repeated) == 2
+    kept = list(
+        Perturbation.objects.filter(project=result.project).values_list("external_id", flat=True)
+    )
+    assert len(kept) == len(set(kept)) == 700
+    assert {f"{i}-2" for i in repeated} <= set(kept) and repeated <= set(kept)
+    assert any("name more than one question" in note for note in result.notes)

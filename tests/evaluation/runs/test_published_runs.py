@@ -165,4 +165,7 @@ def test_mctaco_runs_report_exact_match_by_question_as_its_evaluator(root, clien
         assert em[role] == {"exact_match": pytest.approx(sum(mine) / len(mine)),
                             "groups": len(mine)}  # fmt: skip
     assert em["perturbed"]["groups"] == 100
+    # Every candidate of original.tsv is scored, so a question's figure is the file's own.
+    assert em["original"]["groups"] == 100
+    assert sum(e["role"] == "original" for e in examples) == len(original) == 751
     assert "exact match by question on originals" in run_page(root, "mctaco", run)
