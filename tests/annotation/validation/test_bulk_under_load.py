@@ -3,6 +3,7 @@ is one transaction with its audit entry, locks items by id and then counters by 
 never locks the project row, which every vote's commit checks its keys against; the validators'
 counters can be recounted from the votes, and equal that recount after a concurrent drill."""
 
+import json
 import random
 import threading
 from io import StringIO
@@ -12,10 +13,20 @@ import pytest
 from django.core.management import call_command
 from django.db import OperationalError, connection
 
-from annotation.data import actions
+from annotation.data import actions, removal
 from annotation.errors import DomainError
-from annotation.models import AuditLog, Perturbation, ValidationItem, ValidatorStatus
+from annotation.imports.originals import import_examples
+from annotation.models import (
+    AuditLog,
+    Example,
+    ImportBatch,
+    Perturbation,
+    Release,
+    ValidationItem,
+    ValidatorStatus,
+)
 from annotation.models.config import DEFAULT_SETTINGS
+from annotation.releases.services import release_create
 from annotation.validation import quality
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
@@ -126,11 +137,29 @@ def test_the_recount_command_restores_counters_from_the_votes(busy):
     assert "counters match the votes" in out.getvalue()
 
 
-def test_a_drill_of_votes_and_bulk_actions_leaves_counters_equal_to_a_recount(busy):
+def imported_and_perturbed(project: Any, author: Any, n: int) -> tuple[ImportBatch, list[int]]:
+    """An import of `n` originals, each with a submitted perturbation: what its undo takes."""
+    rows = [
+        {"id": f"imp{i}", "text": f"the imported film {i} was good", "label": "positive"}
+        for i in range(n)
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    batch = import_examples(
+        project=project, user=author, data=data, source_name="drill.jsonl", fmt="jsonl"
+    )
+    pivots = Example.objects.filter(batch=batch)
+    return batch, [submitted_perturbation(project, author, pivot=p).pk for p in pivots]
+
+
+def test_a_drill_of_votes_and_bulk_actions_leaves_counters_equal_to_a_recount(
+    busy, settings, tmp_path
+):
     """Five validators vote while an admin sends back (with and without the votes), accepts,
-    tags and deletes: no error but a refusal, every bulk action in the audit log, and every
-    counter equal to a recount from the votes."""
+    tags, deletes, undoes an import and publishes: no error but a refusal, every action in the
+    audit log, and every counter equal to a recount from the votes."""
     project, admin, validators, made = busy
+    settings.MEDIA_ROOT = tmp_path / "media"  # the releases' bundles
+    batch, imported = imported_and_perturbed(project, admin, 4)
     unexpected: list[BaseException] = []
     done = threading.Event()
     logged = []
@@ -157,21 +186,35 @@ def test_a_drill_of_votes_and_bulk_actions_leaves_counters_equal_to_a_recount(bu
     def administer() -> None:
         rng = random.Random(0)
         ids = [p.pk for p in made]
-        clear = {"clear_votes": True}
-        plan: list[tuple[str, dict[str, Any]]] = [
-            ("send_back", clear),
-            ("send_back", {}),
-            ("tag", {"tag": "negation"}),
-            ("send_back", clear),
-            ("accept", {"reason": "drill"}),
-            ("send_back", clear),
-            ("untag", {"tag": "negation"}),
-            ("delete", {}),
-        ] * 2
+        clear: dict[str, Any] = {"clear_votes": True}
+        steps: list[list[tuple[str, dict[str, Any]]]] = [
+            [
+                ("send_back", clear),
+                ("send_back", {}),
+                ("tag", {"tag": "negation"}),
+                ("undo", {}),
+                ("send_back", clear),
+                ("accept", {"reason": "drill"}),
+                ("publish", {"version": version}),
+                ("send_back", clear),
+                ("untag", {"tag": "negation"}),
+                ("delete", {}),
+            ]
+            for version in ("1", "2")  # the second undo is refused: it was undone
+        ]
+        plan = [step for part in steps for step in part]
         try:
             for action, options in plan:
                 chosen = rng.sample(ids, 4)
                 try:
+                    if action == "undo":
+                        removal.batch_undo(batch=batch, actor=admin)
+                        logged.append(action)
+                        continue
+                    if action == "publish":
+                        release_create(project=project, user=admin, **options)
+                        logged.append(action)
+                        continue
                     actions.bulk(
                         project=project,
                         actor=admin,
@@ -200,9 +243,14 @@ def test_a_drill_of_votes_and_bulk_actions_leaves_counters_equal_to_a_recount(bu
         thread.join(120)
     assert not any(thread.is_alive() for thread in threads)
     assert not unexpected, unexpected
-    entries = AuditLog.objects.filter(project=project, action__startswith="bulk_")
-    deleted = AuditLog.objects.filter(project=project, action="items_deleted")
-    assert entries.count() + deleted.count() == len(logged)
+    entries = AuditLog.objects.filter(project=project)
+    assert entries.filter(action__startswith="bulk_").count() + entries.filter(
+        action="items_deleted"
+    ).count() == len([a for a in logged if a not in ("undo", "publish")])
+    assert entries.filter(action="import_undone").count() == logged.count("undo") == 1
+    assert entries.filter(action="release_created").count() == logged.count("publish") == 2
+    assert not Perturbation.objects.filter(pk__in=imported).exists()
+    assert Release.objects.filter(project=project).count() == 2
     right = quality.counters_recounted(project)
     assert {v: c for v, c in counters(project).items() if any(c)} == {
         v: c for v, c in right.items() if any(c)
