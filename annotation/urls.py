@@ -2,6 +2,8 @@ from django.urls import path
 
 from annotation.authoring import api as authoring_api
 from annotation.authoring import views as authoring_views
+from annotation.crowd import api as crowd_api
+from annotation.crowd import views as crowd_views
 from annotation.data import api as data_api
 from annotation.data import views as data_views
 from annotation.imports import api as import_api
@@ -60,6 +62,12 @@ api_urls = [
         name="api-vote",
     ),
     path("projects/<slug:slug>/stats/", validation_api.StatsView.as_view(), name="api-stats"),
+    path("projects/<slug:slug>/studies/", crowd_api.StudyListView.as_view(), name="api-studies"),
+    path(
+        "projects/<slug:slug>/studies/<id:pk>/payments/",
+        crowd_api.PaymentsView.as_view(),
+        name="api-study-payments",
+    ),
     path(
         "projects/<slug:slug>/adjudicate/<id:pk>/",
         validation_api.AdjudicateView.as_view(),
@@ -177,6 +185,14 @@ page_urls = [
         name="validator-qualify",
     ),
     path("p/<slug:slug>/disputes/", validation_views.disputes_page, name="disputes"),
+    path("p/<slug:slug>/studies/", crowd_views.studies_page, name="studies"),
+    path(
+        "p/<slug:slug>/studies/<id:pk>/payments/",
+        crowd_views.study_payments,
+        name="study-payments",
+    ),
+    path("p/<slug:slug>/study/<str:token>/", crowd_views.study_enter, name="study-enter"),
+    path("p/<slug:slug>/study/<str:token>/done/", crowd_views.study_done, name="study-done"),
     path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
     path("p/<slug:slug>/releases/<id:pk>/", release_views.release_detail, name="release-detail"),
     path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),

@@ -1,5 +1,6 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
+from annotation.models.crowd import GoldAnswer, GoldItem, Participant, Study
 from annotation.models.examples import SET_OF_ONE, Example, ImportBatch, ImportJob
 from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
@@ -20,6 +21,8 @@ __all__ = [
     "AuditLog",
     "Claim",
     "Example",
+    "GoldAnswer",
+    "GoldItem",
     "Guidelines",
     "ImportBatch",
     "ImportJob",
@@ -27,12 +30,14 @@ __all__ = [
     "Job",
     "Lease",
     "Membership",
+    "Participant",
     "Perturbation",
     "PerturbationRevision",
     "Project",
     "Pseudonym",
     "Release",
     "ReleaseEntry",
+    "Study",
     "Tag",
     "ValidationItem",
     "ValidatorStatus",

@@ -58,6 +58,18 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # Classification: a field whose equal values make one question (MC-TACO's candidates of
     # one question); runs then report exact match by question beside the per-row figures.
     "em_by_field": "",
+    # Crowd validation (docs/validation.md, "Validation with a crowd"): a qualification test
+    # of this many items drawn from the gold pool (plus the admin's comprehension questions),
+    # the share to get right and the attempts allowed; gold items mixed in at gold_rate, and
+    # the running gold accuracy below which a validator is paused, after gold_min_count.
+    "qualification_items": 0,
+    "qualification_min_accuracy": 0.8,
+    "qualification_attempts": 1,
+    "qualification_questions": [],
+    "gold_rate": 0.0,
+    "gold_min_accuracy": 0.7,
+    "gold_min_count": 5,
+    "items_per_participant": 20,
 }
 CHOICE_SETTINGS = {
     "answer_normalization": ("squad", "ropes", "drop"),
@@ -70,12 +82,19 @@ INT_SETTINGS = {
     "claim_ttl": (60, 30 * 24 * 3600),
     "lease_ttl": (10, 24 * 3600),
     "max_perturbations_per_pivot": (1, 1000),
+    "qualification_items": (0, 100),
+    "qualification_attempts": (1, 10),
+    "gold_min_count": (1, 10_000),
+    "items_per_participant": (1, 10_000),
 }
 FRACTION_SETTINGS = (
     "validator_max_disagreement",
     "max_edit_ratio",
     "control_rate",
     "answer_match_f1",
+    "qualification_min_accuracy",
+    "gold_rate",
+    "gold_min_accuracy",
 )
 
 
@@ -171,6 +190,7 @@ def clean_settings(settings: Any) -> dict[str, Any]:
     for key, choices in CHOICE_SETTINGS.items():
         if merged[key] not in choices:
             raise DomainError(f"{key} must be one of {', '.join(choices)}.")
+    merged["qualification_questions"] = clean_questions(merged["qualification_questions"])
     clean_prompt(merged["prompt"])
     clean_verbalizers(merged["verbalizers"])
     if not isinstance(merged["em_by_field"], str):
@@ -196,3 +216,47 @@ def _clean_min_agreement(value: Any, votes_per_item: int) -> int | dict[str, int
                 f"release_min_agreement must be from 1 to votes_per_item ({votes_per_item})."
             )
     return value
+
+
+MAX_QUESTIONS = 50
+
+
+def clean_questions(questions: Any) -> list[dict[str, Any]]:
+    """The admin's comprehension questions: items with their right response, each
+    {"fields": {name: text}, "label": ...} or, in free-text projects, {"fields", "answers"}.
+    Their fields and labels are checked against the project by the crowd module, which knows
+    the project; here only their shape."""
+    if not isinstance(questions, list) or len(questions) > MAX_QUESTIONS:
+        raise DomainError(f"qualification_questions must be a list of at most {MAX_QUESTIONS}.")
+    for n, question in enumerate(questions, start=1):
+        ok = isinstance(question, dict) and isinstance(question.get("fields"), dict)
+        ok = ok and all(isinstance(v, str) for v in question["fields"].values())
+        ok = ok and set(question) <= {"fields", "label", "answers"}
+        ok = ok and isinstance(question.get("label", ""), str)
+        answers = question.get("answers", []) if ok else None
+        ok = ok and isinstance(answers, list) and all(isinstance(a, str) for a in answers)
+        if not ok or not (question.get("label") or answers):
+            raise DomainError(
+                f'qualification question {n} must be {{"fields": {{name: text}}, '
+                '"label": ...} or {"fields": ..., "answers": [...]}.'
+            )
+    return questions
+
+
+def check_questions(
+    questions: list[dict[str, Any]], field_names: list[str], labels: list[str]
+) -> None:
+    """Each comprehension question fills the project's fields and answers with one of its
+    labels (or, in free-text projects, with answers or an extra label)."""
+    for n, question in enumerate(questions, start=1):
+        unknown = sorted(set(question["fields"]) - set(field_names))
+        if unknown or not any(question["fields"].values()):
+            raise DomainError(
+                f"qualification question {n} must fill the fields {', '.join(field_names)}"
+                + (f"; it names {', '.join(unknown)}." if unknown else ".")
+            )
+        label = question.get("label", "")
+        if label and label not in labels:
+            raise DomainError(
+                f"qualification question {n}: {label!r} is not one of {', '.join(labels)}."
+            )

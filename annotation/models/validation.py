@@ -1,14 +1,25 @@
 """Blind validation: items, leases, votes and each validator's standing."""
 
+import random
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import JSONField, Q, Value
 from django.utils import timezone
 
 from annotation.models.config import SPLITS
 from annotation.models.examples import Example
 from annotation.models.perturbations import Perturbation
 from annotation.models.projects import Project
+
+_random = random.SystemRandom()
+
+
+def public_item_id() -> int:
+    """A random id for an item that validators see: consecutive ids told them which control was
+    the original of the perturbation just before it (docs/security.md). Drawn above the ids the
+    table's sequence hands out (bulk imports) and below 2^53, which JavaScript holds exactly."""
+    return _random.randrange(2**32, 2**53)
 
 
 class ValidationItem(models.Model):
@@ -216,11 +227,31 @@ class ValidatorStatus(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Crowd gates (annotation.crowd.gates): the qualification test ("" not taken, "passed",
+    # "failed"), the current attempt and its items; answers on gold items while working, the
+    # gold item served and not answered yet, the validator's latest vote when they last passed
+    # a gold item, and whether a failing gold accuracy paused them.
+    # Database defaults: the hot path's statements create status rows without naming these.
+    qualification = models.CharField(max_length=8, blank=True, default="", db_default="")
+    quiz_attempt = models.PositiveSmallIntegerField(default=0, db_default=0)
+    quiz_items = models.JSONField(default=list, blank=True, db_default=Value([], JSONField()))
+    gold_seen = models.PositiveIntegerField(default=0, db_default=0)
+    gold_correct = models.PositiveIntegerField(default=0, db_default=0)
+    gold_pending = models.BigIntegerField(null=True, blank=True)
+    gold_mark = models.BigIntegerField(default=0, db_default=0)
+    paused = models.BooleanField(default=False, db_default=False)
+    paused_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "validator statuses"
         constraints = [
-            models.UniqueConstraint(fields=["project", "validator"], name="validator_status_unique")
+            models.UniqueConstraint(
+                fields=["project", "validator"], name="validator_status_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification__in=["", "passed", "failed"]),
+                name="validator_qualification_valid",
+            ),
         ]
 
     def __str__(self) -> str:

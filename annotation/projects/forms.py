@@ -74,8 +74,21 @@ SETTING_HELP = {
     "(f1), or is an exact match (em)",
     "em_by_field": "classification: a field whose equal values make one question; runs report "
     "exact match by question (every row of it right), as MC-TACO does. Empty: none",
+    "qualification_items": "crowd: items of the qualification test a new validator answers "
+    "first (0: no test); drawn from the gold pool, beside the comprehension questions",
+    "qualification_min_accuracy": "crowd: share of the test to get right",
+    "qualification_attempts": "crowd: attempts at the test before a validator's work ends",
+    "gold_rate": "crowd: share of served items that are gold checks (0: none)",
+    "gold_min_accuracy": "crowd: gold accuracy below which a validator is paused",
+    "gold_min_count": "crowd: gold items answered before the accuracy is judged",
+    "items_per_participant": "crowd: items a study participant labels before the completion code",
 }
-PAGE_SETTINGS = [key for key in DEFAULT_SETTINGS if key not in ("prompt", "verbalizers")]
+# Edited elsewhere: the Prompt page, and the Studies page (comprehension questions).
+PAGE_SETTINGS = [
+    key
+    for key in DEFAULT_SETTINGS
+    if key not in ("prompt", "verbalizers", "qualification_questions")
+]
 
 
 def _lines(text: str) -> list[str]:

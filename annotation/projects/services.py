@@ -11,6 +11,7 @@ from annotation.models import AuditLog, Guidelines, Membership, Project, Tag
 from annotation.models.config import (
     MAX_TAG_TARGET,
     check_minimal_pair,
+    check_questions,
     clean_fields,
     clean_labels,
     clean_settings,
@@ -100,6 +101,7 @@ def project_rules(
     if settings["em_by_field"] not in ("", *names):
         raise DomainError(f"em_by_field must be one of the fields ({', '.join(names)}), or empty.")
     check_prompting(task_type, settings, [f["name"] for f in fields], labels)
+    check_questions(settings["qualification_questions"], names, labels + extra)
     return {
         "task_type": task_type, "fields": fields, "labels": labels, "extra_labels": extra,
         "settings": settings,

@@ -11,9 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.crowd import gates, studies
 from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
-from annotation.models import Perturbation, ValidationItem
+from annotation.models import GoldItem, Perturbation, ValidationItem
 from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 from annotation.text.fields import field_html
@@ -34,7 +35,7 @@ from annotation.validation.serializers import (
 from annotation.validation.stats import project_stats, validator_figures
 
 
-def next_item_payload(project: Any, item: ValidationItem) -> dict[str, Any]:
+def next_item_payload(project: Any, item: ValidationItem | GoldItem) -> dict[str, Any]:
     return {
         "item": item.pk,
         "fields": {name: item.fields.get(name, "") for name in project.field_names},
@@ -53,8 +54,12 @@ class NextItemView(APIView):
     @extend_schema(responses={200: NextItemSerializer, 204: None})
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.VALIDATOR)
-        item = queue.next_item(project=project, validator=request.user)
+        more = studies.serves_more(request, slug)
+        item = queue.next_item(project=project, validator=request.user) if more else None
         if item is None:
+            ended = gates.ended(project, request.user)
+            if ended:
+                raise DomainError(gates.ENDED[ended], code="forbidden")
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(next_item_payload(project, item))
 
@@ -70,7 +75,8 @@ class VoteView(APIView):
         vote, created = votes.vote_cast(
             project=project, item_id=item, validator=request.user, **data.validated_data
         )
-        following = queue.next_item(project=project, validator=request.user)
+        more = studies.serves_more(request, slug)
+        following = queue.next_item(project=project, validator=request.user) if more else None
         body = {
             "vote": {
                 "item": vote.item_id,
@@ -86,6 +92,7 @@ class VoteView(APIView):
     def delete(self, request: Request, slug: str, item: int) -> Response:
         """Take back one's vote while the item is still open (undo)."""
         project = project_for(request.user, slug, Role.VALIDATOR)
+        votes.check_undo_allowed(project)
         target = get_object_or_404(ValidationItem, project=project, pk=item)
         votes.vote_undo(item=target, validator=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -51,4 +51,6 @@ def validator_rows(project: Project) -> Iterator[dict[str, Any]]:
     for v in validator_figures(project):
         yield {"validator": v["validator"], "votes": v["votes"],
                "votes_on_resolved_items": v["resolved_votes"], "agreement": v["agreement"],
-               "median_seconds": v["median_seconds"], "qualified": v["qualified"]}  # fmt: skip
+               "median_seconds": v["median_seconds"], "qualified": v["qualified"],
+               "qualification": v["qualification"], "gold_seen": v["gold_seen"],
+               "gold_accuracy": v["gold_accuracy"], "paused": v["paused"]}  # fmt: skip

@@ -190,7 +190,10 @@ def _set_qualified(
     status.qualified = qualified
     status.changed_at = timezone.now()
     status.changed_by = actor if actor is not None and actor.is_authenticated else None
-    status.save(update_fields=["qualified", "changed_at", "changed_by"])
+    if qualified:  # an admin's requalifying also lifts a gold checks' pause, afresh
+        status.paused, status.paused_at, status.gold_seen, status.gold_correct = False, None, 0, 0
+    status.save(update_fields=["qualified", "changed_at", "changed_by", "paused", "paused_at",
+                               "gold_seen", "gold_correct"])  # fmt: skip
     AuditLog.record(
         actor=actor,
         action="validator_requalified" if qualified else "validator_unqualified",
@@ -200,6 +203,25 @@ def _set_qualified(
         items=len(affected),
     )
     return sorted(v for v, delta in deltas.items() if any(delta))
+
+
+@transaction.atomic
+def votes_discounted(*, project: Project, validator_id: int, after_vote: int) -> int:
+    """A validator paused by the gold checks: their counting votes after `after_vote` (their
+    latest when they last passed a gold item) stop counting, and their items recount, as an
+    unqualifying recounts them: resolved, unreleased items reopen for replacement votes.
+    Returns how many votes stopped counting."""
+    votes = Vote.objects.filter(
+        item__project=project, validator_id=validator_id, counts=True, id__gt=after_vote
+    )
+    affected = list(votes.values_list("item_id", flat=True))
+    locked = _locked_items(affected)
+    Vote.objects.filter(validator_id=validator_id, item_id__in=affected).update(counts=False)
+    deltas: Deltas = defaultdict(lambda: [0, 0])
+    for item in locked:
+        _recount(item, deltas)
+    _apply(project, deltas)
+    return len(affected)
 
 
 @transaction.atomic

@@ -1,24 +1,16 @@
 """The validation queue (docs/validation.md): opening items, and leasing the next item to a
 validator."""
 
-import random
 from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Example, Lease, Perturbation, Project, ValidationItem
+from annotation.crowd import gates
+from annotation.models import Example, GoldItem, Lease, Perturbation, Project, ValidationItem
+from annotation.models.validation import public_item_id
 from annotation.validation import sql
-
-_random = random.SystemRandom()
-
-
-def public_item_id() -> int:
-    """A random id for an item that validators see: consecutive ids told them which control was
-    the original of the perturbation just before it (docs/security.md). Drawn above the ids the
-    table's sequence hands out (bulk imports) and below 2^53, which JavaScript holds exactly."""
-    return _random.randrange(2**32, 2**53)
 
 
 def items_open_for(perturbation: Perturbation) -> ValidationItem:
@@ -78,10 +70,14 @@ def items_left(*, project: Project, validator: Any) -> int:
     return sql.items_left(_params(project, validator, timezone.now()))
 
 
-def next_item(*, project: Project, validator: Any, skip: Any = ()) -> ValidationItem | None:
+def next_item(
+    *, project: Project, validator: Any, skip: Any = ()
+) -> ValidationItem | GoldItem | None:
     """Lease the open item this validator should label next, or None when none is left.
 
-    A live lease of theirs comes first. Otherwise each attempt is one transaction: it locks one
+    The crowd gates come first (annotation.crowd.gates): the qualification test's items, or a
+    gold item served and not answered; then a live lease of theirs; then, at gold_rate, a gold
+    item. Otherwise each attempt is one transaction: it locks one
     candidate row (FOR UPDATE SKIP LOCKED on PostgreSQL), then re-checks the rules and writes
     the lease in one fresh statement, which sees the leases and votes committed meanwhile. Every
     lease and vote is written under the item's row lock, so no item is assigned beyond its
@@ -90,11 +86,19 @@ def next_item(*, project: Project, validator: Any, skip: Any = ()) -> Validation
     now = timezone.now()
     params = _params(project, validator, now)
     skip = [int(pk) for pk in skip]
+    gate = gates.before_queue(project=project, validator=validator, skip=skip)
+    if gate.item is not None or gate.stop:
+        return gate.item
     if skip:
         Lease.objects.filter(validator=validator, item__in=skip).delete()
     held = sql.held_item(params)
     if held is not None:
         return held
+    gold = gates.gold_instead(
+        project=project, validator=validator, status=gate.status, params=params, skip=skip
+    )
+    if gold is not None:
+        return gold
     expires = now + timedelta(seconds=project.setting("lease_ttl"))
     for _ in range(10):
         with transaction.atomic():

@@ -68,6 +68,14 @@ class ValidatorFiguresSerializer(serializers.Serializer):
     agreement = serializers.FloatField(allow_null=True)
     qualified = serializers.BooleanField()
     median_seconds = serializers.FloatField(allow_null=True)
+    qualification = serializers.ChoiceField(
+        choices=["pending", "passed", "failed"],
+        allow_null=True,
+        help_text="the qualification test: null in a project without one",
+    )
+    gold_seen = serializers.IntegerField(help_text="gold items answered while working")
+    gold_accuracy = serializers.FloatField(allow_null=True)
+    paused = serializers.BooleanField(help_text="paused by the gold checks")
 
 
 class AgreementSerializer(serializers.Serializer):

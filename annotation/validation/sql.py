@@ -66,7 +66,10 @@ _STATE = Statement(
                 AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
                NOT EXISTS (SELECT 1 FROM {STATUS} s
                            WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
-                           AND NOT s.qualified)""",
+                           AND NOT s.qualified),
+               (SELECT CASE WHEN s.paused THEN 'paused' ELSE s.qualification END
+                FROM {STATUS} s
+                WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s)""",
     item="bigint",
     validator="integer",
     now="timestamptz",
@@ -115,12 +118,13 @@ def lock_item(*, project_id: int, item_id: int) -> ValidationItem | None:
 
 def vote_state(
     *, project_id: int, item_id: int, validator_id: int, now: datetime
-) -> tuple[int | None, int, bool]:
+) -> tuple[int | None, int, bool, str]:
     """(this validator's vote on the item or None, the other validators' live leases on it,
-    whether this validator's votes count)."""
+    whether this validator's votes count, and their crowd gate: "paused", or their
+    qualification test's outcome, "" when they have not passed it)."""
     params = {"item": item_id, "validator": validator_id, "now": _time(now)}
-    [(existing, others, counts)] = _run(_STATE, project=project_id, **params)
-    return existing, others, bool(counts)
+    [(existing, others, counts, gate)] = _run(_STATE, project=project_id, **params)
+    return existing, others, bool(counts), gate or ""
 
 
 def drop_lease(*, item_id: int, validator_id: int, now: datetime) -> bool:

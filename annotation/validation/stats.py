@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
 from annotation.bulk import jit_off
+from annotation.crowd.gates import gate_figures
 from annotation.models import (
     Perturbation,
     Project,
@@ -298,15 +299,18 @@ def vote_figures(project: Project) -> tuple[VoteFigures, float | None]:
 
 def validator_figures(project: Project, votes: VoteFigures | None = None) -> list[dict[str, Any]]:
     votes = vote_figures(project)[0] if votes is None else votes
-    names = dict(get_user_model().objects.filter(pk__in=list(votes)).values_list("id", "username"))
     # Agreement comes from the running counts that quality checks use: one source of truth.
     statuses = {
         s.validator_id: s for s in ValidatorStatus.objects.filter(project=project).order_by()
     }
+    # Validators the crowd gates met before any vote (a test failed, say) are listed too.
+    gated = [v for v, s in statuses.items() if v not in votes and (s.quiz_attempt or s.gold_seen)]
+    ids = [*votes, *gated]
+    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("id", "username"))
     figures = []
-    for validator_id in sorted(votes, key=names.__getitem__):
+    for validator_id in sorted(ids, key=names.__getitem__):
         status = statuses.get(validator_id) or ValidatorStatus(project=project)
-        n, median_seconds = votes[validator_id]
+        n, median_seconds = votes.get(validator_id, (0, None))
         figures.append(
             {
                 "id": validator_id,
@@ -316,6 +320,7 @@ def validator_figures(project: Project, votes: VoteFigures | None = None) -> lis
                 "agreement": agreement_of(status),
                 "qualified": status.qualified,
                 "median_seconds": median_seconds,
+                **gate_figures(project, status),
             }
         )
     return figures

@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.crowd import views as crowd_views
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
 from annotation.pagination import table_page
@@ -23,6 +24,9 @@ SKIPPED = "skipped-items"
 @login_required
 def validate(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.VALIDATOR)
+    finished = crowd_views.validate_gate(request, project)
+    if finished is not None:
+        return finished
     skipped = request.session.get(SKIPPED, {}).get(slug, [])
     item = queue.next_item(project=project, validator=request.user, skip=skipped)
     user: Any = request.user
@@ -43,6 +47,9 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
     if item is None and left:  # why the queue offers nothing while items are left
         context["skipped_left"] = _skipped_left(project, user, skipped)
         context["spaced"] = max(0, left - context["skipped_left"])
+    finished = crowd_views.validate_context(request, project, context)
+    if finished is not None:
+        return finished
     return render(request, "annotation/validate.html", context)
 
 
@@ -87,8 +94,9 @@ def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
 @require_POST
 def undo(request: HttpRequest, slug: str, item: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.VALIDATOR)
-    target = get_object_or_404(ValidationItem, project=project, pk=item)
     try:
+        votes.check_undo_allowed(project)
+        target = get_object_or_404(ValidationItem, project=project, pk=item)
         votes.vote_undo(item=target, validator=request.user)
     except DomainError as error:
         flash_refusal(request, error)
@@ -113,7 +121,8 @@ def skip(request: HttpRequest, slug: str, item: int) -> HttpResponse:
 def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     figures = validator_figures(project)
-    sorts = ("validator", "votes", "resolved_votes", "agreement", "median_seconds", "qualified")
+    sorts = ("validator", "votes", "resolved_votes", "agreement", "median_seconds", "qualified",
+             "qualification", "gold_accuracy")  # fmt: skip
     context = {
         "project": project,
         "n_validators": len(figures),

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from annotation.crowd import gates
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.models.config import clean_seconds_spent
@@ -32,9 +33,19 @@ def vote_cast(
     The vote and any resolution commit first, under the item's row lock; the voters' quality
     counts are then a step of their own, so that the item's lock is never held while waiting
     for other validators' counters."""
-    vote, created, resolved = _do_vote(
-        project=project, item_id=item_id, validator=validator, response=response
-    )
+    try:
+        vote, created, resolved = _do_vote(
+            project=project, item_id=item_id, validator=validator, response=response
+        )
+    except _NotAnItem:  # a gold item, or none: the item first (404), then the response
+        if not gates.is_gold(project, item_id):
+            raise DomainError("No such item in this project.", code="not_found") from None
+        return gates.gold_vote(
+            project=project,
+            item_id=item_id,
+            validator=validator,
+            **check_response(project, **response),
+        )
     if resolved is not None:
         quality.resolution_recorded(item=resolved)
     return vote, created
@@ -48,13 +59,16 @@ def _do_vote(
     item it resolved or None)."""
     now = timezone.now()
     item = sql.lock_item(project_id=project.pk, item_id=item_id)
+    if item is None:
+        raise _NotAnItem
     vote = check_vote(project, item, validator, now=now, **response)
     item = vote.item
-    existing, others, vote.counts = sql.vote_state(
+    existing, others, vote.counts, gate = sql.vote_state(
         project_id=project.pk, item_id=item_id, validator_id=validator.pk, now=now
     )
     if existing is not None:
         return check_repeat(existing, vote), False, None
+    gates.check_vote_gate(project, gate)
     leased = sql.drop_lease(item_id=item_id, validator_id=validator.pk, now=now)
     check_room(project, item, leased=leased, others=others)
     if not leased:
@@ -75,16 +89,12 @@ def _do_vote(
     return vote, True, None
 
 
+class _NotAnItem(Exception):
+    """The id is no validation item of the project (nothing was written)."""
+
+
 def check_vote(
-    project: Project,
-    item: ValidationItem | None,
-    validator: Any,
-    *,
-    now: Any,
-    label: str = "",
-    answer: Any = "",
-    flags: Any = (),
-    seconds_spent: Any = 0,
+    project: Project, item: ValidationItem | None, validator: Any, *, now: Any, **response: Any
 ) -> Vote:
     """The vote as it would be stored, if this validator may cast it on this (locked) item:
     the item comes first (404, 403), then the response."""
@@ -93,21 +103,26 @@ def check_vote(
     item.project = project
     if item.author_id == validator.pk:
         raise DomainError("You cannot validate your own perturbation.", code="forbidden")
+    return Vote(
+        item=item,
+        validator=validator,
+        **check_response(project, **response),
+        guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
+        created_at=now,
+    )
+
+
+def check_response(
+    project: Project, *, label: str = "", answer: Any = "", flags: Any = (), seconds_spent: Any = 0
+) -> dict[str, Any]:
+    """A vote's response as stored (label, answer, flags, seconds_spent), on any item."""
     answer = _check_response(project, label, answer)
     flags = sorted(set(flags or []))
     unknown = [f for f in flags if f not in FLAGS]
     if unknown:
         raise DomainError(f"Unknown flag {unknown[0]!r}; flags are {', '.join(FLAGS)}.")
-    return Vote(
-        item=item,
-        validator=validator,
-        label=label,
-        answer=answer,
-        flags=flags,
-        seconds_spent=clean_seconds_spent(seconds_spent),
-        guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
-        created_at=now,
-    )
+    seconds = clean_seconds_spent(seconds_spent)
+    return {"label": label, "answer": answer, "flags": flags, "seconds_spent": seconds}
 
 
 def check_repeat(existing_id: int, vote: Vote) -> Vote:
@@ -195,6 +210,17 @@ def vote_counts(perturbation: Perturbation) -> dict[str, int]:
     for label, answer, n in rows:
         counts[label or rules.normalize(answer)] += n
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def check_undo_allowed(project: Project) -> None:
+    """Undo is off under the crowd gates: it exists for real items only, so offering it would
+    tell a gold item apart."""
+    if gates.gates_on(project):
+        raise DomainError(
+            "Votes cannot be taken back in this project (it has a qualification test or gold "
+            "checks).",
+            code="conflict",
+        )
 
 
 @transaction.atomic

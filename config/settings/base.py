@@ -36,6 +36,8 @@ MIDDLEWARE = [
     "config.edge.EdgeMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A crowd participant's session reaches their project's validation pages alone.
+    "annotation.crowd.scope.ParticipantScope",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",

@@ -46,8 +46,8 @@
     const total = Number(done.textContent) + 1;
     done.textContent = total;
     document.getElementById("done-plural").textContent = total === 1 ? "" : "s";
-    const left = document.getElementById("items-left");
-    left.textContent = Math.max(0, Number(left.textContent) - 1);
+    const left = document.getElementById("items-left");  // absent under the crowd gates
+    if (left) left.textContent = Math.max(0, Number(left.textContent) - 1);
     if (undo) { undo.action = at(undo, voted); undo.hidden = false; }
   }
 
