@@ -1,6 +1,8 @@
 """The Data page's bulk actions on a selection (POST /api/projects/{slug}/items/bulk/ alike):
-delete, send back to validation, accept or reject with a reason, add or remove a tag. Each is
-checked whole before anything changes, answers what it did and what it left (with why), and
+delete, send back to validation, accept or reject with a reason, add or remove a tag, on the
+rows ticked (`ids`) or on every row that matches the page's filters (`filters`; a delete by
+filters names the count it expects, as the page confirmed it). Each is checked whole before
+anything changes, answers what it did and what it left (with why), and
 goes into the audit log in the same transaction: what is done is always recorded, and a
 failure leaves nothing done. Items are locked by id before the validators' counters, as votes
 lock them, and the project row never (annotation.validation.quality)."""
@@ -11,6 +13,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.data import selectors
 from annotation.data.removal import items_delete
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Project, ReleaseEntry, ValidationItem
@@ -19,7 +22,8 @@ from annotation.validation.quality import items_send_back
 from annotation.validation.queue import items_open_for
 
 ACTIONS = ("delete", "send_back", "accept", "reject", "tag", "untag")
-MAX_SELECTION = 500
+MAX_SELECTION = 500  # rows ticked on pages
+MAX_MATCHING = 50_000  # rows an action by filters reaches
 Status = Perturbation.Status
 
 
@@ -45,29 +49,55 @@ def checked_ids(value: Any) -> list[int]:
     return sorted(set(value))
 
 
+def matching_ids(project: Project, kind: str, query: Any) -> list[int]:
+    """The ids of every row of `kind` that the filters `query` (the Data page's query
+    parameters, as a mapping) let through; an error when none do or too many."""
+    if not isinstance(query, dict):
+        raise DomainError("filters is an object of the Data page's filters.", field="filters")
+    filters = selectors.Filters.parse({**query, "kind": kind})
+    qs = selectors.rows(project, filters).order_by()
+    ids = list(qs.values_list("pk", flat=True)[: MAX_MATCHING + 1])
+    if not ids:
+        raise DomainError("No rows match these filters.", field="filters")
+    if len(ids) > MAX_MATCHING:
+        raise DomainError(
+            f"More than {MAX_MATCHING} rows match: narrow the filters.", field="filters"
+        )
+    return sorted(ids)
+
+
 def bulk(
     *,
     project: Project,
     actor: Any,
     action: str,
     kind: str,
-    ids: Any,
+    ids: Any = None,
     options: dict[str, Any],
+    filters: Any = None,
+    expected: Any = None,
 ) -> Outcome:
-    """Do `action` on the rows `ids` of `kind` (perturbations or originals)."""
+    """Do `action` on the rows `ids` of `kind` (perturbations or originals), or on every row
+    that `filters` matches when they are given: then read in the action's transaction, and a
+    delete goes ahead only when `expected` is how many match."""
     if action not in ACTIONS:
         raise DomainError(f"action is one of {', '.join(ACTIONS)}.", field="action")
-    chosen = checked_ids(ids)
     if kind not in ("perturbations", "originals"):
         raise DomainError("kind is perturbations or originals.", field="kind")
-    if action == "delete":
-        key = "originals" if kind == "originals" else "perturbations"
-        removal = items_delete(project=project, actor=actor, **{key: chosen})
-        return Outcome(removal.counts[key], details=removal.summary())
-    if kind != "perturbations":
+    if kind != "perturbations" and action != "delete":
         raise DomainError(f"{action} applies to perturbations.", field="kind")
-    rows = Perturbation.objects.filter(project=project, pk__in=chosen)
     with transaction.atomic():
+        if filters is None:
+            chosen = checked_ids(ids)
+        else:
+            chosen = matching_ids(project, kind, filters)
+            _check_expected(action, expected, len(chosen))
+        by = {"filters": filters} if filters is not None else {}
+        if action == "delete":
+            key = "originals" if kind == "originals" else "perturbations"
+            removal = items_delete(project=project, actor=actor, **{key: chosen}, **by)
+            return Outcome(removal.counts[key], details=removal.summary())
+        rows = Perturbation.objects.filter(project=project, pk__in=chosen)
         if action == "send_back":
             outcome = _send_back(rows, clear=bool(options.get("clear_votes")))
         elif action in ("accept", "reject"):
@@ -82,9 +112,27 @@ def bulk(
             ids=chosen,
             done=outcome.done,
             left=outcome.left,
+            **by,
             **logged,
         )
     return outcome
+
+
+def _check_expected(action: str, expected: Any, found: int) -> None:
+    """A delete by filters deletes the count that was confirmed, or nothing."""
+    if action != "delete":
+        return
+    if expected in (None, ""):
+        raise DomainError(
+            f"{found} rows match these filters: send expected={found} to delete them.",
+            field="expected",
+        )
+    if str(expected) != str(found):
+        raise DomainError(
+            f"{found} rows match these filters now, not {expected}: confirm the delete of {found}.",
+            field="expected",
+            code="conflict",
+        )
 
 
 def _reason(value: Any) -> str:

@@ -93,7 +93,9 @@ class BulkView(APIView):
             actor=request.user,
             action=values.pop("action"),
             kind=values.pop("kind"),
-            ids=values.pop("ids"),
+            ids=values.pop("ids", None),
+            filters=values.pop("filters", None),
+            expected=values.pop("expected", None),
             options=values,
         )
         answer = {"done": outcome.done, "left": outcome.left, "details": outcome.details}

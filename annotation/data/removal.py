@@ -118,9 +118,10 @@ def items_delete(
     actor: Any,
     originals: Sequence[int] = (),
     perturbations: Sequence[int] = (),
+    **logged: Any,
 ) -> Removal:
     """Delete originals and perturbations by id (the Data page's bulk delete), keeping what
-    releases hold."""
+    releases hold; `logged` goes into the audit entry (the filters that chose them)."""
     with atomic_or_conflict(DELETE_RACE):
         removal = plan(
             project,
@@ -128,7 +129,9 @@ def items_delete(
             perturbations=Perturbation.objects.filter(pk__in=list(perturbations)),
         )
         _remove(project, removal)
-        AuditLog.record(actor=actor, action="items_deleted", project=project, **removal.summary())
+        AuditLog.record(
+            actor=actor, action="items_deleted", project=project, **removal.summary(), **logged
+        )
     return removal
 
 

@@ -1,8 +1,10 @@
 """The Data API's answers and requests, so that the OpenAPI schema describes each."""
 
+from typing import Any
+
 from rest_framework import serializers
 
-from annotation.data.actions import ACTIONS, MAX_SELECTION
+from annotation.data.actions import ACTIONS, MAX_MATCHING, MAX_SELECTION
 from annotation.data.selectors import KINDS
 
 
@@ -58,10 +60,28 @@ class BulkSerializer(serializers.Serializer):
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
         allow_empty=False,
         max_length=MAX_SELECTION,
+        required=False,
+        help_text="the rows to act on; or give filters",
+    )
+    filters = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=200),
+        required=False,
+        help_text="instead of ids: every row that these filters of GET …/items/ match "
+        f"(at most {MAX_MATCHING}), read in the action's transaction",
+    )
+    expected = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="a delete by filters: how many rows you expect to match; 409 when they differ",
     )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=1000)
     tag = serializers.CharField(required=False, max_length=100)
     clear_votes = serializers.BooleanField(default=False)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("ids" in data) == ("filters" in data):
+            raise serializers.ValidationError("Give ids or filters, one of them.")
+        return data
 
 
 class BulkResultSerializer(serializers.Serializer):

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -50,6 +50,7 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         "next": urlencode(filters.query(after=page.after)) if page.after else "",
         "first": urlencode(filters.query()) if request.GET.get("after") else "",
         "this": urlencode(filters.query(after=request.GET.get("after") or "")),
+        "matching": urlencode(filters.query()),  # what "all N that match" acts on
     }
     return render(request, "annotation/data.html", context)
 
@@ -68,35 +69,32 @@ def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpRespon
 @login_required
 @require_POST
 def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
-    """A bulk action on the rows ticked on the Data page; a delete asks first, with its counts;
-    export sends the selection as a file."""
+    """A bulk action on the rows ticked on the Data page, or on every row that matches its
+    filters (scope "matching"); a delete asks first, with its counts; export sends the
+    selection as a file."""
     project = project_for(request.user, slug, Role.ADMIN)
     back = f"{redirect('data', slug=slug).url}?{request.POST.get('back', '')}"
     kind = request.POST.get("kind", "perturbations")
     action = request.POST.get("action", "")
+    matching = request.POST.get("scope") == "matching"
+    filters = QueryDict(request.POST.get("filters", "")).dict() if matching else None
     try:
-        ids = [_id for _id in (_int(v) for v in request.POST.getlist("ids")) if _id]
+        if matching:
+            ids = actions.matching_ids(project, kind, filters)
+        else:
+            ids = [_id for _id in (_int(v) for v in request.POST.getlist("ids")) if _id]
         if action == "export":
-            return _export(project, kind, actions.checked_ids(ids), request.POST.get("format"))
+            chosen = ids if matching else actions.checked_ids(ids)
+            return _export(project, kind, chosen, request.POST.get("format"))
         if action == "delete" and not request.POST.get("confirmed"):
-            key = "originals" if kind == "originals" else "perturbations"
-            model = Example if kind == "originals" else Perturbation
-            chosen: Any = model.objects.filter(pk__in=actions.checked_ids(ids))
-            plan = removal.plan(project, **{key: chosen})
-            context = {
-                "project": project,
-                "plan": plan,
-                "ids": ids,
-                "kind": kind,
-                "back": request.POST.get("back", ""),
-                "what": f"{len(ids)} selected {kind if len(ids) != 1 else kind[:-1]}",
-            }
-            return render(request, "annotation/data_confirm.html", context)
+            return _confirm_delete(request, project, kind, ids, filters)
         options: dict[str, Any] = {k: request.POST.get(k) for k in ("reason", "tag")}
         options["clear_votes"] = request.POST.get("clear_votes") == "1"
         outcome = actions.bulk(
-            project=project, actor=request.user, action=action, kind=kind, ids=ids, options=options
-        )
+            project=project, actor=request.user, action=action, kind=kind,
+            ids=None if matching else ids, options=options, filters=filters,
+            expected=request.POST.get("expected"),
+        )  # fmt: skip
     except DomainError as error:
         flash_refusal(request, error)
         return redirect(back)
@@ -108,6 +106,29 @@ def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
         said += " Kept for releases: " + ", ".join(f"{n} in {v}" for v, n in kept.items()) + "."
     (messages.warning if outcome.left or kept else messages.success)(request, said)
     return redirect(back)
+
+
+def _confirm_delete(
+    request: HttpRequest, project: Any, kind: str, ids: list[int], filters: Any
+) -> HttpResponse:
+    """The page that counts what a delete takes away, before it does."""
+    matching = filters is not None
+    key = "originals" if kind == "originals" else "perturbations"
+    model = Example if kind == "originals" else Perturbation
+    chosen: Any = model.objects.filter(pk__in=ids if matching else actions.checked_ids(ids))
+    noun = kind if len(ids) != 1 else kind[:-1]
+    context = {
+        "project": project,
+        "plan": removal.plan(project, **{key: chosen}),
+        "ids": [] if matching else ids,
+        "kind": kind,
+        "back": request.POST.get("back", ""),
+        "matching": matching,
+        "filters": urlencode(filters) if matching else "",
+        "expected": len(ids),
+        "what": f"all {len(ids)} {noun} that match" if matching else f"{len(ids)} selected {noun}",
+    }
+    return render(request, "annotation/data_confirm.html", context)
 
 
 def _int(value: str) -> int | None:

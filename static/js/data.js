@@ -1,5 +1,5 @@
 // The Data page: ticking rows (the header box ticks the page, Shift+click a range), the count of
-// ticked rows, and Apply only when something is ticked.
+// ticked rows, and Apply only when something is ticked or the action is for all rows that match.
 (() => {
   const form = document.getElementById("data-bulk");
   if (!form) return;
@@ -8,13 +8,17 @@
   const count = document.getElementById("selected-count");
   const go = document.getElementById("bulk-go");
   let last = null;
+  const matching = document.getElementById("scope-matching");
   const update = () => {
     const n = boxes().filter((b) => b.checked).length;
     if (count) count.textContent = String(n);
-    if (go) go.disabled = n === 0;
+    if (go) go.disabled = n === 0 && !(matching && matching.checked);
     if (all) all.checked = n > 0 && n === boxes().length;
   };
   if (all) all.addEventListener("change", () => { boxes().forEach((b) => { b.checked = all.checked; }); update(); });
+  form.addEventListener("change", (event) => {
+    if (event.target instanceof HTMLInputElement && event.target.name === "scope") update();
+  });
   form.addEventListener("click", (event) => {
     const box = event.target;
     if (!(box instanceof HTMLInputElement) || box.name !== "ids") return;
