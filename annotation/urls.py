@@ -8,6 +8,7 @@ from annotation.data import api as data_api
 from annotation.data import views as data_views
 from annotation.imports import api as import_api
 from annotation.imports import views as import_views
+from annotation.jobs.pages import job_action
 from annotation.projects import api as project_api
 from annotation.projects import views as project_views
 from annotation.releases import api as release_api
@@ -204,7 +205,8 @@ page_urls = [
     path("p/<slug:slug>/imports/<id:pk>/", import_views.import_job_page, name="import-job"),
     path(
         "p/<slug:slug>/imports/<id:pk>/<str:action>/",
-        import_views.import_job_action,
+        job_action,
+        {"pages": import_views.IMPORT_PAGES},
         name="import-job-action",
     ),
     path("p/<slug:slug>/disputes/<id:pk>/", validation_views.adjudicate, name="adjudicate"),

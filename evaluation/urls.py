@@ -1,5 +1,6 @@
 from django.urls import path
 
+from annotation.jobs.pages import job_action
 from evaluation.analyses import api as analyses_api
 from evaluation.analyses import views as analyses_views
 from evaluation.runs import api as runs_api
@@ -47,7 +48,7 @@ page_urls = [
     ),
     path(
         "p/<slug:slug>/evaluations/<id:pk>/<str:action>/",
-        runs_views.job_action,
+        job_action,
         {"pages": runs_views.RUN_PAGES},
         name="run-action",
     ),
@@ -61,7 +62,7 @@ page_urls = [
     ),
     path(
         "p/<slug:slug>/analyses/<id:pk>/<str:action>/",
-        runs_views.job_action,
+        job_action,
         {"pages": analyses_views.ANALYSIS_PAGES},
         name="analysis-action",
     ),

@@ -7,12 +7,11 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
 
 from annotation.downloads import download
-from annotation.errors import DomainError, ImportRejected, flash_refusal
+from annotation.errors import DomainError, ImportRejected
 from annotation.imports import preview
 from annotation.imports.background import JOB_ACTIONS, import_or_queue
 from annotation.imports.forms import (
@@ -28,6 +27,7 @@ from annotation.imports.published.services import (
     uploads_in_order,
 )
 from annotation.imports.readers import LineError
+from annotation.jobs.pages import JobPages
 from annotation.models import ImportBatch, ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
@@ -351,16 +351,9 @@ def import_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, template, {"project": project, "job": job, "summary": summary})
 
 
-@login_required
-@require_POST
-def import_job_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
-    """Cancel or retry a background import, then show its page again."""
-    project = project_for(request.user, slug, Role.ADMIN)
-    job = get_object_or_404(ImportJob, project=project, pk=pk)
-    if action not in JOB_ACTIONS:
-        raise Http404("The actions are cancel and retry.")
-    try:
-        JOB_ACTIONS[action](job)
-    except DomainError as error:
-        flash_refusal(request, error)
-    return redirect("import-job", slug=slug, pk=pk)
+def _admin_project(user: Any, slug: str) -> Project:
+    return project_for(user, slug, Role.ADMIN)
+
+
+# Cancel and retry (annotation.jobs.pages.job_action): a project's admins, on its imports.
+IMPORT_PAGES = JobPages(ImportJob, "project", "import-job", "rows", JOB_ACTIONS, _admin_project)

@@ -10,11 +10,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.errors import DomainError
+from annotation.jobs.pages import JobPages
 from annotation.models import Release
 from evaluation.access import admin_project
 from evaluation.analyses import services
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
-from evaluation.runs.views import JobPages
 
 
 class AnalysisForm(forms.Form):
@@ -80,7 +80,7 @@ def analyses_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "evaluation/analyses.html", context)
 
 
-ANALYSIS_PAGES = JobPages(Analysis, "project", "analysis", "steps", services.ACTIONS)
+ANALYSIS_PAGES = JobPages(Analysis, "project", "analysis", "steps", services.ACTIONS, admin_project)
 
 
 def _analysis(request: HttpRequest, slug: str, pk: int) -> tuple[Any, Analysis]:

@@ -1,9 +1,7 @@
 """Pages of evaluation runs: start one, follow it, read its results, compare two. Admins only;
-everyone else gets 404. Cancel, retry and progress serve analyses too (job_action,
-job_progress, given the JobPages of the job's kind)."""
+everyone else gets 404. The progress bar serves analyses too (job_progress, given the JobPages
+of the job's kind); cancel and retry are every job's (annotation.jobs.pages.job_action)."""
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -11,13 +9,13 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError, ImportRejected, flash_refusal
+from annotation.jobs.pages import JobPages
 from annotation.models.config import SPLITS
 from annotation.text.parsing import parse_id
 from evaluation.access import admin_project
-from evaluation.models import EvaluationRun, Job, ModelSpec
+from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs import results, services
 
 
@@ -85,51 +83,20 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "evaluation/run.html", context)
 
 
-@dataclass(frozen=True)
-class JobPages:
-    """What the shared job views (progress, cancel, retry) need to know of a kind of job."""
-
-    model: type[Job]
-    project_path: str  # the lookup from a job to its project
-    page: str  # the URL name of a job's page
-    unit: str  # what its progress counts
-    actions: dict[str, Callable[[Any], Any]]
-
-
-RUN_PAGES = JobPages(EvaluationRun, "release__project", "run", "examples", services.ACTIONS)
-
-
-def _job(request: HttpRequest, slug: str, pk: int, pages: JobPages) -> tuple[Any, Any]:
-    project = admin_project(request.user, slug)
-    return project, get_object_or_404(pages.model, pk=pk, **{pages.project_path: project})
+RUN_PAGES = JobPages(
+    EvaluationRun, "release__project", "run", "examples", services.ACTIONS, admin_project
+)
 
 
 @login_required
 def job_progress(request: HttpRequest, slug: str, pk: int, pages: JobPages) -> HttpResponse:
     """The progress bar of a run or an analysis; the page reloads once the job has finished."""
-    project, job = _job(request, slug, pk, pages)
+    project, job = pages.find(request, slug, pk)
     context = {"project": project, "run": job, "unit": pages.unit, "progress_url": request.path}
     response = render(request, "evaluation/_progress.html", context)
     if job.finished:
         response["HX-Refresh"] = "true"  # show the results
     return response
-
-
-@login_required
-@require_POST
-def job_action(
-    request: HttpRequest, slug: str, pk: int, action: str, pages: JobPages
-) -> HttpResponse:
-    """Cancel or retry a run or an analysis, then show its page again."""
-    _, job = _job(request, slug, pk, pages)
-    act = pages.actions.get(action)
-    if act is None:
-        return HttpResponse(status=404)
-    try:
-        act(job)
-    except DomainError as error:
-        flash_refusal(request, error)
-    return redirect(pages.page, slug=slug, pk=pk)
 
 
 @login_required

@@ -166,3 +166,22 @@ def test_an_import_whose_stored_file_is_gone_fails_with_the_reason(project, queu
     shown = admin.get(url).json()
     assert shown["status"] == "failed" and "No such file" in shown["errors"][0]["message"]
     assert not Example.objects.filter(project=project).exists()
+
+
+def test_the_import_page_cancels_and_retries_with_every_jobs_action(project, people, queued):
+    """The page's buttons post to the one cancel/retry action that runs and analyses use."""
+    page = Client()
+    page.force_login(people["admin"])
+    job = ImportJob.objects.get()
+    url = f"/p/{project.slug}/imports/{job.pk}/"
+    assert page.post(f"{url}cancel/").headers["Location"] == url
+    assert ImportJob.objects.get().status == "cancelled"
+    refused = page.post(f"{url}cancel/", follow=True).content.decode()
+    assert "already cancelled" in refused and ImportJob.objects.get().status == "cancelled"
+    assert page.post(f"{url}retry/").status_code == 302
+    assert ImportJob.objects.get().status == "queued"
+    assert page.post(f"{url}pause/").status_code == 404
+    validator = Client()
+    validator.force_login(people["validator"])
+    assert validator.post(f"{url}cancel/").status_code == 403
+    assert ImportJob.objects.get().status == "queued"

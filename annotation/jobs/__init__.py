@@ -1,5 +1,5 @@
 """The life of every worker job (an import, an evaluation run, an analysis): claim, heartbeat
-and progress, finish; cancel and retry from the web process.
+and progress, finish; cancel and retry from the web process (their page action: pages.py).
 
 Their models share the lifecycle fields (annotation.models.Job). A job whose worker died keeps
 its message unacknowledged; the redelivery, or the sweep a starting worker runs
