@@ -20,7 +20,7 @@ import orjson
 from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from annotation.releases.files import HashingFile, file_sha256
-from annotation.validation.answers import answer_text
+from annotation.validation.answers import AnswerRules, answer_text
 
 LM_EVAL = "lm_eval"
 UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py
@@ -73,9 +73,13 @@ class LmEvalExport:
             docs.extend(orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
                         for doc in self.docs(record))  # fmt: skip
         for split, written in lines.items():
-            if split not in self.files:
-                self.files[split] = self.opened(f"{LM_EVAL}/{split}.jsonl")
-            self.files[split].write(b"".join(written))
+            self.write(split, b"".join(written))
+
+    def write(self, split: str, data: bytes | memoryview) -> None:
+        """Docs of a split, as JSON lines."""
+        if split not in self.files:
+            self.files[split] = self.opened(f"{LM_EVAL}/{split}.jsonl")
+        self.files[split].write(data)
 
     def docs(self, record: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Each doc keeps its example's id and set_id; `query` is the rendered prompt."""
@@ -93,8 +97,9 @@ class LmEvalExport:
         for role, member in members(record):
             doc = {**base, "id": member["id"], "role": role, **member["fields"],
                    "query": self.prompting.render(member["fields"])}  # fmt: skip
-            if self.free_text:
+            if self.free_text:  # answer_spans: each answer's spans, for DROP's metric
                 doc["answers"] = [answer_text(a) for a in member["answers"]]
+                doc["answer_spans"] = [[a] if isinstance(a, str) else a for a in member["answers"]]
             else:
                 doc |= {"label": member["label"], "choices": self.prompting.words,
                         "gold": self.gold[member["label"]]}  # fmt: skip
@@ -112,6 +117,10 @@ class LmEvalExport:
         group = f"group: {prefix}\ntask:\n" + "".join(f"  - {t}\n" for t in tasks)
         digests |= self._write(f"{prefix}.yaml", group + "metadata:\n  version: 1.0\n")
         digests |= self._write("utils.py", UTILS.read_text(encoding="utf-8"))
+        if self.free_text:  # the project's answer rules, which utils.py scores by
+            rules = AnswerRules.of(self.project)
+            chosen = {"normalization": rules.normalization, "consistency": rules.consistency}
+            digests |= self._write("answer_rules.json", json.dumps(chosen, indent=2) + "\n")
         return digests
 
     def _write(self, name: str, text: str) -> dict[str, str]:

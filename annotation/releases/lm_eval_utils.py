@@ -1,12 +1,15 @@
 """lm-evaluation-harness helpers for a ContrastLab release, copied into the bundle as
-lm_eval/utils.py (docs/prompting.md). It needs only the harness and `datasets`.
+lm_eval/utils.py (docs/prompting.md). It needs only the harness (with its scipy) and `datasets`.
 
 - `load` reads a split's docs from the JSONL beside this file, from any working directory.
 - `process_choices` (classification): `acc` and `acc_norm` as the harness computes them.
-- `process_answers` (free text): SQuAD's exact match and token F1 against the best answer.
+- `process_answers` (free text): exact match and token F1 against the best answer, by the
+  project's answer rules, read from answer_rules.json beside this file (as ContrastLab scores
+  its runs, docs/metrics.md): SQuAD's normalisation, ROPES's (articles kept), or DROP's metric
+  (numbers as numbers, the spans of a multi-span answer aligned one to one).
 - `process_pairs` (minimal pairs): right when the acceptable sentence scores strictly higher.
 - `consistency`: the share of contrast sets whose every member (or pair) is right; a free-text
-  member is right when its F1 is above 0.8.
+  member is right by the project's rule: an exact match, or an F1 above 0.8.
 """
 
 import json
@@ -16,6 +19,7 @@ import string
 from collections import Counter, defaultdict
 
 import datasets
+from scipy.optimize import linear_sum_assignment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONSISTENT_F1 = 0.8
@@ -46,14 +50,28 @@ def process_pairs(doc, results):
     return {"acc": float(right), "consistency": (doc["set_id"], right)}
 
 
-def normalize(text):
-    """SQuAD's: lowercase, drop punctuation and the articles a/an/the, collapse spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+def _read_rules():
+    try:
+        with open(os.path.join(HERE, "answer_rules.json"), encoding="utf-8") as file:
+            return json.load(file)
+    except FileNotFoundError:
+        return {}
 
 
-def _f1(prediction, gold):
-    predicted, wanted = normalize(prediction).split(), normalize(gold).split()
+RULES = {"normalization": "squad", "consistency": "f1", **_read_rules()}
+ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+PUNCTUATION = set(string.punctuation)
+
+
+def normalize(text, articles=True):
+    """SQuAD's: lowercase, drop punctuation and the articles a/an/the, collapse spaces; ROPES's
+    keeps the articles (its answers "A" and "B" name groups)."""
+    text = "".join(ch for ch in text.lower() if ch not in PUNCTUATION)
+    return " ".join((ARTICLES.sub(" ", text) if articles else text).split())
+
+
+def _f1(prediction, gold, articles=True):
+    predicted, wanted = normalize(prediction, articles).split(), normalize(gold, articles).split()
     if not predicted or not wanted:
         return float(predicted == wanted)
     common = sum((Counter(predicted) & Counter(wanted)).values())
@@ -63,11 +81,82 @@ def _f1(prediction, gold):
     return 2 * precision * recall / (precision + recall)
 
 
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _drop_token(token):
+    token = token.lower()
+    if not _is_number(token):
+        token = "".join(ch for ch in token if ch not in PUNCTUATION)
+    if _is_number(token):
+        token = str(float(token))
+    return " ".join(ARTICLES.sub(" ", token).split())
+
+
+def _drop_span(text):
+    return " ".join(t for t in (_drop_token(x) for x in re.split(" |-", text)) if t.strip())
+
+
+def _bag_f1(predicted, gold):
+    common = len(gold & predicted)
+    precision = common / len(predicted) if predicted else 1.0
+    recall = common / len(gold) if gold else 1.0
+    if precision == 0.0 and recall == 0.0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def drop_em_f1(predicted, gold):
+    """DROP's metric (Dua et al., 2019) of one prediction against one gold answer, each a list
+    of spans: EM when the normalised spans are the same set and as many; F1 over spans paired
+    one to one (Hungarian), a pair whose gold holds numbers none of which the prediction has
+    scoring 0, averaged over the larger count and rounded to two decimals."""
+    predicted_spans = [_drop_span(s) for s in predicted]
+    gold_spans = [_drop_span(s) for s in gold]
+    same = set(predicted_spans) == set(gold_spans) and len(predicted_spans) == len(gold_spans)
+    p_bags = [set(s.split()) for s in predicted_spans]
+    g_bags = [set(s.split()) for s in gold_spans]
+    scores = [[0.0] * len(p_bags) for _ in g_bags]
+    for i, g in enumerate(g_bags):
+        numbers = {w for w in g if _is_number(w)}
+        for j, p in enumerate(p_bags):
+            if not numbers or numbers & {w for w in p if _is_number(w)}:
+                scores[i][j] = _bag_f1(p, g)
+    rows, columns = linear_sum_assignment([[-v for v in row] for row in scores])
+    best = [0.0] * max(len(g_bags), len(p_bags))
+    for row, column in zip(rows, columns, strict=True):
+        best[row] = max(best[row], scores[row][column])
+    return float(same), round(sum(best) / len(best), 2)
+
+
+def em_f1(prediction, golds):
+    """The best exact match and the best F1 over the gold answers (each a list of spans), by
+    the project's normalisation."""
+    if not golds:
+        return 0.0, 0.0
+    if RULES["normalization"] == "drop":
+        pairs = [drop_em_f1([prediction], gold) for gold in golds]
+        return max(em for em, _ in pairs), max(f1 for _, f1 in pairs)
+    articles = RULES["normalization"] == "squad"
+    texts = [" | ".join(gold) for gold in golds]  # a multi-span answer as one text
+    em = float(any(normalize(prediction, articles) == normalize(t, articles) for t in texts))
+    return em, max(_f1(prediction, t, articles) for t in texts)
+
+
+def right(em, f1):
+    return em == 1.0 if RULES["consistency"] == "em" else f1 > CONSISTENT_F1
+
+
 def process_answers(doc, results):
-    prediction, answers = results[0], doc["answers"]
-    em = float(any(normalize(prediction) == normalize(a) for a in answers))
-    f1 = max((_f1(prediction, a) for a in answers), default=0.0)
-    return {"exact_match": em, "f1": f1, "consistency": (doc["set_id"], f1 > CONSISTENT_F1)}
+    prediction = results[0].strip()  # as ContrastLab strips a generated answer
+    golds = doc.get("answer_spans") or [[a] for a in doc["answers"]]
+    em, f1 = em_f1(prediction, golds)
+    return {"exact_match": em, "f1": f1, "consistency": (doc["set_id"], right(em, f1))}
 
 
 def consistency(items):
