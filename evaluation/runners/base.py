@@ -67,8 +67,8 @@ def load_pretrained(
         raise RandomWeights(
             f"The model has no {head}: its checkpoint lacks {shown}, which transformers would "
             "initialise at random, so every prediction would be noise. Register a model "
-            f"trained for this task (its config names {_architectures(model)}), or, for a "
-            "deliberate baseline, allow random weights on the model."
+            f"trained for this task (this checkpoint was saved as {_architectures(model)}), or, "
+            "for a deliberate baseline, allow random weights on the model."
         )
     return model
 
