@@ -27,7 +27,7 @@ from django.conf import settings
 from annotation.models import Project, Release, release_id
 from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256, zip_file, zip_member
-from annotation.releases.table import TableViews
+from annotation.releases.table import Chunk, TableViews
 from annotation.validation.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"
@@ -92,6 +92,7 @@ class BundleWriter:
         self.files: list[HashingFile] = []
         self.zipping: Future[None] | None = None
         self.views: TableViews | None = None
+        self.qa_pairs: dict[str, tuple[HashingFile, HashingFile]] = {}
 
     def __enter__(self) -> "BundleWriter":
         self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
@@ -117,37 +118,49 @@ class BundleWriter:
     def write_data(self, rows: Iterable[Row], alone: Iterable[dict[str, Any]] = ()) -> None:
         """Write the data files from the release's rows in pivot order, then its sets of one
         (`alone`: originals with no perturbation, services.sets_of_one), counting what they hold
-        (`counts_summary`, `seconds`), SETS_AT_ONCE sets at a time. sets.jsonl goes straight into
-        the zip, compressed as it is written; the Parquet files and paired TSVs are derived
-        from each chunk's table on a thread of their own (annotation.releases.table); then a
-        thread adds the other files to the zip while the caller goes on (`finish` waits)."""
+        (`counts_summary`, `seconds`), SETS_AT_ONCE sets at a time: every file is derived from
+        each chunk's table on a thread of their own (annotation.releases.table) while this one
+        reads the next. sets.jsonl goes straight into the zip, compressed as it is written;
+        then a thread adds the other files to the zip while the caller goes on (`finish`)."""
         (self.work / "paired").mkdir()
         self.zip = zipfile.ZipFile(self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED)
-        sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
-        self.files.append(sets_file)
-        examples_file = self._file(EXAMPLES_FILE)
-        lm_eval = LmEvalExport(self.project, self.work, self._file)
-        self.views = TableViews(self.project, self.work, self._file)
-        self.views.paired_header = self.paired_header
-        paired: dict[str, tuple[HashingFile, HashingFile]] = {}
+        self.sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
+        self.files.append(self.sets_file)
+        self.examples_file = self._file(EXAMPLES_FILE)
+        self.lm_eval = LmEvalExport(self.project, self.work, self._file)
+        self.views = TableViews(self.project, self.work, self._file, self, self.paired_header)
         records = chain(self._sets(rows), (self._set_of_one(o) for o in alone))
         while chunk := list(islice(records, SETS_AT_ONCE)):
-            sets_file.write(b"".join(orjson.dumps(record, option=LINE) for record in chunk))
-            examples = [orjson.dumps(e, option=LINE) for r in chunk for e in _flatten(r)]
-            examples_file.write(b"".join(examples))
-            lm_eval.add_all(chunk)
             self.views.add(chunk)
-            if self.free_text:
-                for record in chunk:
-                    self._write_qa_pairs(paired, record)
-        self.digests = {SETS_FILE: sets_file.close(), EXAMPLES_FILE: examples_file.close()}
-        for split, (orig, contrast) in paired.items():
+        views = self.views.finish()
+        self.digests = {SETS_FILE: self.sets_file.close()}
+        self.digests[EXAMPLES_FILE] = self.examples_file.close()
+        for split, (orig, contrast) in self.qa_pairs.items():
             self.digests[f"paired/{split}_original.jsonl"] = orig.close()
             self.digests[f"paired/{split}_contrast.jsonl"] = contrast.close()
-        self.digests |= lm_eval.finish(self.release) | self.views.finish()
+        self.digests |= self.lm_eval.finish(self.release) | views
         pool = ThreadPoolExecutor(1)
         self.zipping = pool.submit(self._zip_files, sorted(set(self.digests) - {SETS_FILE}))
         pool.shutdown(wait=False)  # the thread ends with its one task
+
+    def write_lines(self, sets: Chunk, examples: Chunk, docs: dict[str, Chunk] | None) -> None:
+        """A chunk's lines, derived from its table (annotation.releases.table)."""
+        self.sets_file.write(sets)
+        self.examples_file.write(examples)
+        for split, data in (docs or {}).items():
+            self.lm_eval.write(split, data)
+
+    def write_records(self, records: list[dict[str, Any]], lines: bool) -> None:
+        """What a chunk's table does not derive, dict by dict: its lm_eval docs, a QA
+        project's pairs and, if `lines`, its sets' and examples' lines."""
+        if lines:
+            self.sets_file.write(b"".join(orjson.dumps(r, option=LINE) for r in records))
+            examples = [orjson.dumps(e, option=LINE) for r in records for e in _flatten(r)]
+            self.examples_file.write(b"".join(examples))
+        self.lm_eval.add_all(records)
+        if self.free_text:
+            for record in records:
+                self._write_qa_pairs(self.qa_pairs, record)
 
     def _zip_files(self, names: list[str]) -> None:
         for name in names:

@@ -23,14 +23,14 @@ class HashingFile:
     def __init__(self, sink: IO[bytes]):
         self.sink = sink
         self.digest = hashlib.sha256()
-        self.pending: list[bytes] = []
+        self.pending: list[bytes | memoryview] = []
         self.size = 0
         self.blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
-    def write(self, data: bytes | str) -> None:
+    def write(self, data: bytes | memoryview | str) -> None:
         block = data.encode("utf-8") if isinstance(data, str) else data
         self.pending.append(block)
         self.size += len(block)

@@ -1,7 +1,9 @@
 """A release as one table and its views (docs/performance.md): each chunk of contrast sets
 becomes a columnar table (Arrow) of their members, one row per original and one per
-perturbation, from which the typed files are derived by Arrow's own kernels and writers, in C:
+perturbation, from which every file is derived by Arrow's own kernels and writers, in C:
 
+- the sets' and the examples' JSON lines and the lm_eval docs (annotation.releases.lines),
+  byte for byte as orjson writes the bundle's dicts;
 - `data/examples/{split}.parquet`: the members, originals first in each set;
 - `data/sets/{split}.parquet`: the originals, each with its perturbations as a list (the
   perturbations' rows under the sets' offsets, not copied);
@@ -9,22 +11,27 @@ perturbation, from which the typed files are derived by Arrow's own kernels and 
   cells repeated once per perturbation beside the perturbations' own, escaped and quoted as
   annotation.text.cells writes a row.
 
-A thread of its own writes them (Arrow lets go of the GIL) while the caller builds the next
-chunk's JSON lines, one chunk at a time, so that memory holds at most two chunks.
+A thread of its own writes them (Arrow lets go of the GIL) while the caller reads and builds
+the next chunk, one chunk at a time, so that memory holds at most two chunks. A chunk whose
+fields are not plain (a member lacking one, a field named as a column) or a project whose
+lm_eval docs are not plain classification has those lines written by the bundle, dict by dict.
 """
 
-from collections import defaultdict
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.models import Project
+from annotation.prompting import Prompting
+from annotation.releases import lines
 from annotation.releases.files import HashingFile, file_sha256
 from annotation.text.cells import spreadsheet_cell, tsv_line
 from annotation.validation.answers import answer_text
@@ -36,22 +43,40 @@ EXTRA = [  # a released perturbation's columns beyond those of an example
     ("edit_distance", pa.float64()), ("seconds_spent", pa.int64()),
     ("guideline_version", pa.int64()),
 ]  # fmt: skip
+# Keys of the bundle's dicts beside the fields: a field of one of these names is written dict
+# by dict, as its value takes the key's place.
+COLUMNS = {"id", "set_id", "role", "split", "label", "label_changed", "tags", "votes", "query",
+           "choices", "gold", "answers", "answers_changed"}  # fmt: skip
+
+
+Chunk = bytes | memoryview  # a chunk's lines, as annotation.releases.lines.buffer gives them
+
+
+class Lines(Protocol):
+    """Where the JSON lines go (the bundle): as bytes, or a chunk's dicts to write itself."""
+
+    def write_lines(self, sets: Chunk, examples: Chunk, docs: dict[str, Chunk] | None) -> None: ...
+
+    def write_records(self, records: list[dict[str, Any]], lines: bool) -> None: ...
 
 
 class Members:
-    """The columns of one split's sets in a chunk: `originals` (one row a set) and `perturbed`
-    (one row a perturbation, in set order), with each set's number of perturbations."""
+    """The columns of a chunk of sets: `originals` (one row a set) and `perturbed` (one row a
+    perturbation, in set order), with each set's number of perturbations."""
 
     def __init__(self, records: list[dict[str, Any]], field_names: list[str], free_text: bool):
         self.truth = "answers" if free_text else "label"
         perturbations = [p for r in records for p in r["perturbations"]]
         self.sizes = np.fromiter((len(r["perturbations"]) for r in records), np.int64, len(records))
         originals = [r["original"] for r in records]
+        self.field_order = _field_order([*originals, *perturbations], field_names)
         self.originals = self._columns(originals, field_names)
         self.originals["set_id"] = pa.array([r["set_id"] for r in records], TEXT)
+        self.originals["split"] = pa.array([r["split"] for r in records], TEXT)
+        self.owners = np.repeat(np.arange(len(records)), self.sizes)
         self.perturbed = self._columns(perturbations, field_names)
-        owners = np.repeat(np.arange(len(records)), self.sizes)
-        self.perturbed["set_id"] = self.originals["set_id"].take(owners)
+        for name in ("set_id", "split"):
+            self.perturbed[name] = self.originals[name].take(self.owners)
         self.perturbed[f"{self.truth}_changed"] = pa.array(
             [p[f"{self.truth}_changed"] for p in perturbations], pa.bool_()
         )
@@ -60,6 +85,14 @@ class Members:
         for name, kind in EXTRA:
             if name != "votes":
                 self.perturbed[name] = pa.array([p[name] for p in perturbations], kind)
+        self.splits = list(dict.fromkeys(r["split"] for r in records))
+        self.order = _member_order(self.sizes)
+
+    @property
+    def plain(self) -> bool:
+        """Whether the JSON lines can be derived from the columns: labels, not answers (which
+        keep their spans as lists), and every member's fields the project's, in one order."""
+        return self.truth == "label" and self.field_order is not None
 
     def _columns(self, members: list[dict[str, Any]], field_names: list[str]) -> dict[str, Any]:
         columns: dict[str, Any] = {"id": pa.array([m["id"] for m in members], TEXT)}
@@ -71,6 +104,35 @@ class Members:
         else:
             columns["label"] = pa.array([m["label"] for m in members], TEXT)
         return columns
+
+    def in_order(self, originals: Any, perturbed: Any) -> Any:
+        """Per-member arrays, originals' and perturbations', as one array in member order:
+        each set's original, then its perturbations."""
+        return pa.concat_arrays([originals, perturbed]).take(self.order)
+
+
+def _field_order(members: list[dict[str, Any]], names: list[str]) -> tuple[str, ...] | None:
+    """The order of every member's fields where it is one, and they are the project's fields
+    (none named as a key of the bundle's dicts); else None: written dict by dict."""
+    keys = {tuple(m["fields"]) for m in members}
+    if len(keys) != 1 or COLUMNS & set(names):
+        return None
+    order = next(iter(keys))
+    return order if set(order) == set(names) else None
+
+
+def _member_order(sizes: np.ndarray) -> np.ndarray:
+    """Where row k of [originals, perturbations] goes for each set's original to come before
+    its perturbations."""
+    n_sets, n_perturbed = len(sizes), int(sizes.sum())
+    starts = np.zeros(n_sets, np.int64)
+    np.cumsum(sizes[:-1] + 1, out=starts[1:])
+    order = np.empty(n_sets + n_perturbed, np.int64)
+    order[starts] = np.arange(n_sets)
+    mask = np.ones(len(order), bool)
+    mask[starts] = False
+    order[mask] = n_sets + np.arange(n_perturbed)
+    return order
 
 
 def _votes(counted: list[dict[str, int]]) -> pa.Array:
@@ -84,10 +146,12 @@ def _votes(counted: list[dict[str, int]]) -> pa.Array:
 
 
 class TableViews:
-    """The Parquet files and paired TSVs of a release, written from each chunk's Members."""
+    """A release's files, written from each chunk's Members on a thread of their own."""
 
-    def __init__(self, project: Project, work: Path, opened: Callable[[str], HashingFile]):
-        self.work, self.opened = work, opened
+    def __init__(self, project: Project, work: Path, opened: Callable[[str], HashingFile],
+                 sink: Lines, paired_header: list[str]):  # fmt: skip
+        self.work, self.opened, self.sink = work, opened, sink
+        self.paired_header = paired_header
         self.field_names = list(project.field_names)
         self.free_text = project.is_free_text
         self.truth = "answers" if self.free_text else "label"
@@ -110,7 +174,12 @@ class TableViews:
             ]),
         }  # fmt: skip
         self.paired = project.task_type == "classification" and len(self.field_names) == 1
-        self.paired_header: list[str] = []
+        # The lm_eval docs of classification (not minimal pairs, not free text) from columns.
+        self.prompting = Prompting.of(project)
+        plain_docs = project.task_type == "classification" and not self.free_text
+        plain_docs = plain_docs and "\x00" not in self.prompting.prompt  # _queries' markers
+        self.choices = orjson.dumps(self.prompting.words).decode() if plain_docs else ""
+        self.gold = pa.array(list(project.labels), TEXT)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.tsvs: dict[str, tuple[HashingFile, HashingFile]] = {}
         self.pool = ThreadPoolExecutor(1)
@@ -127,44 +196,34 @@ class TableViews:
             pending.result()  # re-raises the thread's error
 
     def _write(self, records: list[dict[str, Any]]) -> None:
-        by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for record in records:
-            by_split[record["split"]].append(record)
-        for split, chunk in by_split.items():
-            members = Members(chunk, self.field_names, self.free_text)
-            self._parquet("examples", split, self._examples(members, split))
-            self._parquet("sets", split, self._sets(members, split))
+        m = Members(records, self.field_names, self.free_text)
+        docs = bool(self.choices) and m.plain
+        if m.plain:
+            self._json_lines(m, docs)
+        if not docs:
+            self.sink.write_records(records, lines=not m.plain)
+        examples, sets = self._examples(m), self._sets(m)
+        for split in m.splits:
+            self._parquet("examples", split, examples.filter(pc.equal(examples["split"], split)))
+            self._parquet("sets", split, sets.filter(pc.equal(sets["split"], split)))
             if self.paired:
-                self._tsv(members, split)
+                self._tsv(m, split)
 
-    def _examples(self, m: Members, split: str) -> pa.Table:
+    def _examples(self, m: Members) -> pa.Table:
         """Originals and perturbations, each set's original first."""
-        n_sets, n_perturbed = len(m.sizes), len(m.perturbed["id"])
+        n_sets, n_perturbed = len(m.sizes), len(m.owners)
         originals = {
             **m.originals, "role": pa.repeat("original", n_sets),
             f"{self.truth}_changed": pa.nulls(n_sets, pa.bool_()),
             "tags": pa.array([[]] * n_sets, pa.list_(TEXT)), "votes": _votes([{}] * n_sets),
         }  # fmt: skip
         perturbed = {**m.perturbed, "role": pa.repeat("perturbed", n_perturbed)}
-        both = [
-            pa.concat_arrays([originals[name], perturbed[name]]) if name != "split" else None
-            for name in self.schemas["examples"].names
-        ]
-        # Row k of the originals goes before its set's perturbations, which follow in order.
-        starts = np.zeros(n_sets, np.int64)
-        np.cumsum(m.sizes[:-1] + 1, out=starts[1:])
-        order = np.empty(n_sets + n_perturbed, np.int64)
-        order[starts] = np.arange(n_sets)
-        mask = np.ones(len(order), bool)
-        mask[starts] = False
-        order[mask] = n_sets + np.arange(n_perturbed)
         columns = [
-            pa.repeat(split, len(order)) if column is None else column.take(order)
-            for column in both
+            m.in_order(originals[name], perturbed[name]) for name in self.schemas["examples"].names
         ]
         return pa.Table.from_arrays(columns, schema=self.schemas["examples"])
 
-    def _sets(self, m: Members, split: str) -> pa.Table:
+    def _sets(self, m: Members) -> pa.Table:
         def fields(columns: dict[str, Any]) -> pa.StructArray:
             arrays = [columns[name] for name in self.field_names]
             return pa.StructArray.from_arrays(arrays, fields=list(self.fields))
@@ -176,15 +235,71 @@ class TableViews:
         )
         item = sets_type.field("perturbations").type.value_type
         inner = [fields(m.perturbed) if f.name == "fields" else m.perturbed[f.name] for f in item]
-        offsets = np.zeros(len(m.sizes) + 1, np.int32)
-        np.cumsum(m.sizes, out=offsets[1:])
         perturbations = pa.ListArray.from_arrays(
-            pa.array(offsets), pa.StructArray.from_arrays(inner, fields=list(item)),
+            _offsets(m.sizes), pa.StructArray.from_arrays(inner, fields=list(item)),
             type=sets_type.field("perturbations").type,
         )  # fmt: skip
-        split_column = pa.repeat(split, len(m.sizes))
-        columns = [m.originals["set_id"], split_column, original, perturbations]
+        columns = [m.originals["set_id"], m.originals["split"], original, perturbations]
         return pa.Table.from_arrays(columns, schema=sets_type)
+
+    def _json_lines(self, m: Members, docs: bool) -> None:
+        """The chunk's sets and examples as JSON lines, and its lm_eval docs by split."""
+        assert m.field_order is not None
+        texts = {name: [lines.escaped(side[name]) for side in (m.originals, m.perturbed)]
+                 for name in m.field_order}  # the fields' texts, escaped once  # fmt: skip
+        o, p = ({name: lines.quoted(texts[name][k]) if name in texts else _json(name, column)
+                 for name, column in side.items()}
+                for k, side in enumerate((m.originals, m.perturbed)))  # fmt: skip
+        for side in (o, p):
+            side["fields"] = lines.objects([(name, side[name]) for name in m.field_order])
+        original = lines.objects([("id", o["id"]), ("fields", o["fields"]), ("label", o["label"])])
+        perturbation = lines.objects([(name, p[name]) for name in (
+            "id", "fields", "label", "label_changed", "tags", "rationale", "author", "votes",
+            "agreement", "edit_distance", "seconds_spent", "guideline_version")])  # fmt: skip
+        sets = lines.objects([
+            ("set_id", o["set_id"]), ("split", o["split"]), ("original", original),
+            ("perturbations", lines.listed(perturbation, _offsets(m.sizes))),
+        ])  # fmt: skip
+        fields = [(name, m.in_order(o[name], p[name])) for name in m.field_order]
+        head = [(name, m.in_order(o[name], p[name])) for name in ("id", "set_id")]
+        role = m.in_order(pa.repeat('"original"', len(m.sizes)),
+                          pa.repeat('"perturbed"', len(m.owners)))  # fmt: skip
+        split = m.in_order(o["split"], p["split"])
+        label = m.in_order(o["label"], p["label"])
+        tail = [("label", label),
+                ("label_changed", m.in_order(pa.repeat("null", len(m.sizes)), p["label_changed"])),
+                ("tags", m.in_order(pa.repeat("[]", len(m.sizes)), p["tags"])),
+                ("votes", m.in_order(pa.repeat("{}", len(m.sizes)), p["votes"]))]  # fmt: skip
+        examples = lines.objects([*head, ("role", role), ("split", split), *fields, *tail])
+        by_split: dict[str, Chunk] | None = None
+        if docs:
+            query = self._queries(m, {n: m.in_order(*texts[n]) for n in texts})
+            gold = lines.numbers(pc.index_in(m.in_order(m.originals["label"], m.perturbed["label"]),
+                                       value_set=self.gold))  # fmt: skip
+            doc = lines.objects([
+                ("set_id", head[1][1]), ("split", split), ("id", head[0][1]), ("role", role),
+                *fields, ("query", query), ("label", label),
+                ("choices", self.choices), ("gold", gold),
+            ])  # fmt: skip
+            member_split = m.in_order(m.originals["split"], m.perturbed["split"])
+            by_split = {s: lines.buffer(doc.filter(pc.equal(member_split, s))) for s in m.splits}
+        self.sink.write_lines(lines.buffer(sets), lines.buffer(examples), by_split)
+
+    def _queries(self, m: Members, texts: dict[str, pa.Array]) -> pa.Array:
+        """The prompt rendered over each member's fields (Prompting.render), in member order,
+        as JSON: the prompt is rendered once over markers, and the fields' escaped texts take
+        their place (escaping a text escapes each of its pieces)."""
+        names = self.field_names
+        marked = self.prompting.render({n: f"\x00{j}\x00" for j, n in enumerate(names)})
+        pieces: list[Any] = []
+        for j, piece in enumerate(re.split("\x00(\\d+)\x00", marked)):
+            if j % 2:
+                pieces.append(pc.fill_null(texts[names[int(piece)]], ""))
+            elif piece:
+                pieces.append(orjson.dumps(piece).decode()[1:-1])
+        if not any(isinstance(piece, pa.Array) for piece in pieces):
+            return pa.repeat(orjson.dumps("".join(pieces)).decode(), len(m.order))
+        return pc.binary_join_element_wise('"', *pieces, '"', "")
 
     def _parquet(self, config: str, split: str, table: pa.Table) -> None:
         key = f"{config}/{split}"
@@ -204,9 +319,10 @@ class TableViews:
             for target in self.tsvs[split]:
                 target.write(tsv_line(self.paired_header))
         text = self.field_names[0]
-        owners = np.repeat(np.arange(len(m.sizes)), m.sizes)
+        mine = pc.equal(m.perturbed["split"], split)
+        owners = pa.array(m.owners).filter(mine)
         originals = [m.originals[name].take(owners) for name in ("label", text)]
-        contrast = [m.perturbed[name] for name in ("label", text)]
+        contrast = [m.perturbed[name].filter(mine) for name in ("label", text)]
         for target, cells in zip(self.tsvs[split], (originals, contrast), strict=True):
             target.write(tsv_lines(cells))
 
@@ -231,6 +347,28 @@ class TableViews:
             self.pool.shutdown()
             for writer in self.writers.values():
                 writer.close()
+
+
+def _offsets(sizes: np.ndarray) -> pa.Array:
+    offsets = np.zeros(len(sizes) + 1, np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    return pa.array(offsets)
+
+
+def _json(name: str, column: pa.Array) -> pa.Array:
+    """A column's values as JSON texts."""
+    kind = column.type
+    if name in ("split", "label", "author"):
+        return lines.few_strings(column)
+    if pa.types.is_string(kind):
+        return lines.strings(column)
+    if pa.types.is_boolean(kind):
+        return lines.booleans(column)
+    if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):
+        return lines.counts(column)
+    if pa.types.is_list(kind):
+        return lines.string_lists(column)
+    return lines.numbers(column)
 
 
 def tsv_cells(values: pa.Array) -> pa.Array:

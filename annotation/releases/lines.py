@@ -1,0 +1,115 @@
+"""JSON lines from Arrow columns, byte for byte as orjson writes the same dicts: each value
+becomes its JSON text by Arrow's kernels (strings escaped as orjson escapes them), then
+objects are these texts joined row by row, so that no dict is built for a row."""
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+TEXT = pa.string()
+# orjson's escapes; any other character below U+0020 is written \u00XX, and none above.
+ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
+           ("\b", "\\b"), ("\f", "\\f"))  # fmt: skip
+NEEDS_ESCAPE = r'[\\"\x00-\x1f]'
+OTHER_CONTROLS = r"[\x00-\x07\x0b\x0e-\x1f]"
+
+
+def key(name: str) -> str:
+    return orjson.dumps(name).decode()
+
+
+def _mask(values: pa.Array, pattern: str) -> pa.Array:
+    return pc.fill_null(pc.match_substring_regex(values, pattern), False)
+
+
+def escaped(values: pa.Array) -> pa.Array:
+    """Each string's JSON text without its quotes (nulls stay null): one pass to find the
+    strings that need an escape, the escapes on those alone."""
+    needs = _mask(values, NEEDS_ESCAPE)
+    if not pc.any(needs).as_py():
+        return values
+    some = values.filter(needs)
+    for old, new in ESCAPES:
+        some = pc.replace_substring(some, old, new)
+    controls = _mask(values.filter(needs), OTHER_CONTROLS)
+    if pc.any(controls).as_py():  # rare: orjson's own text for those few
+        exact = [orjson.dumps(v).decode()[1:-1] for v in values.filter(needs).to_pylist()]
+        some = pc.if_else(controls, pa.array(exact, TEXT), some)
+    return pc.replace_with_mask(values, needs, some)
+
+
+def quoted(escaped_values: pa.Array) -> pa.Array:
+    """Escaped strings (`escaped`) in their quotes; a null as null."""
+    return pc.fill_null(pc.binary_join_element_wise('"', escaped_values, '"', ""), "null")
+
+
+def strings(values: pa.Array) -> pa.Array:
+    """Each string as JSON: quoted and escaped; a null as null."""
+    return quoted(escaped(values))
+
+
+def few_strings(values: pa.Array) -> pa.Array:
+    """`strings` for a column of few distinct values (splits, labels, authors): each distinct
+    value written once by orjson."""
+    encoded = pc.dictionary_encode(values)
+    texts = [orjson.dumps(v).decode() for v in encoded.dictionary.to_pylist()]
+    return pc.fill_null(pa.array(texts, TEXT).take(encoded.indices), "null")
+
+
+def numbers(values: pa.Array) -> pa.Array:
+    """Integers as Arrow writes them; floats as orjson does (1.0, where Arrow writes 1)."""
+    if pa.types.is_floating(values.type):
+        text = orjson.dumps(values.to_pylist()).decode()[1:-1]
+        return pa.array(text.split(",") if text else [], TEXT)
+    return pc.fill_null(pc.cast(values, TEXT), "null")
+
+
+def booleans(values: pa.Array) -> pa.Array:
+    return pc.fill_null(pc.if_else(values, "true", "false"), "null")
+
+
+def _joined(lists: pa.Array, items: pa.Array, separator: str) -> pa.Array:
+    """Each row's items (texts in the order of `lists`' flattened values) joined."""
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    offsets = pa.array([0, *lengths.cumsum()], pa.int32())
+    return pc.binary_join(pa.ListArray.from_arrays(offsets, items), separator)
+
+
+def string_lists(values: pa.Array) -> pa.Array:
+    """Lists of strings as JSON arrays."""
+    inner = _joined(values, strings(values.flatten()), ",")
+    return pc.binary_join_element_wise("[", inner, "]", "")
+
+
+def counts(values: pa.Array) -> pa.Array:
+    """Lists of (response, count) as the JSON object they were counted in."""
+    pairs = values.flatten()
+    items = pc.binary_join_element_wise(
+        strings(pairs.field("response")), numbers(pairs.field("count")), ":"
+    )
+    return pc.binary_join_element_wise("{", _joined(values, items, ","), "}", "")
+
+
+def objects(members: list[tuple[str, pa.Array | str]]) -> pa.Array:
+    """Each row's {"name":value,...}, the values being JSON texts (arrays, or one text for
+    every row)."""
+    parts: list[pa.Array | str] = []
+    for n, (name, value) in enumerate(members):
+        parts += [("{" if n == 0 else ",") + key(name) + ":", value]
+    return pc.binary_join_element_wise(*parts, "}", "")
+
+
+def listed(items: pa.Array, offsets: pa.Array) -> pa.Array:
+    """JSON arrays of `items`' texts, row i holding items offsets[i] to offsets[i + 1]."""
+    inner = pc.binary_join(pa.ListArray.from_arrays(offsets, items), ",")
+    return pc.binary_join_element_wise("[", inner, "]", "")
+
+
+def buffer(lines: pa.Array) -> memoryview:
+    """The texts, each followed by a line end, in one buffer (Arrow's, not copied again)."""
+    if not len(lines):
+        return memoryview(b"")
+    ended = pa.concat_arrays([lines, pa.array([""], TEXT)])  # the last line's end
+    offsets = pa.array([0, len(ended)], pa.int32())
+    whole = pc.binary_join(pa.ListArray.from_arrays(offsets, ended), "\n")
+    return memoryview(whole[0].as_buffer())
