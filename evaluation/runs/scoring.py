@@ -1,6 +1,7 @@
 """Scoring a classification or free-text split on a worker: the model's predictions, as
 Prediction fields, and the split's metrics (docs/metrics.md)."""
 
+import re
 from typing import Any
 
 from annotation.errors import DomainError
@@ -143,7 +144,16 @@ def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: lis
         )
     unmapped = [m for m in model_labels if mapping.get(m, m) not in project_labels]
     if unmapped:
+        # LABEL_0, LABEL_1, ...: transformers' names where a config names none, as a checkpoint
+        # never trained as a classifier has.
+        unnamed = all(re.fullmatch(r"LABEL_\d+", m) for m in model_labels)
+        hint = (
+            " Its config names no labels (LABEL_0, ... are transformers' defaults): check that "
+            "it was trained for this task, and which index means which label."
+            if unnamed
+            else ""
+        )
         raise DomainError(
             f"The model's labels {', '.join(unmapped)} do not map to project labels "
-            f"({', '.join(project_labels)}); set label_mapping."
+            f"({', '.join(project_labels)}); set label_mapping.{hint}"
         )

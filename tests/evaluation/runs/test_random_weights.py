@@ -104,3 +104,17 @@ def test_a_headless_encoder_as_extractive_qa_is_refused_naming_its_missing_head(
     assert "qa_outputs.weight" in str(refused.value)
     allowed = ExtractiveQA(str(tmp_path), device="cpu", stride=16, allow_random=True)
     assert allowed.model is not None
+
+
+def test_a_classifier_whose_config_names_no_labels_fails_saying_so(project, released, tmp_path):
+    """A checkpoint with transformers' default names (LABEL_0, LABEL_1) and no label_mapping."""
+    from tests.evaluation.conftest import build_tiny_classifier
+
+    build_tiny_classifier(tmp_path / "unnamed", labels=("LABEL_0", "LABEL_1"))
+    spec = ModelSpec.objects.create(project=project, name="unnamed",
+                                    kind="hf-sequence-classification",
+                                    source=str(tmp_path / "unnamed"))  # fmt: skip
+    run = run_now(released, spec)
+    assert run.status == "failed"
+    assert "do not map to project labels" in run.error
+    assert "Its config names no labels" in run.error
