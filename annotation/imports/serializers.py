@@ -129,6 +129,10 @@ class PublishedResultSerializer(serializers.Serializer):
     warning_count = serializers.IntegerField()
     batch = serializers.IntegerField()
     notes = serializers.ListField(child=serializers.CharField())
+    left_out = serializers.IntegerField(
+        help_text="rows of the files left out (the batch's skipped lines), as the dataset's "
+        "own script leaves them out"
+    )
     summary = serializers.CharField(help_text="the counts beside the paper's, in a sentence")
 
 

@@ -2,6 +2,9 @@
 answers and tags (errors), the fields authors may not change (errors, or warnings for a
 published set), and the authoring rules a kept edit breaks (warnings)."""
 
+import re
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from annotation.authoring.rules import edit_problems
@@ -72,6 +75,64 @@ def alone(sets: list[Any]) -> list[LineError]:
                             f"original alone, consistent when it is right): {shown}.")]  # fmt: skip
 
 
+@dataclass
+class Warned(LineError):
+    """A warning about one perturbation: its `kind` (what the summary groups by) and `where`
+    it is in the file (a record's position in a JSON document, or "file line N")."""
+
+    kind: str = ""
+    where: str = ""
+
+    def stored(self, file: str) -> dict[str, Any]:
+        """As the batch keeps it, for the warnings page and CSV: the line, else the record's
+        place, else the whole file: never an empty `line`."""
+        return {"file": file, "line": self.line or self.where or "whole file",
+                "message": self.message}  # fmt: skip
+
+
+def stored(warning: LineError, file: str) -> dict[str, Any]:
+    if isinstance(warning, Warned):
+        return warning.stored(file)
+    return {"file": file, "line": warning.line or "whole file", "message": warning.message}
+
+
+def line_in(p: dict[str, Any], fallback: int | None) -> int | None:
+    """The perturbation's own line where its reader names it ("… line N"), else `fallback`."""
+    found = re.search(r"\bline (\d+)$", p.get("where") or "")
+    return int(found.group(1)) if found else fallback
+
+
+def repeated(p: dict[str, Any], line: int | None, message: str) -> Warned:
+    kind = "a perturbation repeats another of its set (same text and truth); both are kept"
+    return Warned(line_in(p, line), message, kind, p.get("where") or "")
+
+
+def summarised(warnings: list[LineError]) -> list[LineError]:
+    """The summary every set import shows (a paired TSV's and every published kind's alike):
+    one row per kind of warning, with how many and where (lines, or records of a JSON file);
+    the warnings about the whole file as they are."""
+    kinds: dict[str, list[Warned]] = defaultdict(list)
+    whole = []
+    for w in warnings:
+        if isinstance(w, Warned) and w.kind:
+            kinds[w.kind].append(w)
+        else:
+            whole.append(w)
+    rows: list[LineError] = []
+    for kind, same in kinds.items():
+        if len(same) == 1:  # one of its kind: the warning itself says the most
+            rows.append(LineError(same[0].line, same[0].message))
+            continue
+        places = [str(w.line) if w.line else w.where for w in same]
+        places = [p for p in dict.fromkeys(places) if p]
+        numbered = all(w.line for w in same)
+        at = ", ".join(places[:8]) + (f" and {len(places) - 8} more" if len(places) > 8 else "")
+        said = f"{len(same)} perturbation{'s' * (len(same) != 1)}: {kind.rstrip('.')}"
+        said += f" ({'lines' if numbered else 'at'} {at})" if at else ""
+        rows.append(LineError(same[0].line, said))
+    return whole + rows
+
+
 def where_of(p: dict[str, Any]) -> str:
     """Where a perturbation is in a published file, for messages about one of several."""
     return f"{p['where']}: " if p.get("where") else ""
@@ -83,7 +144,24 @@ def rule_warnings(
     """The authoring rules (authoring.rules) a kept edit breaks, as warnings: an import keeps
     the edit unless it is strict. Gardner et al.'s edits usually, not always, change the label."""
     problems = edit_problems(project, original, p["fields"], p["label"], p.get("answers") or [])
-    return [LineError(line, f"{where_of(p)}{problem.message}") for problem in problems]
+    at = line_in(p, line)
+    return [
+        Warned(at, f"{where_of(p)}{problem.message}", _kind(project, problem), p.get("where", ""))
+        for problem in problems
+    ]
+
+
+def _kind(project: Project, problem: Any) -> str:
+    """A rule's warning without what varies from one edit to the next (the share of tokens,
+    the original's label), for the summary."""
+    if problem.admin_may_allow:
+        limit = project.setting("max_edit_ratio")
+        return f"the edit changes more than {limit:.0%} of the tokens, the project's limit"
+    if problem.field == "label":
+        return "the label is the original's: the edit does not change it"
+    if problem.field == "answers":
+        return "the answers are the original's once normalised: the edit does not change them"
+    return problem.message
 
 
 def erased_answers(project: Project, erased: list[str]) -> list[LineError]:

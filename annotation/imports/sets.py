@@ -6,13 +6,14 @@ either marked accepted or sent to validation. All sets or none are imported.
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.bulk import analyze
-from annotation.errors import ImportRejected, group_errors
+from annotation.errors import ImportRejected
 from annotation.imports import paired
 from annotation.imports.accounts import inactive_user
 from annotation.imports.originals import ParsedRow
@@ -32,7 +33,10 @@ from annotation.imports.set_checks import (
     erased_answers,
     kept_edits,
     readonly_edits,
+    repeated,
     rule_warnings,
+    stored,
+    summarised,
     truth_of,
 )
 from annotation.models import (
@@ -56,7 +60,7 @@ from annotation.validation.queue import items_open_for
 class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
-    warnings: list[LineError]  # grouped (group_errors); every one is on the batch
+    warnings: list[LineError]  # summarised (set_checks); every one is on the batch
     warning_count: int  # before grouping
     batch: int  # the ImportBatch, whose `warnings` holds every warning
 
@@ -136,6 +140,7 @@ def import_sets(
     strict: bool = False,
     published: bool = False,
     columns: dict[str, str] | None = None,
+    left_out: Sequence[LineError] = (),
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
     label) is not created again, so importing a file twice changes nothing the second time.
@@ -174,9 +179,10 @@ def import_sets(
         if strict and repeats:
             raise ImportRejected(repeats)
         every = warnings + repeats
-        batch.warnings = [{"file": source_name, **w.as_dict()} for w in every]
-        batch.save(update_fields=["warnings"])
-        result = SetsImported(created, skipped, group_errors(every), len(every), batch.pk)
+        batch.warnings = [stored(w, source_name) for w in every]
+        batch.skipped = [stored(w, source_name) for w in left_out]
+        batch.save(update_fields=["warnings", "skipped"])
+        result = SetsImported(created, skipped, summarised(every), len(every), batch.pk)
         AuditLog.record(
             actor=user,
             action="sets_imported",
@@ -278,7 +284,7 @@ def _create_perturbations(
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
     present = _present(project, pivots)
-    created, skipped, repeats = [], 0, []
+    created, skipped, repeats = [], 0, []  # type: list[Any], int, list[LineError]
     here: dict[tuple[Any, ...], tuple[int | None, str]] = {}  # first of each, in this import
     for s in sets:
         pivot = pivots[s.original.external_id]
@@ -288,7 +294,7 @@ def _create_perturbations(
             if key in here:
                 line, first = here[key]
                 at = f" (line {line})" if line and line != s.line else ""
-                repeats.append(LineError(s.line, f"{where} repeats {first}{at}; both are kept."))
+                repeats.append(repeated(p, s.line, f"{where} repeats {first}{at}; both are kept."))
             elif key in present:
                 skipped += 1
                 continue

@@ -125,7 +125,7 @@ def import_warnings(
     project = project_for(request.user, slug, Role.ADMIN)
     batch = get_object_or_404(ImportBatch, project=project, pk=pk)
     if request.GET.get("format") == "csv":
-        rows = ({"file": w["file"], "line": w["line"], "message": w["message"]}
+        rows = ({"file": w["file"], "line": w["line"] or "whole file", "message": w["message"]}
                 for w in batch.warnings)  # fmt: skip
         return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
     context = {"project": project, "batch": batch}

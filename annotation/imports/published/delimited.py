@@ -7,6 +7,7 @@ from collections import defaultdict
 from difflib import SequenceMatcher
 from itertools import groupby
 
+from annotation.errors import LineError
 from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
@@ -69,7 +70,8 @@ def perspectrum(files: Files) -> Read:
     columns = {"original_claim", "contrast_claim", "perspective", "original_stance_label",
                "contrast_stance_label"}  # fmt: skip
     problems, sets = Problems(), []
-    unk, read_as_neg = 0, 0
+    unk: list[str | LineError] = []
+    read_as_neg = 0
 
     def stance(value: str) -> str:
         nonlocal read_as_neg
@@ -79,7 +81,7 @@ def perspectrum(files: Files) -> Read:
 
     for line, row in table(name, data, ",", columns, problems):
         if row["original_stance_label"].strip() == "unk":
-            unk += 1
+            unk.append(LineError(line, f"{name} line {line}: whose original stance is 'unk'"))
             continue
         set_id = f"perspectrum-{line}"
         fields = {"claim": row["original_claim"], "perspective": row["perspective"]}
@@ -88,7 +90,7 @@ def perspectrum(files: Files) -> Read:
         p = perturbation(f"{set_id}-contrast", edited, stance(row["contrast_stance_label"]),
                          f"{name} line {line}")  # fmt: skip
         sets.append(ParsedSet(None, original, [p]))
-    notes = [f"{unk} row(s) whose original stance is 'unk': left out."] if unk else []
+    notes = unk
     if read_as_neg:
         notes.append(f"{read_as_neg} stance(s) neither 'pos' nor 'neg': read as 'neg', as "
                      "run_evaluation.py reads them.")  # fmt: skip
@@ -179,10 +181,11 @@ def matres(files: Files) -> Read:
     columns = {"_unit_id", "bodygraph", "decision", "modified bodygraph", "new decision", "reason"}
     problems = Problems()
     groups: dict[str, Rows] = defaultdict(list)
-    empty = 0
+    notes: list[str | LineError] = []
     for line, row in table(name, data, ",", columns, problems):
         if not row["modified bodygraph"].strip() or not row["new decision"].strip():
-            empty += 1
+            why = "with no modified bodygraph or new decision"
+            notes.append(LineError(line, f"{name} line {line}: {why}"))
         else:
             groups[row["_unit_id"]].append((line, row))
     sets = []
@@ -199,7 +202,4 @@ def matres(files: Files) -> Read:
             tags = reason_tags(row["reason"])
             items.append(perturbation(f"{unit}-{n}", edited, row["new decision"], where, tags))
         sets.append(ParsedSet(None, pivot, items))
-    notes = (
-        [f"{empty} row(s) with no modified bodygraph or new decision: left out."] if empty else []
-    )
     return sets, notes, problems.errors

@@ -31,15 +31,16 @@ def boolq(files: Files) -> Read:
     entries = document.get("data") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise refuse(f'{name}: expected {{"data": [...]}}.')
-    problems, sets, notes = Problems(), [], []
-    empty = 0
+    problems, sets = Problems(), []
+    notes: list[str | LineError] = []
     for n, entry in enumerate(entries):
         where = f"data[{n}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("perturbed_questions"), list):
             problems.add(name, None, f"{where}: expected an object with perturbed_questions.")
             continue
         if text_of(entry.get("answer")).strip().lower() not in ("true", "false"):
-            notes.append(f"{where} is not a question (answer {entry.get('answer')!r}): left out.")
+            said = f"{where}: not a question, its answer neither true nor false"
+            notes.append(LineError(None, said))
             continue
         fields = {k: text_of(entry.get(k)) for k in ("title", "paragraph", "question")}
         row = ParsedRow(None, f"boolq-{n}", fields, text_of(entry["answer"]), "test")
@@ -48,7 +49,8 @@ def boolq(files: Files) -> Read:
             if not isinstance(q, dict):
                 problems.add(name, None, f"{where}.perturbed_questions[{j}]: expected an object.")
             elif not text_of(q.get("perturbed_q")).strip():
-                empty += 1
+                said = f"{where}.perturbed_questions[{j}]: a perturbation left empty in the file"
+                notes.append(LineError(None, said))
             else:
                 edited = {**fields, "question": text_of(q["perturbed_q"])}
                 items.append(
@@ -61,8 +63,6 @@ def boolq(files: Files) -> Read:
                 )
         if items:
             sets.append(ParsedSet(None, row, items))
-    if empty:
-        notes.append(f"{empty} perturbation(s) left empty in the file: left out.")
     return sets, notes, problems.errors
 
 

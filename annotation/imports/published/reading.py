@@ -10,6 +10,7 @@ refused at once). Labels are kept as the file writes them: the import resolves t
 rule of every import (readers.resolve_label).
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from annotation.errors import ImportRejected, LineError
@@ -18,7 +19,9 @@ from annotation.imports.readers import decode, read_delimited
 from annotation.text.parsing import strict_json_loads
 
 Files = list[tuple[str, bytes]]  # (name, contents), in the dataset's order
-Read = tuple[list[ParsedSet], list[str], list[LineError]]  # sets, notes, problems
+# sets, notes, problems; a note that is a LineError is a row left out ("where: why"), kept on
+# the batch as a skipped line
+Read = tuple[list[ParsedSet], Sequence[str | LineError], list[LineError]]
 Rows = list[tuple[int, dict[str, str]]]  # a table's rows, each with its line
 TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
 

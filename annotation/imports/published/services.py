@@ -32,6 +32,7 @@ class PublishedImport:
     warning_count: int
     batch: int
     notes: list[str]
+    left_out: int = 0  # rows of the files left out, as the dataset's script leaves them
 
     @property
     def test_counts(self) -> tuple[int, int]:
@@ -53,8 +54,10 @@ class PublishedImport:
         paper += (
             ": the same." if self.matches_paper else f"; here on test: {sets} sets, {examples}."
         )
+        left = f" {self.left_out} row(s) of the files left out." if self.left_out else ""
+        warned = f" {self.warning_count} warning(s)." if self.warning_count else ""
         return (f"{d.name}: {splits}. {paper} {self.created} perturbations added, "
-                f"{self.already_present} already here.")  # fmt: skip
+                f"{self.already_present} already here.{left}{warned}")  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The import as the API answers it."""
@@ -69,6 +72,7 @@ class PublishedImport:
             "already_present": self.already_present,
             "warnings": [w.as_dict() for w in self.warnings],
             "warning_count": self.warning_count, "batch": self.batch, "notes": self.notes,
+            "left_out": self.left_out,
             "summary": self.summary(),
         }  # fmt: skip
 
@@ -90,7 +94,9 @@ def import_published(
         raise DomainError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}.")
     if project is not None:
         _check_fit(project, spec)
-    sets, notes, problems = spec.reader(files)
+    sets, said, problems = spec.reader(files)
+    left_out = [n for n in said if isinstance(n, LineError)]  # rows the dataset's script drops
+    notes = [n for n in said if isinstance(n, str)] + left_out_note(left_out)
     with transaction.atomic():
         created = project is None
         if project is None:
@@ -103,7 +109,7 @@ def import_published(
             raise ImportRejected(problems)
         result = import_sets(
             project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),
-            author=f"gardner-2020-{dataset}", accept=accept, published=True,
+            author=f"gardner-2020-{dataset}", accept=accept, published=True, left_out=left_out,
         )  # fmt: skip
     counts: dict[str, tuple[int, int]] = {}
     for s in sets:
@@ -111,8 +117,23 @@ def import_published(
         counts[s.original.split] = (n + 1, m + len(s.perturbations))
     return PublishedImport(
         project, spec, created, counts, result.created, result.skipped, result.warnings,
-        result.warning_count, result.batch, notes,
+        result.warning_count, result.batch, notes, len(left_out),
     )  # fmt: skip
+
+
+def left_out_note(left_out: list[LineError]) -> list[str]:
+    """The rows left out, in one note per reason, with their lines (or records); the batch
+    lists each under Skipped in Earlier imports."""
+    reasons: dict[str, list[str]] = {}
+    for row in left_out:
+        where, _, reason = row.message.partition(": ")
+        reasons.setdefault(reason, []).append(str(row.line) if row.line else where)
+    notes = []
+    for reason, places in reasons.items():
+        at = ", ".join(places[:8]) + (f" and {len(places) - 8} more" if len(places) > 8 else "")
+        notes.append(f"{len(places)} row(s) left out, {reason} (at {at}): see Skipped in "
+                     "Earlier imports.")  # fmt: skip
+    return notes
 
 
 # The page's and the API's form fields of a published dataset's files, in the dataset's order.

@@ -87,8 +87,10 @@ def test_a_repeated_boolq_perturbation_is_kept_with_a_warning_naming_both(root, 
     assert repeats == [
         "data[1].perturbed_questions[2] repeats data[1].perturbed_questions[1]; both are kept."
     ]
-    assert any("data[0] is not a question" in note for note in result.notes)
-    assert any("1 perturbation(s) left empty" in note for note in result.notes)
+    assert any("not a question, its answer neither true nor false (at data[0])" in note
+               for note in result.notes)  # fmt: skip
+    assert any("1 row(s) left out, a perturbation left empty in the file (at data[" in note
+               for note in result.notes)  # fmt: skip
     texts = [e["question"] for e in release_examples(client_for, root, "boolq")]
     assert texts.count("does a P.O. box contain the street address") == 2
 
@@ -212,7 +214,11 @@ def test_the_new_project_page_imports_a_published_set_in_one_step(root):
     assert answer.status_code == 302 and answer["Location"] == "/p/stance/"
     said = [str(m) for m in answer.wsgi_request._messages]
     assert said[0].startswith("PERSPECTRUM: test: 3 sets, 3 perturbations. The paper's Table 2")
-    assert "1 row(s) whose original stance is 'unk': left out." in said
+    assert (
+        "1 row(s) left out, whose original stance is 'unk' (at 3): see Skipped in Earlier imports."
+        in said
+    )
+    assert "1 row(s) of the files left out." in said[0]
     assert (
         "1 stance(s) neither 'pos' nor 'neg': read as 'neg', as run_evaluation.py reads them."
         in said

@@ -3,13 +3,14 @@
 the paper's Table 2 (Gardner et al., 2020), or the file's own where the file holds fewer, with
 the reason. Without the folder these tests skip, except in CI (CI=1), where they fail."""
 
+import csv
 import os
 from pathlib import Path
 
 import pytest
 
 from annotation.imports.published.services import import_published
-from annotation.models import Example, Perturbation
+from annotation.models import Example, ImportBatch, Perturbation
 from tests.conftest import SHARED_DATA
 from tests.factories import UserFactory
 
@@ -69,7 +70,7 @@ def test_boolq_gives_the_files_own_counts_beside_the_papers(root):
     assert "The paper's Table 2: 70 sets, 339 perturbations; here on test: 68 sets, 335." in (
         result.summary()
     )
-    assert any("data[0] is not a question" in note for note in result.notes)
+    assert any("its answer neither true nor false (at data[0])" in n for n in result.notes)
 
 
 def _questions(rows: list[list[str]]) -> dict[str, int]:
@@ -119,7 +120,19 @@ def test_matres_reasons_become_every_tag_they_name(root):
     result = import_published(
         dataset="matres", files=files_of(GARDNER, TABLE_2["matres"][0]), user=root
     )
-    assert result.notes == ["23 row(s) with no modified bodygraph or new decision: left out."]
+    with (GARDNER / TABLE_2["matres"][0][0]).open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    empty = [
+        r for r in rows if not r["modified bodygraph"].strip() or not r["new decision"].strip()
+    ]
+    assert len(empty) == 23
+    [note] = result.notes
+    assert note.startswith("23 row(s) left out, with no modified bodygraph or new decision (at ")
+    # Each row left out is a skipped line of the batch, with its line in the file (Earlier
+    # imports: "Skipped 23"), and the summary counts them.
+    batch = ImportBatch.objects.get(pk=result.batch)
+    assert len(batch.skipped) == 23 and all(isinstance(r["line"], int) for r in batch.skipped)
+    assert "23 row(s) of the files left out." in result.summary()
     tags = set(result.project.tags.values_list("name", flat=True))
     assert {"verb change", "tense", "indicator", "appearance order", "timex deleted"} <= tags
     several = Perturbation.objects.filter(project=result.project, tags__name="appearance order")
@@ -317,3 +330,23 @@ def test_quoref_keeps_both_copies_of_a_question_listed_under_two_originals(root)
     assert len(kept) == len(set(kept)) == 700
     assert {f"{i}-2" for i in repeated} <= set(kept) and repeated <= set(kept)
     assert any("name more than one question" in note for note in result.notes)
+
+
+def test_a_json_files_warnings_name_their_records_and_group_by_kind(root):
+    """Quoref's files are JSON documents: each warning names its record (never an empty line
+    in the CSV), and the summary has one row per kind of warning with its count, as a paired
+    TSV's has."""
+    result = import_published(dataset="quoref", files=files_of(GARDNER, TABLE_2["quoref"][0]),
+                              user=root)  # fmt: skip
+    batch = ImportBatch.objects.get(pk=result.batch)
+    assert all(w["line"] not in ("", None) for w in batch.warnings)
+    identical = [w for w in batch.warnings if w["message"].endswith("(whitespace aside).")]
+    assert len(identical) > 1
+    assert all(".qas[" in w["line"] and w["message"].startswith(w["line"]) for w in identical)
+    rows = [w.message for w in result.warnings]
+    grouped = [m for m in rows if "the edit is identical to its original" in m]
+    assert grouped == [
+        f"{len(identical)} perturbations: the edit is identical to its original (whitespace "
+        f"aside) (at {', '.join(w['line'] for w in identical[:8])}"
+        + (f" and {len(identical) - 8} more)" if len(identical) > 8 else ")")
+    ]
