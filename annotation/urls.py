@@ -130,6 +130,7 @@ api_urls = [
 
 page_urls = [
     path("", project_views.project_list, name="project-list"),
+    path("start/", project_views.project_start, name="project-start"),
     path("projects/new/", project_views.project_new, name="project-new"),
     path(
         "projects/new/published/",

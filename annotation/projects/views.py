@@ -39,13 +39,37 @@ from annotation.projects.forms import (
 from annotation.validation.queue import items_left
 from annotation.validation.stats import project_stats, tag_coverage
 
+# Where each role starts in a project (README, "Where each role starts"), the first that
+# the user holds.
+STARTS = (("admin", "project-dashboard"), ("expert", "pivots"), ("validator", "validate"))
+
+
+def start_of(roles: Any) -> str:
+    return next((page for role, page in STARTS if role in roles), "project-dashboard")
+
 
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = visible_projects(request.user).annotate(n_examples=Count("examples"))
-    rows = [(project, sorted(roles_of(request.user, project))) for project in projects]
+    rows = [
+        (project, roles, start_of(roles))
+        for project in projects
+        for roles in [sorted(roles_of(request.user, project))]
+    ]
     context = {"rows": rows, "may_create": may_create_projects(request.user)}
     return render(request, "annotation/project_list.html", context)
+
+
+@login_required
+def project_start(request: HttpRequest) -> HttpResponse:
+    """Where logging in leads: in one's only project, where one's role starts (an expert on
+    Pivots, a validator on Validate, an admin on the dashboard); else the project list, whose
+    links lead there."""
+    projects = list(visible_projects(request.user)[:2])
+    if len(projects) != 1 or request.user.is_staff:
+        return redirect("project-list")
+    project = projects[0]
+    return redirect(start_of(roles_of(request.user, project)), slug=project.slug)
 
 
 @login_required

@@ -124,7 +124,7 @@ FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "project-list"
+LOGIN_REDIRECT_URL = "project-start"  # where each role starts (README)
 LOGOUT_REDIRECT_URL = "login"
 # Invitations carry a set-password link: sent by SMTP once configured
 # (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, with Django's EMAIL_HOST,

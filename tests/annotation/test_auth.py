@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from tests.factories import UserFactory
+from tests.factories import ProjectFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +147,23 @@ def test_the_schema_describes_every_json_answer(people):
     enums = [components[shape["allOf"][0]["$ref"].split("/")[-1]]["enum"] for shape in shapes]
     assert enums == [["labels"], ["answers"]]
     assert all("shape" in components[name]["required"] for name in ("Stats", "AnswerStats"))
+
+
+def test_each_role_starts_where_the_readme_says(people):
+    """After logging in, an expert of one project lands on its Pivots, a validator on Validate,
+    an admin on the dashboard; with several projects, the list, whose links lead there."""
+    slug = "sentiment"
+    starts = {"erin": f"/p/{slug}/pivots/", "victor": f"/p/{slug}/validate/",
+              "alice": f"/p/{slug}/"}  # fmt: skip
+    for username, start in starts.items():
+        client = Client()
+        landed = client.post("/accounts/login/", {"username": username, "password": "pw"},
+                             follow=True)  # fmt: skip
+        assert landed.redirect_chain[-1][0] == start, username
+        assert landed.status_code == 200
+    member(ProjectFactory(slug="second"), "erin", "validator")
+    client = Client()
+    landed = client.post("/accounts/login/", {"username": "erin", "password": "pw"}, follow=True)
+    assert landed.redirect_chain[-1][0] == "/"
+    html = landed.content.decode()
+    assert f'href="/p/{slug}/pivots/"' in html and 'href="/p/second/validate/"' in html

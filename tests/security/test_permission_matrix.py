@@ -112,7 +112,7 @@ MATRIX = {
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
 # invitation's link is for the account it names (test_accounts.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
-                 "project-list", "password-set", "password-set-done", "project-new",
+                 "project-list", "project-start", "password-set", "password-set-done", "project-new",
                  "project-new-published", "project-join"}  # fmt: skip
 
 
