@@ -123,6 +123,10 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
     split_of = _split_sets(accepted, options)
     free_text, labels = project.is_free_text, project.all_labels
     chosen = []
+    # A million perturbations share a few counts: each distinct one is kept once, and a label's
+    # empty answers are one list (read, never changed), so that memory grows less per row.
+    shared: dict[tuple[int, ...], dict[str, int]] = {}
+    no_answers: list[Any] = []
     for pid, pivot_id, set_id, pivot_split, label, majority, author_id, *more in rows:
         split = split_of.get(pivot_id, pivot_split)
         if free_text:
@@ -130,8 +134,10 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
             release_label, answers_released = "", agreed or authored
             counted = answer_votes.get(pid, {})
         else:
-            release_label, answers_released = majority or label, []
-            counted = {name: n for name, n in zip(labels, more, strict=True) if n}
+            release_label, answers_released = majority or label, no_answers
+            counted = shared.setdefault(
+                tuple(more), {name: n for name, n in zip(labels, more, strict=True) if n}
+            )
         # Sets imported as accepted have no votes; they pass on the admin's word.
         agreeing = counted.get(release_label or bundle.AGREE, 0)
         if counted and agreeing < options["min_agreement"][split]:
