@@ -110,6 +110,16 @@ api_urls = [
         name="api-import-job",
     ),
     path(
+        "projects/<slug:slug>/batches/<id:pk>/",
+        import_api.BatchView.as_view(),
+        name="api-batch",
+    ),
+    path(
+        "import/published/",
+        import_api.NewProjectPublishedImportView.as_view(),
+        name="api-import-published-new",
+    ),
+    path(
         "projects/<slug:slug>/imports/<id:pk>/<str:action>/",
         import_api.ImportJobActionView.as_view(),
         name="api-import-job-action",

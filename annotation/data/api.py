@@ -103,7 +103,7 @@ class BulkView(APIView):
 
 
 def batch_undo_answer(request: Request, slug: str, pk: int) -> Response:
-    """DELETE /api/projects/{slug}/imports/{batch}/: undo the import batch `pk` (the `batch`
+    """DELETE /api/projects/{slug}/batches/{batch}/: undo the import batch `pk` (the `batch`
     of an import's answer); 409, with the reason, when a published release holds any of it."""
     project = project_for(request.user, slug, Role.ADMIN)
     batch = get_object_or_404(ImportBatch, project=project, pk=pk)

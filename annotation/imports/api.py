@@ -28,6 +28,9 @@ from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportJobSerializer,
     ImportResultSerializer,
+    MovedSerializer,
+    NewProjectPublishedImportSerializer,
+    NewProjectSlugSerializer,
     PublishedImportSerializer,
     PublishedResultSerializer,
     SetImportSerializer,
@@ -36,7 +39,12 @@ from annotation.imports.serializers import (
     VotesResultSerializer,
 )
 from annotation.models import ImportJob, Project
-from annotation.permissions import Role, check_may_create_projects, project_for
+from annotation.permissions import (
+    Role,
+    check_may_create_projects,
+    may_create_projects,
+    project_for,
+)
 
 # What an import in the request answers, by kind (a job's `result` once it succeeded).
 RESULTS: dict[str, type[Serializer]] = {
@@ -115,10 +123,25 @@ class VoteImportView(APIView):
         return _import(request, project, ImportJob.Kind.VOTES, files, {})
 
 
+def moved(location: str, what: str) -> Response:
+    """An old route's answer for one release (docs/api.md, "Old routes"): 308, which a client
+    follows with the same method and body, to where `what` lives now."""
+    detail = f"{what} moved to {location}; this route goes with the next release."
+    response = Response(MovedSerializer({"detail": detail, "location": location}).data, 308)
+    response["Location"] = location
+    return response
+
+
+MOVED = {
+    308: OpenApiResponse(
+        MovedSerializer, description="an old route, for one release: where it lives now"
+    )
+}
+
+
 class PublishedImportView(APIView):
-    """A published contrast set in one step (docs/published/): into the project `slug`, whose
-    admins may import, or into a new project of that slug, made by a user who may create
-    projects."""
+    """A published contrast set in one step (docs/published/) into the project `slug`, for its
+    admins; 404, as for any project one cannot see, when there is no such project."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -129,27 +152,52 @@ class PublishedImportView(APIView):
             201: PublishedResultSerializer,
             202: ImportJobSerializer,
             400: REFUSED,
+            **MOVED,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = None
-        if Project.objects.filter(slug=slug).exists():
-            project = project_for(request.user, slug, Role.ADMIN)
-        else:
-            check_may_create_projects(request.user)
+        if not Project.objects.filter(slug=slug).exists() and may_create_projects(request.user):
+            # It made a new project of that slug, until the route of its own (one release).
+            return moved(f"/api/import/published/?slug={slug}", "An import into a new project")
+        project = project_for(request.user, slug, Role.ADMIN)
         data = PublishedImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if project is not None:  # large files go to a worker, as every import's do
-            files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
-            options = {"dataset": values["dataset"], "accept": not values["to_validation"]}
-            return _import(request, project, ImportJob.Kind.PUBLISHED, files, options)
+        files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
+        options = {"dataset": values["dataset"], "accept": not values["to_validation"]}
+        return _import(request, project, ImportJob.Kind.PUBLISHED, files, options)
+
+
+class NewProjectPublishedImportView(APIView):
+    """A published contrast set in one step into a new project made from the dataset's
+    template (staff and `can_create_projects` users), in the request, whole or not at all.
+    The slug is the form's (or the query's, where the old route sent it)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": NewProjectPublishedImportSerializer},
+        responses={201: PublishedResultSerializer, 400: REFUSED},
+    )
+    def post(self, request: Request) -> Response:
+        check_may_create_projects(request.user)
+        data = NewProjectPublishedImportSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if "slug" not in values:  # the old route's 308 sends it in the query
+            query = NewProjectSlugSerializer(data=request.query_params)
+            query.is_valid(raise_exception=True)
+            values["slug"] = query.validated_data.get("slug", "")
         result = import_published(
-            dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
-            project=None, slug=slug, accept=not values["to_validation"],
-        )  # fmt: skip
+            dataset=values["dataset"],
+            files=uploads_in_order(values),
+            user=request.user,
+            project=None,
+            slug=values["slug"],
+            accept=not values["to_validation"],
+        )
         answer = PublishedResultSerializer(result.as_dict()).data
-        return Response(answer, status=status.HTTP_201_CREATED)  # a new project
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 class ImportJobView(APIView):
@@ -160,10 +208,25 @@ class ImportJobView(APIView):
         job = get_object_or_404(ImportJob, project=project, pk=pk)
         return Response(ImportJobSerializer(job).data)
 
-    @extend_schema(responses={200: RemovalSerializer, 409: OpenApiResponse(
-        description="a published release holds some of it: the reason")})  # fmt: skip
+    @extend_schema(request=None, responses=MOVED, deprecated=True)
     def delete(self, request: Request, slug: str, pk: int) -> Response:
-        """Undo the import batch `pk`: the `batch` an import's answer names (not the job)."""
+        """Moved: an import batch is undone at DELETE /api/projects/{slug}/batches/{batch}/
+        (this route took a batch's id where its GET takes a job's)."""
+        project_for(request.user, slug, Role.ADMIN)
+        return moved(f"/api/projects/{slug}/batches/{pk}/", "The undo of an import batch")
+
+
+class BatchView(APIView):
+    @extend_schema(
+        request=None,
+        responses={
+            200: RemovalSerializer,
+            409: OpenApiResponse(description="a published release holds some of it: the reason"),
+        },
+    )
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        """Undo the import batch `pk` (the `batch` an import's answer names): its originals,
+        perturbations, items and votes."""
         return batch_undo_answer(request, slug, pk)
 
 

@@ -81,6 +81,25 @@ class PublishedImportSerializer(serializers.Serializer):
     )
 
 
+class NewProjectSlugSerializer(serializers.Serializer):
+    slug = serializers.SlugField(
+        max_length=64,
+        required=False,
+        help_text="the new project's slug; the dataset's key when left out",
+    )
+
+
+class NewProjectPublishedImportSerializer(PublishedImportSerializer, NewProjectSlugSerializer):
+    pass
+
+
+class MovedSerializer(serializers.Serializer):
+    """An old route's answer (308, for one release): where the operation lives now."""
+
+    detail = serializers.CharField()
+    location = serializers.CharField(help_text="the new route, also in the Location header")
+
+
 class LineErrorSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True, help_text="null: the whole file")
     message = serializers.CharField()
@@ -95,7 +114,7 @@ class SetsResultSerializer(serializers.Serializer):
     warnings = LineErrorSerializer(many=True)
     warning_count = serializers.IntegerField(help_text="warnings before grouping")
     batch = serializers.IntegerField(
-        help_text="the import batch: DELETE …/imports/{batch}/ undoes it"
+        help_text="the import batch: DELETE …/batches/{batch}/ undoes it"
     )
 
 

@@ -49,7 +49,8 @@ MATRIX = {
     "api-import-votes": (("post", ADMINS),),
     "api-import-sets": (("post", ADMINS),),
     "api-import-published": (("post", ADMINS),),
-    "api-import-job": (("get", ADMINS),),
+    "api-import-job": (("get", ADMINS), ("delete", ADMINS)),
+    "api-batch": (("delete", ADMINS),),
     "api-import-job-action": (("post", ADMINS),),
     "import-job-action": (("post", ADMINS),),
     "api-releases": (("get", ADMINS), ("post", ADMINS)),
@@ -113,7 +114,7 @@ MATRIX = {
 # invitation's link is for the account it names (test_accounts.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
                  "project-list", "project-start", "password-set", "password-set-done", "project-new",
-                 "project-new-published", "project-join"}  # fmt: skip
+                 "project-new-published", "api-import-published-new", "project-join"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:
@@ -142,6 +143,9 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     batch = ImportBatch.objects.create(
         project=project, source_name="f.csv", format="csv", skipped=skipped
     )
+    # An import a release holds: its undo is refused (409) for those who may, and stays.
+    held = ImportBatch.objects.create(project=project, source_name="held.csv", format="csv")
+    Perturbation.objects.filter(release_entries__release=released).update(batch=held)
     item = perturbation.item
     slug, validator = project.slug, people["validator"]
     kwargs = {
@@ -174,6 +178,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "run-progress": {"slug": slug, "pk": run.pk},
         "run-action": {"slug": slug, "pk": run.pk, "action": "cancel"},
         "api-import-job": {"slug": slug, "pk": job.pk},
+        "api-batch": {"slug": slug, "pk": held.pk},
         "import-job": {"slug": slug, "pk": job.pk},
         "api-import-job-action": {"slug": slug, "pk": job.pk, "action": "cancel"},
         "import-job-action": {"slug": slug, "pk": job.pk, "action": "cancel"},

@@ -100,7 +100,11 @@ def test_cads_import_is_undone_whole_and_nothing_else_changes(
         Q(perturbation__batch_id=batch) | Q(control__batch_id=batch)
     ).count()
 
-    response = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
+    # The old route took a batch's id where its GET takes a job's: it now says where to go.
+    moved = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
+    assert moved.status_code == 308 and Perturbation.objects.filter(batch_id=batch).exists()
+    assert moved["Location"] == f"/api/projects/{project.slug}/batches/{batch}/"
+    response = admin.delete(moved["Location"])
     assert response.status_code == 200, response.json()
     assert response.json() == {
         "originals": rows,
@@ -273,7 +277,7 @@ def test_undo_is_refused_while_a_release_holds_the_import(
         admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1.0"}).status_code == 201
     )
     before = snapshot(project)
-    response = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
+    response = admin.delete(f"/api/projects/{project.slug}/batches/{batch}/")
     assert response.status_code == 409
     assert "release 1.0" in response.json()["detail"]
     assert snapshot(project) == before
@@ -446,7 +450,7 @@ def test_only_admins_undo_an_import(project, people, client_for):
         {"file": SimpleUploadedFile("one.jsonl", content)},
         format="multipart",
     )
-    url = f"/api/projects/{project.slug}/imports/{response.json()['batch']}/"
+    url = f"/api/projects/{project.slug}/batches/{response.json()['batch']}/"
     assert client_for().delete(url).status_code == 401
     assert client_for(people["outsider"]).delete(url).status_code == 404
     for role in ("validator", "expert"):
@@ -470,7 +474,7 @@ def test_an_experts_edit_of_an_imported_original_goes_with_its_import(project, p
     )
     other = submitted_perturbation(project, people["expert"])
     assert walk(admin, f"/api/projects/{project.slug}/items/?batch={batch}") == [edit.pk]
-    body = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/").json()
+    body = admin.delete(f"/api/projects/{project.slug}/batches/{batch}/").json()
     assert (body["originals"], body["perturbations"]) == (1, 1)
     assert list(Perturbation.objects.values_list("pk", flat=True)) == [other.pk]
 

@@ -251,8 +251,8 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
         return {"dataset": "ropes", **uploads, **more}
 
     plain = client_for(UserFactory(username="plain"))
-    assert plain.post("/api/projects/qa/import/published/", body()).status_code == 403
-    answer = client_for(root).post("/api/projects/qa/import/published/", body())
+    assert plain.post("/api/import/published/", body(slug="qa")).status_code == 403
+    answer = client_for(root).post("/api/import/published/", body(slug="qa"))
     assert answer.status_code == 201, answer.json()
     said = answer.json()
     assert said["project"] == "qa" and said["project_created"]
@@ -263,6 +263,8 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
     assert any("edit the read-only field 'background', kept as published" in m for m in messages)
     again = client_for(root).post("/api/projects/qa/import/published/", body())
     assert again.status_code == 200 and again.json()["already_present"] == 2
+    taken = client_for(root).post("/api/import/published/", body(slug="qa"))
+    assert taken.status_code == 400 and "'qa' exists; import into it" in taken.json()["detail"]
     # An existing project's slug: only its admins; the others as if it did not exist.
     assert plain.post(f"/api/projects/{project.slug}/import/published/", body()).status_code == 404
     refused = client_for(root).post(f"/api/projects/{project.slug}/import/published/", body())
@@ -347,3 +349,29 @@ def test_warnings_show_once_on_the_projects_own_page_after_the_import(root):
     assert "Imported, with 1 warning" in page and "edit the read-only field" in page
     assert 'aria-current="page">Import</a>' in page  # the project's tabs, Import current
     assert "Imported, with" not in browser.get(answer["Location"]).content.decode()
+
+
+def test_the_published_import_tells_no_one_which_slugs_exist(root, client_for, project):
+    """The route into a project made a new one of a free slug: someone who may not create
+    projects got 404 for a slug that exists and 403 for one that does not. Now both are 404;
+    the new project has its own route, and the old one sends creators there (308)."""
+    files, _ = published_files.ropes()
+
+    def body(**more):  # type: ignore[no-untyped-def]
+        uploads = {f"file{n}": SimpleUploadedFile(name, content)
+                   for n, (name, content) in enumerate(files, 1)}  # fmt: skip
+        return {"dataset": "ropes", **uploads, **more}
+
+    plain = client_for(UserFactory(username="plain"))
+    existing = plain.post(f"/api/projects/{project.slug}/import/published/", body())
+    missing = plain.post("/api/projects/no-such-project/import/published/", body())
+    assert existing.status_code == missing.status_code == 404
+    assert existing.json() == missing.json()
+    creator = client_for(root)
+    moved = creator.post("/api/projects/qa/import/published/", body())
+    assert moved.status_code == 308 and not Project.objects.filter(slug="qa").exists()
+    assert moved["Location"] == moved.json()["location"] == "/api/import/published/?slug=qa"
+    made = creator.post(moved["Location"], body())  # what a client following it sends
+    assert made.status_code == 201 and made.json()["project"] == "qa"
+    bad = creator.post("/api/import/published/?slug=Not%20a%20slug", body())
+    assert bad.status_code == 400 and "slug" in bad.json()
