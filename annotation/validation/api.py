@@ -61,7 +61,7 @@ class NextItemView(APIView):
             if ended:
                 raise DomainError(gates.ENDED[ended], code="forbidden")
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(next_item_payload(project, item))
+        return Response(NextItemSerializer(next_item_payload(project, item)).data)
 
 
 class VoteView(APIView):
@@ -77,16 +77,14 @@ class VoteView(APIView):
         )
         more = studies.serves_more(request, slug)
         following = queue.next_item(project=project, validator=request.user) if more else None
-        body = {
-            "vote": {
-                "item": vote.item_id,
-                "label": vote.label,
-                "answer": vote.answer,
-                "flags": vote.flags,
-            },
+        answer = {
+            "vote": vote,
             "next": next_item_payload(project, following) if following else None,
         }
-        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(
+            VoteResultSerializer(answer).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, slug: str, item: int) -> Response:

@@ -12,6 +12,10 @@ class NextItemSerializer(serializers.Serializer):
 
     item = serializers.IntegerField()
     fields = serializers.JSONField()  # type: ignore[assignment]  # popped by DRF
+    fields_html = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="each field as the page shows it: escaped text, sanitised HTML, or an image",
+    )
     labels = serializers.ListField(child=serializers.CharField())
     extra_labels = serializers.ListField(child=serializers.CharField())
     flags = serializers.ListField(child=serializers.CharField())
