@@ -1,6 +1,6 @@
 """What a set import checks of each perturbation (docs/workflows.md): its shape, label or
-answers and tags (errors), the fields authors may not change (errors, or warnings for a
-published set), and the authoring rules a kept edit breaks (warnings)."""
+answers and tags (errors), the fields authors may not change (edits of them are kept as
+written, with a warning), and the authoring rules a kept edit breaks (warnings)."""
 
 import re
 from collections import defaultdict

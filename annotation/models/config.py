@@ -51,8 +51,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "prompt": "",
     "verbalizers": {},
     # Free-text scoring's official variants (docs/metrics.md): answer normalisation (SQuAD's,
-    # or ROPES's, which keeps articles), and what makes a member right for consistency (F1
-    # above 0.8, or an exact match).
+    # ROPES's, which keeps articles, or DROP's own metric, numbers as numbers and multi-span
+    # answers matched span by span), and what makes a member right for consistency (F1 above
+    # 0.8, or an exact match).
     "answer_normalization": "squad",
     "answer_consistency": "f1",
     # Classification: a field whose equal values make one question (MC-TACO's candidates of

@@ -24,7 +24,7 @@ from evaluation.specs.services import is_trusted, not_loaded
 
 
 def run_evaluation(run_id: int, *, progress: Any = None) -> EvaluationRun | None:
-    """Score a run's split of its release, store predictions and metrics (evaluation.jobs
+    """Score a run's split of its release, store predictions and metrics (annotation.jobs
     handles claiming, failures and cancellation). None if the run already finished."""
     return jobs.execute(
         EvaluationRun, run_id, lambda run: _scored(run, progress), expected=(RunnerError,)
