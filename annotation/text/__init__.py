@@ -1,2 +1,3 @@
-"""Text shared by every workflow: edit statistics and diffs (edits), and a field's value as
-its kind shows it (fields)."""
+"""Text shared by every workflow: edit statistics and diffs (edits), a field's value as its
+kind shows it (fields), what people type and upload read strictly (parsing), and CSV/TSV cells
+and rows that no spreadsheet runs as formulas (cells)."""
