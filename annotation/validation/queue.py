@@ -122,6 +122,8 @@ def _lease_one(
         if first is None:
             return True, None
         item = sql.lock_by_id(first.pk)
+        if item is None:  # deleted while this request waited for it: choose again
+            return False, None
     if not sql.lease(params, item_id=item.pk, expires=expires):
         return False, None
     return True, item

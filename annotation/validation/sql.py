@@ -374,11 +374,13 @@ def choose_candidate(params: dict[str, Any], skip: list[int], *, wait: bool) -> 
     return rows[0] if rows else None
 
 
-def lock_by_id(item_id: int) -> ValidationItem:
-    """The item, locked by its key, waiting for whoever holds it."""
+def lock_by_id(item_id: int) -> ValidationItem | None:
+    """The item, locked by its key, waiting for whoever holds it; None when the holder
+    deleted it (a delete of its perturbation, an import's undo, the project's delete)."""
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     sql = f"SELECT i.* FROM {ITEM} i WHERE i.id = %(item)s"
-    return fetch(ValidationItem, sql + lock, {"item": item_id})[0]
+    rows = fetch(ValidationItem, sql + lock, {"item": item_id})
+    return rows[0] if rows else None
 
 
 def lease(params: dict[str, Any], *, item_id: int, expires: datetime) -> bool:

@@ -73,6 +73,7 @@ def wait_for_a_lock_wait() -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")  # fresh, inside a transaction too
             cursor.execute(query)
             if cursor.fetchone()[0]:
                 return
@@ -303,3 +304,23 @@ def test_a_vote_whose_project_is_deleted_before_its_counters_answers_404(
     assert "deleted" in outcome.message
     assert not Project.objects.filter(pk=pk).exists()
     assert not Vote.objects.filter(validator=second).exists()
+
+
+def test_a_validator_waiting_for_an_item_that_is_deleted_is_served_another(project, people):
+    """Every candidate was locked, so the queue waited for the best one by its key; a delete
+    held it and committed: the row was gone and the next item answered 500 (IndexError)."""
+    from django.db import transaction
+
+    project.settings = {**project.settings, "control_rate": 0}  # perturbations' items only
+    project.save()
+    doomed = submitted_perturbation(project, people["expert"]).item
+    validator = people["validator"]
+    with transaction.atomic():
+        ValidationItem.objects.select_for_update().get(pk=doomed.pk)
+        ValidationItem.objects.filter(pk=doomed.pk).delete()
+        serving = Thread(lambda: next_item(project=project, validator=validator))
+        serving.start()
+        wait_for_a_lock_wait()
+    assert serving.outcome() is None  # nothing else is open: none, not an error
+    kept = submitted_perturbation(project, people["expert"]).item
+    assert next_item(project=project, validator=validator) == kept
