@@ -1,10 +1,12 @@
-"""At a phone's width (390 px) the project list shows every column it keeps, and no title
-runs off the screen."""
+"""At a phone's width (390 px) the project list shows every column it keeps, no title runs off
+the screen, and a table's last columns (Status) stay on it."""
 
 import pytest
 
+from annotation.authoring.claims import pivot_claim
 from evaluation.models import EvaluationRun, ModelSpec
 from tests.browser.conftest import screenshot
+from tests.factories import ExampleFactory, submitted_perturbation
 
 pytestmark = pytest.mark.browser
 
@@ -26,3 +28,38 @@ def test_pages_fit_a_phone(page, login, project, people, released):
             roles = page.locator("#projects td").last.bounding_box()
             assert roles is not None and roles["x"] + roles["width"] <= 390
     screenshot(page, "phone-data")
+
+
+def _row_visible(page, row: str) -> None:  # type: ignore[no-untyped-def]
+    """Every cell of the row that the page shows lies inside its card, without scrolling the
+    card sideways."""
+    card = page.locator(row).first.locator("xpath=ancestor::section[1]").bounding_box()
+    assert card is not None, row
+    right = min(card["x"] + card["width"], 390) + 1
+    cells = page.locator(f"{row} > td")
+    for n in range(cells.count()):
+        cell = cells.nth(n)
+        if not cell.is_visible():  # a wide-only column, stepped aside
+            continue
+        box = cell.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= right, (row, n, box)
+
+
+def test_the_status_column_shows_at_a_phones_width(page, login, project, people):
+    """The Status column was clipped (scrolled out of its card) on the Data page's table and
+    in the editor's list of a pivot's perturbations, as by NLVR2's image addresses."""
+    url = "https://lil.nlp.cornell.edu/resources/NLVR2/test1/test1-419-2-1-img0.png"
+    pivot = ExampleFactory(project=project, fields={"text": f"{url} good"}, label="positive")
+    submitted_perturbation(project, people["expert"], pivot=pivot, text=f"{url} bad")
+    page.set_viewport_size({"width": 390, "height": 800})
+    login("alice")
+    page.goto(f"/p/{project.slug}/data/")
+    _row_visible(page, "#data-rows tbody tr")
+    screenshot(page, "phone-data-status")
+    page.goto(f"/p/{project.slug}/data/?kind=originals")
+    _row_visible(page, "#data-rows tbody tr")
+    pivot_claim(pivot=pivot, expert=people["expert"])
+    login("erin")
+    page.goto(f"/p/{project.slug}/pivots/{pivot.pk}/edit/")
+    _row_visible(page, "#existing tbody tr")
+    screenshot(page, "phone-editor-status")
