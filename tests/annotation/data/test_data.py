@@ -165,6 +165,9 @@ def mixed(project, people):  # type: ignore[no-untyped-def]
         ("author=otto", lambda p: p.author.username == "otto"),
         ("q=Review 4:", lambda p: "Review 4:" in p.fields["text"]),
         ("q=m7", lambda p: p.pivot.external_id == "m7"),
+        # Through the trigram index on PostgreSQL: any case; a quote is searched as typed.
+        ("q=rEVIEW 4:", lambda p: "review 4:" in p.fields["text"].lower()),
+        ('q=4: the "film', lambda p: '4: the "film' in p.fields["text"]),
         (
             "status=submitted&tag=negation",
             lambda p: p.status == "submitted" and p.tags.filter(name="negation").exists(),
