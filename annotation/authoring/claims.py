@@ -5,7 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from annotation.errors import DomainError
@@ -57,8 +57,22 @@ def unclaimed_pivots(project: Project, split: str = "test") -> Any:
 
 
 def pivot_sample(*, project: Project, expert: Any, split: str, strategy: str) -> Claim:
-    """Claim an unclaimed pivot: at random, or from the label with the fewest perturbations."""
-    candidates = unclaimed_pivots(project, split).filter(n=0)
+    """Claim an unclaimed pivot: at random, or from the label with the fewest perturbations.
+    Unused pivots first; when every pivot has a perturbation (a project made from a published
+    set), one of those with the fewest, for another perturbation under the project's cap."""
+    pool = unclaimed_pivots(project, split)
+    candidates = pool.filter(n=0)
+    if not candidates.exists():
+        fewest = pool.aggregate(m=Min("n"))["m"]
+        if fewest is None:
+            raise DomainError(
+                f"No pivot of the {split} split has room for a perturbation: each has "
+                f"{project.setting('max_perturbations_per_pivot')}, the most per pivot, or "
+                "is claimed now. An admin may import more originals or raise the most "
+                "perturbations per pivot in Settings.",
+                code="conflict",
+            )
+        candidates = pool.filter(n=fewest)
     if strategy == "balanced":
         counts = dict(
             project.perturbations.exclude(status=Status.WITHDRAWN)

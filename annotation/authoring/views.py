@@ -99,12 +99,26 @@ def pivot_sample(request: HttpRequest, slug: str) -> HttpResponse:
             strategy=request.POST.get("strategy", "random"),
         )
     except DomainError as error:
+        _said_submitted(request, "")
         flash_refusal(request, error)
         return redirect(f"{reverse('pivots', args=[slug])}?split={split}")
-    submitted = parse_id(request.POST.get("submitted"))
-    if submitted is not None:  # "Submit & next" brings the expert here
-        messages.success(request, f"Perturbation {submitted} submitted. Here is the next pivot.")
+    _said_submitted(request, " Here is the next pivot.")
+    written = claim.example.perturbations.exclude(status="withdrawn").count()
+    if written:
+        messages.info(
+            request,
+            f"Every pivot of the {split} split has a perturbation already: this one has "
+            f"{written}; write another (up to {project.setting('max_perturbations_per_pivot')}"
+            " per pivot).",
+        )
     return redirect("editor-new", slug=slug, pk=claim.example_id)
+
+
+def _said_submitted(request: HttpRequest, then: str) -> None:
+    """ "Submit & next" brings the expert here: the submit is said, whatever comes next."""
+    submitted = parse_id(request.POST.get("submitted"))
+    if submitted is not None:
+        messages.success(request, f"Perturbation {submitted} submitted.{then}")
 
 
 @login_required

@@ -3,6 +3,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.utils import timezone
 
 from annotation.authoring.claims import pivot_claim, pivot_sample
@@ -10,7 +11,13 @@ from annotation.authoring.drafts import perturbation_save
 from annotation.errors import DomainError
 from annotation.models import Claim, Perturbation, ValidationItem
 from annotation.projects.services import guidelines_publish
-from tests.factories import ExampleFactory, ProjectFactory, UserFactory, member
+from tests.factories import (
+    ExampleFactory,
+    ProjectFactory,
+    UserFactory,
+    member,
+    submitted_perturbation,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -315,7 +322,7 @@ def test_sampling_claims_unclaimed_pivots_and_balances_labels(project, people):
     assert balanced.example.label == "negative"
     with pytest.raises(DomainError, match="Unknown sampling strategy"):
         pivot_sample(project=project, expert=expert, split="test", strategy="weird")
-    with pytest.raises(DomainError, match="No unclaimed, unused pivot is left in the dev"):
+    with pytest.raises(DomainError, match="No pivot of the dev split has room"):
         pivot_sample(project=project, expert=expert, split="dev", strategy="random")
 
 
@@ -356,3 +363,33 @@ def test_validators_cannot_browse_pivots_or_write(project, pivot, people, client
     assert client.post(f"/api/projects/{project.slug}/examples/p1/claim/").status_code == 403
     assert post(client, project, submission()).status_code == 403
     assert UserFactory(username="nobody")  # outsiders are covered by the permission matrix
+
+
+def test_next_pivot_when_every_pivot_has_its_perturbation_says_so_and_what_was_submitted(
+    project, people
+):
+    """A project made from a published set: every pivot has a perturbation. "Submit & next"
+    says the submit happened, then offers a pivot for another perturbation, and says why; with
+    no room left it says so, and what to do, beside "submitted"."""
+    expert = people["expert"]
+    for n in range(2):
+        pivot = ExampleFactory(project=project, external_id=f"p{n}", label="positive",
+                               fields={"text": f"a good film {n}"})  # fmt: skip
+        submitted_perturbation(project, expert, pivot=pivot, text=f"a bad film {n}")
+    page = Client()
+    page.force_login(expert)
+    url = f"/p/{project.slug}/pivots/sample/"
+    answer = page.post(url, {"split": "test", "strategy": "random", "submitted": "99"})
+    said = [str(m) for m in answer.wsgi_request._messages]
+    assert answer.status_code == 302 and "/edit/" in answer["Location"]
+    assert said[0] == "Perturbation 99 submitted. Here is the next pivot."
+    assert said[1].startswith("Every pivot of the test split has a perturbation already: this "
+                              "one has 1; write another (up to 5 per pivot).")  # fmt: skip
+    Claim.objects.all().delete()
+    project.settings = {**project.settings, "max_perturbations_per_pivot": 1}
+    project.save()
+    answer = page.post(url, {"split": "test", "strategy": "random", "submitted": "100"})
+    said = [str(m) for m in answer.wsgi_request._messages][-2:]  # the first answer's went unread
+    assert answer["Location"].endswith("/pivots/?split=test")
+    assert said[0] == "Perturbation 100 submitted."
+    assert said[1].startswith("No pivot of the test split has room for a perturbation: each has 1")
