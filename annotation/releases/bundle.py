@@ -35,7 +35,7 @@ EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
 AGREE = "agree"  # free-text vote counts: responses that agree with the released answers
 LINE = orjson.OPT_APPEND_NEWLINE
-SETS_AT_ONCE = 5000  # sets a chunk: its table and its lines, then the next
+SETS_AT_ONCE = 2000  # sets a chunk: its table and its lines, then the next
 
 
 @dataclass(slots=True)  # a release may hold a million of them
