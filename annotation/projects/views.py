@@ -148,6 +148,15 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     table = [
         (split, [counts.get((split, label), 0) for label in project.labels]) for split in splits
     ]
+    if project.is_free_text:  # per split: originals, and those that wait for their answer
+        waiting = dict(
+            project.examples.filter(label="", answers=[])
+            .values_list("split")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        per_split = {s: sum(n for (s2, _), n in counts.items() if s2 == s) for s in splits}
+        table = [(s, [per_split[s], waiting.get(s, 0)]) for s in splits]
     roles = project.user_roles  # type: ignore[attr-defined]
     user: Any = request.user
     is_admin = Role.ADMIN in roles
@@ -170,6 +179,7 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "is_admin": is_admin,
         "table": table,
         "n_examples": sum(counts.values()),
+        "n_waiting": sum(row[1][1] for row in table) if project.is_free_text else 0,
         "tags": tags,
         "guidelines": project.current_guidelines(),
         "perturbation_counts": [(s, status_counts.get(s, 0)) for s in Perturbation.Status.values],

@@ -17,7 +17,7 @@ from annotation.validation.stats import project_stats
 from evaluation.models import ModelSpec
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_enqueue
-from tests.factories import member, project_creator
+from tests.factories import ExampleFactory, member, project_creator
 from tests.oracles.consistency import consistency
 from tests.oracles.squad import best_exact_match, best_f1, f1_score
 
@@ -357,3 +357,19 @@ def test_free_text_pages_speak_of_answers_not_labels(qa, client_for):
         assert "Label-balanced" not in html and "Labels: ·" not in html, name
     assert "Why does this edit change the answer?" in pages["editor"].content.decode()
     assert "Answers: free text (or unanswerable)" in pages["dashboard"].content.decode()
+
+
+def test_the_dashboard_counts_the_originals_that_wait_for_an_answer(qa):
+    """A published DROP set comes without its answers (622 originals): the dashboard says how
+    many wait for one, per split, and where to find them."""
+    project, people = qa
+    for n in range(3):
+        ExampleFactory(project=project, external_id=f"w{n}", label="", answers=[],
+                       fields={"context": CONTEXT, "question": f"Who won {n}?"})  # fmt: skip
+    admin = Client()
+    admin.force_login(people["admin"])
+    html = admin.get("/p/curie/").content.decode()
+    total = project.examples.count()
+    assert f'<td>test</td><td class="num">{total}</td><td class="num">3</td>' in html
+    assert "<b>3</b> originals wait for their answers" in html
+    assert "?kind=originals&amp;waiting=1" in html
