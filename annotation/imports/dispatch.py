@@ -79,11 +79,14 @@ def _import_stored(job: ImportJob) -> dict[str, Any]:
 
 
 def _failure(error: Exception, message: str) -> dict[str, Any]:
-    """What a failed import stores: each rejected line's problem, or the one reason."""
+    """What a failed import stores: each rejected line's problem, the rule that refused the
+    whole file (line null), or, when the file is not at fault (its stored copy gone, an
+    error of ours), the reason alone."""
     if isinstance(error, ImportRejected):
         return {"error": "The file was rejected.", "errors": [e.as_dict() for e in error.errors]}
-    reason = error.message if isinstance(error, DomainError) else message
-    return {"error": reason, "errors": [{"line": None, "message": reason}]}
+    if isinstance(error, DomainError):
+        return {"error": error.message, "errors": [{"line": None, "message": error.message}]}
+    return {"error": message, "errors": []}
 
 
 def remove_files(job: ImportJob) -> None:

@@ -164,5 +164,8 @@ class ImportJobSerializer(serializers.Serializer):
     status = serializers.CharField()
     result = serializers.JSONField(help_text="the import's answer, once it succeeded")
     errors = LineErrorSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
+    error = serializers.CharField(
+        help_text="why it failed; when the file is not at fault, `errors` is empty"
+    )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -116,7 +116,7 @@ def test_a_large_published_set_into_an_existing_project_goes_to_a_worker(
                    for n, (name, content) in enumerate(files, 1)}  # fmt: skip
         return {"dataset": "ropes", **uploads}
 
-    made = root.post("/api/projects/qa/import/published/", body())  # a new project: at once
+    made = root.post("/api/import/published/", {**body(), "slug": "qa"})  # at once
     assert made.status_code == 201 and made.json()["perturbations"] == 2
     Perturbation.objects.all().delete()
     settings.IMPORT_BACKGROUND_BYTES = 10
@@ -146,8 +146,9 @@ def test_an_import_that_fails_unexpectedly_is_failed_with_its_reason_not_left_ru
     ImportJob.objects.filter(pk=job.pk).update(options={**job.options, "encoding": "latin-1"})
     assert run_import(job.pk).status == "failed"
     shown = admin.get(url).json()
-    [reason] = [error["message"] for error in shown["errors"]]
+    reason = shown["error"]
     assert shown["status"] == "failed" and "TypeError" in reason and "encoding" in reason
+    assert shown["errors"] == []  # the file is not at fault
     assert not Example.objects.filter(project=project).exists()
     ImportJob.objects.filter(pk=job.pk).update(options=job.options)  # fixed: a retry imports
     assert admin.post(f"{url}retry/").json()["status"] == "queued"
@@ -164,7 +165,7 @@ def test_an_import_whose_stored_file_is_gone_fails_with_the_reason(project, queu
     (Path(settings.MEDIA_ROOT) / job.files["file"]["path"]).unlink()
     assert run_import(job.pk).status == "failed"
     shown = admin.get(url).json()
-    assert shown["status"] == "failed" and "No such file" in shown["errors"][0]["message"]
+    assert shown["status"] == "failed" and "No such file" in shown["error"]
     assert not Example.objects.filter(project=project).exists()
 
 
