@@ -174,6 +174,7 @@ page_urls = [
     path("p/<slug:slug>/pivots/<id:pk>/claim/", authoring_views.pivot_claim, name="pivot-claim"),
     path("p/<slug:slug>/pivots/<id:pk>/answer/", authoring_views.pivot_answer, name="pivot-answer"),
     path("p/<slug:slug>/pivots/<id:pk>/edit/", authoring_views.editor_new, name="editor-new"),
+    path("p/<slug:slug>/tags/add/", authoring_views.tag_add, name="tag-add"),
     path(
         "p/<slug:slug>/perturbations/<id:pk>/edit/",
         authoring_views.editor_draft,

@@ -10,6 +10,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotation.authoring import claims, drafts, selectors
@@ -17,6 +18,7 @@ from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
+from annotation.projects.services import tag_create
 from annotation.text.edits import word_diff
 from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
 from annotation.text.parsing import parse_id
@@ -158,6 +160,7 @@ def _editor(
         "detailUrl": reverse("api-perturbation", args=[project.slug, 0]),
         "myWorkUrl": reverse("my-work", args=[project.slug]),
         "nextUrl": reverse("pivot-sample", args=[project.slug]),
+        "draftEditUrl": reverse("editor-draft", args=[project.slug, 0]),
         "split": pivot.split,
         # The server's sanitiser's allow-list, for the preview of an html field's edit.
         "htmlTags": sorted(tag.upper() for tag in FIELD_TAGS),
@@ -256,3 +259,26 @@ def perturbation_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpRespo
     else:
         messages.success(request, f"Perturbation {pk} withdrawn.")
     return redirect("my-work", slug=slug)
+
+
+@login_required
+@require_POST
+def tag_add(request: HttpRequest, slug: str) -> HttpResponse:
+    """An expert adds a tag of their own to the project's taxonomy (a project made from a
+    published set has only its dataset's tag), then goes back to their edit."""
+    project = project_for(request.user, slug, *AUTHORS)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("pivots", args=[slug])
+    try:
+        tag = tag_create(
+            project=project,
+            user=request.user,
+            name=request.POST.get("name", ""),
+            description=request.POST.get("description", ""),
+        )
+    except DomainError as error:
+        flash_refusal(request, error)
+    else:
+        messages.success(request, f"Tag {tag.name!r} added; tick it for your edit.")
+    return redirect(back)

@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import is_password_usable
 from django.db import transaction
+from django.db.models import Max
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Guidelines, Membership, Project, Tag
@@ -55,6 +56,21 @@ def _set_tags(project: Project, tags: list[dict[str, Any]]) -> None:
         Tag.objects.update_or_create(
             project=project, name=tag["name"], defaults={**tag, "position": position}
         )
+
+
+@transaction.atomic
+def tag_create(*, project: Project, user: Any, name: str, description: str = "") -> Tag:
+    """One tag added to the taxonomy (an expert's, from the editor), at its end; logged."""
+    name = " ".join(str(name).split())
+    if not name or len(name) > 64:
+        raise DomainError("A tag needs a name of at most 64 characters.", field="name")
+    if project.tags.filter(name__iexact=name).exists():
+        raise DomainError(f"The project has a tag {name!r} already.", field="name")
+    last = project.tags.aggregate(m=Max("position"))["m"]
+    tag = Tag.objects.create(project=project, name=name, description=str(description)[:1000],
+                             position=0 if last is None else last + 1)  # fmt: skip
+    AuditLog.record(actor=user, action="tags_changed", project=project, added=[name])
+    return tag
 
 
 def guidelines_publish(*, project: Project, text: str, user: Any = None) -> Guidelines | None:

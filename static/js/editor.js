@@ -209,6 +209,17 @@
     timer = setTimeout(save, 1500);
   }
 
+  // Adding a tag leaves the page: the draft is saved first, and the page comes back to it.
+  const addTag = document.getElementById("add-tag");
+  if (addTag) {
+    addTag.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      await save();
+      if (draftId) addTag.elements.next.value = config.draftEditUrl.replace("/0/", `/${draftId}/`);
+      addTag.submit();
+    });
+  }
+
   function nextPivot(submitted) {
     // Claiming is a POST: the sampler claims an unused pivot of the same split.
     const next = document.createElement("form");

@@ -73,6 +73,7 @@ MATRIX = {
     "pivot-claim": (("post", AUTHORS),),
     "pivot-answer": (("post", AUTHORS),),
     "editor-new": (("get", AUTHORS),),
+    "tag-add": (("post", AUTHORS),),
     "editor-draft": (("get", {"expert"}),),  # the author's own draft only
     "perturbation-withdraw": (("post", {"expert"}),),
     "my-work": (("get", AUTHORS),),

@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation.authoring.claims import pivot_claim, pivot_sample
 from annotation.authoring.drafts import perturbation_save
 from annotation.errors import DomainError
-from annotation.models import Claim, Perturbation, ValidationItem
+from annotation.models import AuditLog, Claim, Perturbation, Tag, ValidationItem
 from annotation.projects.services import guidelines_publish
 from tests.factories import (
     ExampleFactory,
@@ -393,3 +393,32 @@ def test_next_pivot_when_every_pivot_has_its_perturbation_says_so_and_what_was_s
     assert answer["Location"].endswith("/pivots/?split=test")
     assert said[0] == "Perturbation 100 submitted."
     assert said[1].startswith("No pivot of the test split has room for a perturbation: each has 1")
+
+
+def test_an_expert_adds_a_tag_of_their_own_from_the_editor(project, people):
+    """A project made from a published set has only `gardner-2020`: an expert adds a tag of
+    their own beside it, from the editor, and uses it; the audit log names it."""
+    Tag.objects.filter(project=project).delete()
+    Tag.objects.create(project=project, name="gardner-2020", description="published")
+    pivot = ExampleFactory(project=project, label="positive", fields={"text": "a good film"})
+    expert = people["expert"]
+    pivot_claim(pivot=pivot, expert=expert)
+    page = Client()
+    page.force_login(expert)
+    editor = f"/p/{project.slug}/pivots/{pivot.pk}/edit/"
+    assert 'id="add-tag-card" open' in page.get(editor).content.decode()
+    url = f"/p/{project.slug}/tags/add/"
+    added = page.post(url, {"name": " word  choice ", "description": "a synonym", "next": editor})
+    assert added.status_code == 302 and added["Location"] == editor
+    assert list(project.tags.values_list("name", flat=True)) == ["gardner-2020", "word choice"]
+    entry = AuditLog.objects.get(action="tags_changed")
+    assert (entry.actor, entry.details) == (expert, {"added": ["word choice"]})
+    again = page.post(url, {"name": "Word Choice", "next": "https://elsewhere.example/"})
+    assert again["Location"] == f"/p/{project.slug}/pivots/"  # never off the site
+    assert project.tags.count() == 2
+    made = perturbation_save(author=expert, pivot=pivot, fields={"text": "a dull film"},
+                             label="negative", tags=["word choice"], submit=True)  # fmt: skip
+    assert [t.name for t in made.tags.all()] == ["word choice"]
+    validator = Client()
+    validator.force_login(people["validator"])
+    assert validator.post(url, {"name": "x"}).status_code == 403
