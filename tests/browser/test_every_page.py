@@ -34,6 +34,7 @@ def test_every_page_of_the_demo_for_each_role(page, login, settings, tmp_path):
         "vote-import": (f"{base}/import/votes/", "label_distribution"),
         "settings": (f"{base}/settings/", "Validation and authoring"),
         "validators": (f"{base}/validators/", "validator1"),
+        "studies": (f"{base}/studies/", "Study links"),
         "disputes": (f"{base}/disputes/", "Reopen for 2 more votes"),
         "releases": (f"{base}/releases/", "demo-1"),
         "release": (f"{base}/releases/{release.pk}/", "demo-1"),
