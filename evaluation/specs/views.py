@@ -115,6 +115,34 @@ class ModelForm(forms.Form):
         "predictions are noise; for a deliberate baseline only",
     )  # fmt: skip
 
+    def __init__(self, *args: Any, user: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        kind: Any = self.fields["kind"]
+        if not user.is_staff:  # only staff may make a worker run code (docs/security.md)
+            kind.choices = [c for c in kind.choices if c[0] != ModelSpec.Kind.PYTHON]
+        for name, field in self.fields.items():
+            field.kinds = " ".join(FIELD_KINDS.get(name, ()))  # type: ignore[attr-defined]
+
+
+Kind = ModelSpec.Kind
+_CHECKPOINTS = (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM,
+                Kind.HF_SEQ2SEQ)  # fmt: skip
+_PROMPTED = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE)
+_SERVED = (Kind.OPENAI_COMPATIBLE,)
+# The kinds each setting applies to, so that the page shows only a kind's own settings; a
+# setting not listed applies to every kind.
+FIELD_KINDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(["base_url", "api_key", "scoring", "concurrency", "timeout", "price_prompt",
+                     "price_completion"], _SERVED),
+    **dict.fromkeys(["prompt", "verbalizers", "target_delimiter", "few_shot", "few_shot_split",
+                     "chat_template", "stop", "max_new_tokens"], _PROMPTED),
+    **dict.fromkeys(["max_length", "device", "precision", "allow_random_weights"], _CHECKPOINTS),
+    "batch_size": (*_CHECKPOINTS, Kind.PYTHON),
+    "label_mapping": (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.PYTHON),
+    "num_beams": (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
+    **dict.fromkeys(["stride", "max_answer_tokens"], (Kind.HF_QUESTION_ANSWERING,)),
+}  # fmt: skip
+
 
 def stops(typed: str) -> list[str]:
     """Stop sequences as typed: separated by |, with \\n for a new line."""
@@ -124,7 +152,7 @@ def stops(typed: str) -> list[str]:
 @login_required
 def models_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = admin_project(request.user, slug)
-    form = ModelForm(request.POST or None)
+    form = ModelForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         values = {**form.cleaned_data, "stop": stops(form.cleaned_data["stop"])}
         values["scoring"] = values["scoring"] or ModelSpec.Scoring.LOGLIKELIHOOD
