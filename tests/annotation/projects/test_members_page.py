@@ -73,7 +73,7 @@ def test_a_pasted_list_creates_accounts_whose_link_sets_a_password_once(
     assert roles(project, "ana") == ["validator"]
     logged = browser().post("/accounts/login/", {"username": "ana",
                                                  "password": "a long pass phrase 42"})  # fmt: skip
-    assert logged.status_code == 302 and logged["Location"] == "/"
+    assert logged.status_code == 302 and logged["Location"] == "/start/"  # where her role starts
     # Used once: the invitation now says so, and sets no password.
     again = browser().get(ana_link)
     assert again.status_code == 410 and "used already" in again.content.decode()
