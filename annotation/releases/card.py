@@ -100,7 +100,9 @@ def _annotators_and_build(
     w: Any, counts: dict[str, Any], stats: dict[str, Any], options: dict[str, Any]
 ) -> None:
     w("\n## Annotators and time\n\n")
-    w(f"- Experts: {counts['experts']}; validators: {stats['validators']} (pseudonymous).\n")
+    # An imported set's perturbations have one author, the import's pseudonymous account.
+    how = "" if stats["validators"] else " (accounts that wrote or imported them; an import is one)"
+    w(f"- Experts: {counts['experts']}{how}; validators: {stats['validators']} (pseudonymous).\n")
     per_edit, per_vote = stats["median_seconds_per_perturbation"], stats["median_seconds_per_vote"]
     if per_edit is None:
         w("- Median seconds per perturbation: no time recorded (imported edits carry none).\n")

@@ -380,6 +380,7 @@ def test_the_card_says_no_time_was_recorded_rather_than_zero_seconds(project, pe
     card = bundle(released).read("README.md").decode()
     assert "Median seconds per perturbation: no time recorded" in card
     assert "Median seconds per vote: no time recorded" in card and "0.000" not in card
+    assert "Experts: 1 (accounts that wrote or imported them; an import is one)" in card
     timed = [7, 30, 41]
     for p, seconds in zip(Perturbation.objects.order_by("pk"), timed, strict=False):
         Perturbation.objects.filter(pk=p.pk).update(seconds_spent=seconds)
