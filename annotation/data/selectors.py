@@ -199,19 +199,22 @@ def _tag_id(project: Project, name: str) -> int:
 
 def _search(project: Project, q: str, id_field: str, model: Any) -> Q:
     """`q` in any of the row's text fields, or the original's id exactly. On PostgreSQL, a
-    `q` of three characters or more first finds its rows by the trigram index over the fields
-    as upper-case text (migration 0023), then each field is checked: 1M rows scanned took
-    0.9-1.2 s (benchmarks/data_page.py). A `q` that JSON writes escaped (a quote, a backslash,
-    a control character) is not found as typed in that text, so it scans as before."""
+    `q` of three characters or more is looked for in the fields as upper-case text, which a
+    trigram index covers (migration 0023), and then in each field:
+    the planner reads a rare text's rows from the index, and a common one's newest rows first
+    (1M rows scanned took 0.9-1.2 s: benchmarks/data_page.py). A `q` that JSON writes escaped
+    (a quote, a backslash, a control character) is not found as typed in that text: it scans,
+    as on SQLite."""
     in_fields = Q()
     for name in project.field_names:
         in_fields |= Q(**{f"fields__{name}__icontains": q})
+    by_id = Q(**{id_field: q})
     if connection.vendor != "postgresql" or len(q) < 3 or JSON_ESCAPED.search(q):
-        return in_fields | Q(**{id_field: q})
-    as_text = Upper(Cast("fields", TextField()))
-    narrowed = model.objects.filter(Contains(as_text, Upper(Value(q))), in_fields)
-    by_id = model.objects.filter(**{id_field: q})
-    return Q(pk__in=narrowed.values("pk").union(by_id.values("pk")))
+        return in_fields | by_id
+    # The rows of an original of that id, by their ids: the planner then reads both indexes.
+    ids = list(model.objects.filter(by_id, project=project).values_list("pk", flat=True))
+    in_text = Contains(Upper(Cast("fields", TextField())), Upper(Value(q)))
+    return Q(pk__in=ids) | (Q(in_text) & in_fields)
 
 
 @dataclass
