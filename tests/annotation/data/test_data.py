@@ -613,3 +613,15 @@ def test_a_history_tells_the_validators_outcome_and_an_imported_acceptance(
     history = admin.get(f"/api/projects/{project.slug}/items/{imported.pk}/").json()["history"]
     assert [e["what"] for e in history] == ["imported"]
     assert history[0]["detail"].endswith("accepted as imported, without validation")
+
+
+def test_a_search_finds_an_original_by_its_id_and_others_by_their_text(project, people, client_for):
+    """On PostgreSQL an id of three characters or more is found beside the texts that hold it
+    (the ids first, then the trigram index): both kinds of match, and only they."""
+    by_id = ExampleFactory(project=project, external_id="abc-9", fields={"text": "Nothing."})
+    by_text = ExampleFactory(project=project, fields={"text": "See ABC-9 here."})
+    ExampleFactory(project=project, fields={"text": "abc 9, not it."})
+    admin = client_for(people["admin"])
+    url = f"/api/projects/{project.slug}/items/?kind=originals&order=oldest&q="
+    assert walk(admin, url + "abc-9") == [by_id.pk, by_text.pk]
+    assert walk(admin, url + "ABC-9") == [by_text.pk]  # an id is exact, a text in any case
