@@ -147,9 +147,10 @@ def validate_context(request: HttpRequest, project: Project, context: dict[str, 
     nothing moves only for real items (no "left" count, no undo), so that the page never tells
     them apart; a validator whose work ended reads why. A participant with nothing left to
     label has finished."""
-    if context["item"] is None and studies.participant_of(request, project.slug):
-        participant = studies.participant_of(request, project.slug)
-        assert participant is not None
+    participant = studies.participant_of(request, project.slug)
+    if participant is not None:
+        context["of_items"] = participant.study.items_per_participant
+    if context["item"] is None and participant is not None:
         Participant.objects.filter(pk=participant.pk, completed_at=None).update(
             completed_at=timezone.now()
         )

@@ -51,6 +51,7 @@ def test_a_participant_goes_from_the_study_link_to_the_completion_code(
         gold = GoldItem.objects.filter(pk=item_id).first()
         label = gold.gold_label if gold else ValidationItem.objects.get(pk=item_id).gold_label
         if done == 2:
+            expect(participant.locator("#counter")).to_contain_text("of 5 in this project")
             screenshot(participant, "study-participant")
         if done == 4:
             with participant.expect_navigation():
