@@ -134,13 +134,55 @@ SHARED = {
     "429": "too many requests: try again after Retry-After",
 }
 WRITES = {
-    "400": "a refused input: the field and why, or a rejected file's lines",
+    "400": "a refused input: the field and why, or a rejected file's lines (text never holds "
+    "NUL, which PostgreSQL cannot store; a file is never empty)",
     "409": "a conflict with the object's state (finished, released, already done)",
 }
 QUERIES = {"400": "a refused query parameter: the parameter and why"}
 UPLOADS = {
     "413": "the upload is larger than IMPORT_MAX_BYTES",
     "415": "not multipart/form-data",
+}
+
+
+# Rules that an operation's 400 applies and its schema cannot state: they depend on what exists
+# (an account, an original, a tag) or on the project (its labels, its votes per item), or join
+# fields (a release's shares add up to 1). Each is the 400's description, by operation id.
+STATE_RULES = {
+    "auth_token_create": "the username and password are not an active account's",
+    "projects_destroy": "`confirm` is not the project's slug",
+    "projects_create": "the configuration breaks a rule across fields (labels, fields, "
+    "settings and task type; docs/workflows.md)",
+    "projects_partial_update": "the configuration breaks a rule across fields (labels, fields, "
+    "settings and task type, fixed once examples exist; docs/workflows.md), or `slug` differs",
+    "projects_members_create": "no account has this username",
+    "projects_items_list": "`batch` names no import of the project, or `label`, `tag` or "
+    "`author` none of its labels, tags or authors",
+    "projects_items_bulk_create": "accept and reject need a reason; tag and untag a tag of the "
+    "project; only delete applies to originals; ids or filters are given, one of them",
+    "projects_perturbations_create": "`pivot` is no original of the project, or the content "
+    "breaks the project's rules (its fields, labels and tags)",
+    "projects_perturbations_partial_update": "the content breaks the project's rules (its "
+    "fields, labels and tags)",
+    "projects_releases_create": "`proportions` do not add up to 1, or a `min_agreement` is "
+    "above the project's votes per item",
+    "projects_validation_vote_create": "the label is not one of the project's, or the project "
+    "takes the other of a label and an answer",
+    "projects_validators_create": "no account has this username",
+    "projects_examples_import_create": "the file is not in the format its name or `format` "
+    "says, or its rows break the project's rules: every problem is listed with its line",
+    "projects_import_votes_create": "the file is not in the format its name or `format` says, "
+    "or its rows break the project's rules: every problem is listed with its line",
+    "projects_import_sets_create": "the files that `format` needs are missing, or their rows "
+    "break the project's rules: every problem is listed with its line",
+    "projects_import_published_create": "the dataset needs another kind of project, or the "
+    "files are not the dataset's",
+    "import_published_create": "a project has the slug, or the files are not the dataset's",
+    "models_create": "a transformers model's source is not where a worker can load it from (a "
+    "folder of MODELS_DIR without config.json, a hub id neither in the Hugging Face cache nor "
+    "on the hub; docs/models.md)",
+    "analyses_create": "the analysis needs a release (artifacts, inoculation) or runs "
+    "(instability), and the parameters of its kind (docs/analyses.md)",
 }
 
 
@@ -163,4 +205,7 @@ def error_answers(result: dict[str, Any], generator: Any, request: Any, public: 
                 extra.pop("403", None)
             for status, description in extra.items():
                 answers.setdefault(status, {"description": description, "content": reference})
+            rule = STATE_RULES.get(operation.get("operationId", ""))
+            if rule:
+                answers["400"]["description"] += f"; also when {rule}"
     return result

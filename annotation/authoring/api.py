@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from annotation.authoring import claims, drafts, selectors
 from annotation.authoring.serializers import (
     ClaimOutputSerializer,
+    PerturbationCreateSerializer,
     PerturbationInputSerializer,
     PerturbationOutputSerializer,
     PivotSerializer,
@@ -20,6 +21,7 @@ from annotation.authoring.serializers import (
 )
 from annotation.errors import DomainError
 from annotation.models import Example
+from annotation.models.config import SPLITS
 from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 
@@ -29,7 +31,7 @@ AUTHORS = (Role.EXPERT, Role.ADMIN)
 class PivotListView(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("split", str, enum=["train", "dev", "test"]),
+            OpenApiParameter("split", str, enum=list(SPLITS), default="test"),
             OpenApiParameter("label", str),
             OpenApiParameter("unused", bool),
             OpenApiParameter("search", str),
@@ -40,11 +42,17 @@ class PivotListView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
         params = request.query_params
+        split = params.get("split", "test")
+        if split not in SPLITS:
+            raise DomainError(f"split is one of {', '.join(SPLITS)}.", field="split")
+        unused = params.get("unused", "").lower()
+        if unused not in {"", "0", "1", "false", "true", "no", "yes"}:
+            raise DomainError("unused is true or false.", field="unused")
         qs = selectors.pivots(
             project,
-            split=params.get("split") or "test",
+            split=split,
             label=params.get("label", ""),
-            unused=params.get("unused", "").lower() in {"1", "true", "yes"},
+            unused=unused in {"1", "true", "yes"},
             search=params.get("search", "").strip(),
         )
         return paginated(request, self, qs, PivotSerializer, {"request": request})
@@ -82,15 +90,13 @@ class PerturbationListView(APIView):
         return paginated(request, self, qs, PerturbationOutputSerializer)
 
     @extend_schema(
-        request=PerturbationInputSerializer, responses={201: PerturbationOutputSerializer}
+        request=PerturbationCreateSerializer, responses={201: PerturbationOutputSerializer}
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, *AUTHORS)
-        data = PerturbationInputSerializer(data=request.data)
+        data = PerturbationCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if not values.get("pivot"):
-            raise ValidationError({"pivot": ["This field is required."]})
         pivot = Example.objects.filter(project=project, external_id=values["pivot"]).first()
         if pivot is None:
             raise ValidationError({"pivot": [f"No original with id {values['pivot']!r}."]})

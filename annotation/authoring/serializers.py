@@ -61,6 +61,12 @@ class PerturbationInputSerializer(serializers.Serializer):
     allow_large_edit = serializers.BooleanField(required=False)
 
 
+class PerturbationCreateSerializer(PerturbationInputSerializer):
+    """A new perturbation names the original it changes (its id as it is, spaces included)."""
+
+    pivot = serializers.CharField(trim_whitespace=False)
+
+
 class PerturbationOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     pivot = serializers.CharField(source="pivot.external_id")

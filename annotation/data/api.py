@@ -20,24 +20,32 @@ from annotation.data.serializers import (
     ItemPageSerializer,
     RemovalSerializer,
 )
-from annotation.models import ImportBatch
+from annotation.models import ImportBatch, Perturbation
+from annotation.models.config import SPLITS
 from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 
+# A positive id or count: what `selectors._whole` accepts.
+WHOLE = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
 FILTERS = [
     OpenApiParameter("kind", enum=list(selectors.KINDS), default="perturbations"),
-    *(OpenApiParameter(name, str) for name in ("status", "split", "tag", "author", "label", "q")),
+    # An empty value is no filter, as the Data page's form sends it.
+    OpenApiParameter("status", enum=["", *Perturbation.Status.values]),
+    OpenApiParameter("split", enum=["", *SPLITS]),
+    *(OpenApiParameter(name, str) for name in ("tag", "author", "label", "q")),
     OpenApiParameter(
         "batch",
-        int,
+        WHOLE,
         description="the import batch: the originals it added, or the perturbations it brought "
         "or that were written on its originals",
     ),
     OpenApiParameter("warnings", bool, description="from an import that has warnings"),
     OpenApiParameter("waiting", bool, description="originals waiting for an answer"),
     OpenApiParameter("order", enum=list(selectors.ORDERS), default="newest"),
-    OpenApiParameter("after", int, description="the last id of the previous page"),
-    OpenApiParameter("size", int, description=f"rows per page, at most {selectors.MAX_PAGE_SIZE}"),
+    OpenApiParameter("after", WHOLE, description="the last id of the previous page"),
+    OpenApiParameter(
+        "size", WHOLE, description=f"rows per page, at most {selectors.MAX_PAGE_SIZE}"
+    ),
 ]
 
 

@@ -67,8 +67,8 @@ class Filters:
             label=(query.get("label") or "").strip(),
             batch=_whole(query.get("batch"), "batch"),
             q=(query.get("q") or "").strip()[:200],
-            warnings=query.get("warnings") in ("1", "true"),
-            waiting=query.get("waiting") in ("1", "true"),
+            warnings=_flag(query.get("warnings"), "warnings"),
+            waiting=_flag(query.get("waiting"), "waiting"),
             order=order,
         )
 
@@ -88,6 +88,15 @@ def reader(user: Any, slug: str) -> tuple[Project, Any]:
     may see: None for admins, who see everything."""
     project = project_for(user, slug, Role.ADMIN, Role.EXPERT)
     return project, None if Role.ADMIN in project.user_roles else user  # type: ignore[attr-defined]
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A yes/no filter: true or 1 sets it; false, 0 or nothing leaves it off."""
+    if value in (None, "", "0", "false"):
+        return False
+    if value in ("1", "true"):
+        return True
+    raise DomainError(f"{name} is true or false.", field=name)
 
 
 def _whole(value: Any, name: str) -> int | None:

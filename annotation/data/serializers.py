@@ -59,6 +59,7 @@ class BulkSerializer(serializers.Serializer):
     ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
         allow_empty=False,
+        min_length=1,
         max_length=MAX_SELECTION,
         required=False,
         help_text="the rows to act on; or give filters",

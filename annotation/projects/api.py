@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.data.api import project_delete_answer
+from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
 from annotation.permissions import (
     Role,
@@ -25,10 +26,12 @@ from annotation.projects.serializers import (
     ProjectOutputSerializer,
     ProjectUpdateSerializer,
 )
+from annotation.text.parsing import json_only
 
 
 class ProjectListView(generics.ListCreateAPIView):
     serializer_class = ProjectOutputSerializer
+    parser_classes = json_only()  # a configuration is nested JSON, which a form cannot carry
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         return visible_projects(self.request.user).prefetch_related("tags", "guidelines")
@@ -40,7 +43,7 @@ class ProjectListView(generics.ListCreateAPIView):
         return self.get_paginated_response(ProjectOutputSerializer(page, many=True).data)
 
     @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         check_may_create_projects(request.user)
         data = ProjectInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -50,6 +53,8 @@ class ProjectListView(generics.ListCreateAPIView):
 
 
 class ProjectDetailView(APIView):
+    parser_classes = json_only()
+
     @extend_schema(responses=ProjectOutputSerializer)
     def get(self, request: Request, slug: str) -> Response:
         return Response(ProjectOutputSerializer(project_for(request.user, slug)).data)
@@ -59,6 +64,8 @@ class ProjectDetailView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         data = ProjectUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        if request.data.get("slug", slug) != slug:  # type: ignore[union-attr]  # a dict: valid
+            raise DomainError("the slug cannot change.", field="slug")
         project = services.project_update(project=project, user=request.user, **data.validated_data)
         return Response(ProjectOutputSerializer(project).data)
 
@@ -78,7 +85,10 @@ class MemberView(APIView):
         members = services.members_of(project, request.user)
         return paginated(request, self, members, MemberOutputSerializer)
 
-    @extend_schema(request=MemberInputSerializer, responses=MemberOutputSerializer)
+    # JSON: a form cannot carry an empty list of roles (a form with roles is still read).
+    @extend_schema(
+        request={"application/json": MemberInputSerializer}, responses=MemberOutputSerializer
+    )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         data = MemberInputSerializer(data=request.data)

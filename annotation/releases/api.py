@@ -22,6 +22,8 @@ from annotation.releases.serializers import (
 from annotation.releases.services import release_create
 from annotation.text.parsing import parse_id
 
+AN_ID = {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}  # what parse_id reads
+
 
 class ReleaseListView(APIView):
     @extend_schema(
@@ -32,7 +34,12 @@ class ReleaseListView(APIView):
         releases = project.releases.select_related("project", "created_by")
         return paginated(request, self, releases, ReleaseOutputSerializer)
 
-    @extend_schema(request=ReleaseInputSerializer, responses={201: ReleaseOutputSerializer})
+    # JSON: `proportions` and `min_agreement` are objects, which a form cannot carry (a form
+    # with the flat fields alone is still read, as scripts send it).
+    @extend_schema(
+        request={"application/json": ReleaseInputSerializer},
+        responses={201: ReleaseOutputSerializer},
+    )
     def post(self, request: Request, slug: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
         data = ReleaseInputSerializer(data=request.data)
@@ -54,6 +61,8 @@ class ReleaseDownloadView(APIView):
     )
     def get(self, request: Request, pk: int) -> FileResponse:
         release = admin_release(request.user, pk)
+        if request.query_params.get("format", "zip") != "zip":
+            raise DomainError("format is zip.", field="format")
         path = Path(settings.MEDIA_ROOT) / release.bundle if release.bundle else None
         if path is None or not path.exists():
             raise Http404("The bundle file is missing.")
@@ -63,7 +72,7 @@ class ReleaseDownloadView(APIView):
 
 class ReleaseDiffView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("against", int, required=True)],
+        parameters=[OpenApiParameter("against", AN_ID, required=True, description="a release id")],
         responses=ReleaseDiffSerializer,
     )
     def get(self, request: Request, pk: int) -> Response:

@@ -3,12 +3,28 @@ from rest_framework import serializers
 from annotation.models import Release
 
 
+class SplitSharesSerializer(serializers.Serializer):
+    """Each split's share of a random split; the shares add up to 1."""
+
+    train = serializers.FloatField(min_value=0, max_value=1, required=False)
+    dev = serializers.FloatField(min_value=0, max_value=1, required=False)
+    test = serializers.FloatField(min_value=0, max_value=1, required=False)
+
+
+class SplitVotesSerializer(serializers.Serializer):
+    """Each split's minimum of agreeing votes, at most the project's votes per item."""
+
+    train = serializers.IntegerField(min_value=0, required=False)
+    dev = serializers.IntegerField(min_value=0, required=False)
+    test = serializers.IntegerField(min_value=0, required=False)
+
+
 class ReleaseInputSerializer(serializers.Serializer):
     version = serializers.CharField(max_length=32)
     split_strategy = serializers.ChoiceField(choices=["pivot", "random"], default="pivot")
     seed = serializers.IntegerField(default=0)
-    proportions = serializers.DictField(child=serializers.FloatField(), required=False)
-    min_agreement = serializers.DictField(child=serializers.IntegerField(), required=False)
+    proportions = SplitSharesSerializer(required=False)
+    min_agreement = SplitVotesSerializer(required=False)
 
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):

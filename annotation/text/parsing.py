@@ -7,7 +7,17 @@ import json
 import math
 from typing import Any
 
+from rest_framework.settings import api_settings
+
 MAX_ID = 2**63 - 1  # PostgreSQL bigint
+
+
+def json_only() -> list[Any]:
+    """The API's JSON parser alone (REST_FRAMEWORK's first), for a view whose body is nested
+    JSON: a form could not carry it, and a form without a boolean reads as false."""
+    return list(api_settings.DEFAULT_PARSER_CLASSES[:1])
+
+
 MAX_JSON_DEPTH = 64
 
 

@@ -18,6 +18,7 @@ from annotation.models import GoldItem, Perturbation, ValidationItem
 from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 from annotation.text.fields import field_html
+from annotation.text.parsing import json_only
 from annotation.validation import adjudication, downloads, quality, queue, votes
 from annotation.validation.serializers import (
     STATS,
@@ -151,6 +152,8 @@ class VoteDownloadView(APIView):
 
 
 class ValidatorQualifyView(APIView):
+    parser_classes = json_only()  # a form without `qualified` would read as false
+
     @extend_schema(request=QualifySerializer, responses=QualifiedSerializer)
     def post(self, request: Request, slug: str, username: str) -> Response:
         project = project_for(request.user, slug, Role.ADMIN)
