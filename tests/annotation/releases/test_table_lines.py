@@ -119,3 +119,54 @@ def test_imdb_files_from_columns_are_those_written_dict_by_dict(
         (s["set_id"], s["original"]) for s in parquet
     ]
     assert [len(s["perturbations"]) for s in sets] == [len(s["perturbations"]) for s in parquet]
+
+
+def test_a_chunk_of_sets_of_one_gives_the_lines_orjson_writes(tmp_path):
+    """Originals released alone (no perturbation), in a chunk of their own and beside a set."""
+    from annotation.models import Project
+    from annotation.releases.table import TableViews
+
+    project = Project(slug="x", task_type="classification", labels=["positive", "negative"],
+                      fields=[{"name": "text", "kind": "text", "editable": True}])  # fmt: skip
+
+    class Ignored:  # the paired TSVs, which the other tests read
+        def write(self, data):  # type: ignore[no-untyped-def]
+            pass
+
+    class Sink:
+        def __init__(self):  # type: ignore[no-untyped-def]
+            self.sets, self.examples = b"", b""
+
+        def write_lines(self, sets, examples, docs):  # type: ignore[no-untyped-def]
+            self.sets += bytes(sets)
+            self.examples += bytes(examples)
+
+        def write_records(self, records, lines):  # type: ignore[no-untyped-def]
+            assert not lines
+
+    def alone(n):  # type: ignore[no-untyped-def]
+        original = {"id": f"o{n}", "fields": {"text": f'say "{n}"'}, "label": "positive"}
+        return {"set_id": f"o{n}", "split": "test", "original": original, "perturbations": []}
+
+    perturbation = {"id": "p-1", "fields": {"text": "no"}, "label": "negative",
+                    "label_changed": True, "tags": ["negation"], "rationale": "", "author": "e-1",
+                    "votes": {"negative": 5}, "agreement": 1.0, "edit_distance": 0.5,
+                    "seconds_spent": 3, "guideline_version": 1}  # fmt: skip
+    with_one = {**alone(2), "perturbations": [perturbation]}
+    for records in ([alone(1)], [alone(1), with_one, alone(3)]):
+        sink = Sink()
+        views = TableViews(project, tmp_path, lambda name: Ignored(), sink, [])  # type: ignore[arg-type]
+        views._write(records)
+        assert sink.sets == b"".join(orjson.dumps(r) + b"\n" for r in records)
+        examples = []
+        for r in records:
+            o = r["original"]
+            examples.append({"id": o["id"], "set_id": r["set_id"], "role": "original",
+                             "split": "test", "text": o["fields"]["text"], "label": o["label"],
+                             "label_changed": None, "tags": [], "votes": {}})  # fmt: skip
+            examples += [{"id": p["id"], "set_id": r["set_id"], "role": "perturbed",
+                          "split": "test", "text": p["fields"]["text"], "label": p["label"],
+                          "label_changed": True, "tags": p["tags"], "votes": p["votes"]}
+                         for p in r["perturbations"]]  # fmt: skip
+        assert sink.examples == b"".join(orjson.dumps(e) + b"\n" for e in examples)
+        views.close()
