@@ -141,6 +141,7 @@ def import_sets(
     published: bool = False,
     columns: dict[str, str] | None = None,
     left_out: Sequence[LineError] = (),
+    kept_notes: Sequence[LineError] = (),
 ) -> SetsImported:
     """Save parsed sets in one transaction. A perturbation its pivot already has (same text and
     label) is not created again, so importing a file twice changes nothing the second time.
@@ -178,7 +179,7 @@ def import_sets(
         )
         if strict and repeats:
             raise ImportRejected(repeats)
-        every = warnings + repeats
+        every = [*kept_notes, *warnings, *repeats]  # kept_notes: a reader's, about the file
         batch.warnings = [stored(w, source_name) for w in every]
         batch.skipped = [stored(w, source_name) for w in left_out]
         batch.save(update_fields=["warnings", "skipped"])

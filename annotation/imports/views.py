@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -28,7 +29,7 @@ from annotation.imports.published.services import (
 )
 from annotation.imports.readers import LineError
 from annotation.jobs.pages import JobPages
-from annotation.models import ImportBatch, ImportJob, Project
+from annotation.models import Example, ImportBatch, ImportJob, Perturbation, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
 
@@ -62,13 +63,23 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
             errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
-    batches = project.import_batches.select_related("created_by")[:20]
+    batches = _with_added(project.import_batches.select_related("created_by"))[:20]
     context = {
         "project": project, "form": form, "errors": errors, "batches": batches,
         "preview": shown, "token": token if shown else "",
         "targets": preview.targets(project), "labels": project.labels,
     }  # fmt: skip
     return render(request, "annotation/import.html", context, status=400 if errors else 200)
+
+
+def _with_added(batches: Any) -> Any:
+    """Each batch with `added`: whether it holds an original or a perturbation. An import of
+    what was already here adds nothing: its row says so, and offers no undo of nothing."""
+    here = OuterRef("pk")
+    return batches.annotate(
+        added_originals=Exists(Example.objects.filter(batch=here)),
+        added_perturbations=Exists(Perturbation.objects.filter(batch=here)),
+    )
 
 
 def chosen_mapping(
@@ -266,17 +277,20 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
         initial={"dataset": fits[0] if fits else "imdb"},
     )  # fmt: skip
     errors: list[Any] = []
+    taken = ""
     if request.method == "POST" and form.is_valid():
         try:
             return _published_import(request, form.cleaned_data, project)
         except ImportRejected as rejected:
             errors = rejected.errors
-        except DomainError as error:
-            form.add_error(None, error.message)
+        except DomainError as error:  # a slug taken names the project, to import into it
+            taken = form.cleaned_data.get("slug") or form.cleaned_data["dataset"]
+            form.add_error("slug" if error.field == "slug" else None, error.message)
     warnings, warned = _published_warnings(request, project)
     context = {
         "project": project, "form": form, "errors": errors, "warnings": warnings,
         "warned": warned, "datasets": DATASETS.values(), "fits": fits,
+        "taken": taken if form.has_error("slug") else "",
     }  # fmt: skip
     return render(
         request, "annotation/published_import.html", context, status=400 if errors else 200

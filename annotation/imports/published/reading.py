@@ -26,6 +26,12 @@ Rows = list[tuple[int, dict[str, str]]]  # a table's rows, each with its line
 TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
 
 
+class KeptNote(str):
+    """A note that says the import keeps something otherwise than the file writes it (e.g.
+    Quoref's repeated ids renamed <id>-2): kept among the batch's warnings too, so that the
+    warnings page and its CSV record it after the message is gone."""
+
+
 class Problems:
     """Every problem of one import, each with its file, raised together at the end."""
 

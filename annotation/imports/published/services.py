@@ -12,7 +12,7 @@ from django.db import transaction
 from annotation.errors import DomainError, ImportRejected, LineError
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.datasets import DATASETS, Dataset
-from annotation.imports.published.reading import Files
+from annotation.imports.published.reading import Files, KeptNote
 from annotation.imports.readers import id_problem, resolve_label
 from annotation.imports.sets import import_sets
 from annotation.models import Project
@@ -102,7 +102,10 @@ def import_published(
         if project is None:
             slug = slug or dataset
             if Project.objects.filter(slug=slug).exists():
-                raise DomainError(f"a project with the slug {slug!r} exists; import into it.")
+                raise DomainError(
+                    f"a project with the slug {slug!r} exists: import into it from its own "
+                    "Import page, or type another slug in the Slug box.", field="slug",
+                )  # fmt: skip
             project = project_create(user=user, slug=slug, **spec.template())
         problems += _check_truths(project, spec, sets)
         if problems:
@@ -110,6 +113,7 @@ def import_published(
         result = import_sets(
             project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),
             author=f"gardner-2020-{dataset}", accept=accept, published=True, left_out=left_out,
+            kept_notes=[LineError(None, n) for n in said if isinstance(n, KeptNote)],
         )  # fmt: skip
     counts: dict[str, tuple[int, int]] = {}
     for s in sets:

@@ -10,6 +10,7 @@ from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
+    KeptNote,
     Problems,
     Read,
     expect,
@@ -70,10 +71,12 @@ def quoref(files: Files) -> Read:
             None, text_of(qa.get("id")), _context_fields(paragraph, qa), "", "test",
             answers=_spans(qa),
         )  # fmt: skip
+    questions = list(_squad_questions(perturbed_name, perturbed))
+    _refuse_swapped(questions, original, original_name, perturbed_name)
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     seen: Counter[str] = Counter()
-    for where, paragraph, qa in _squad_questions(perturbed_name, perturbed):
+    for where, paragraph, qa in questions:
         if "original_id" not in qa:
             problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
                          "the perturbations' file comes second.")  # fmt: skip
@@ -97,13 +100,31 @@ def quoref(files: Files) -> Read:
         )  # fmt: skip
     repeated = sorted(i for i, n in seen.items() if n > 1)
     notes = [
-        f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
-        f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on."
+        KeptNote(f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
+        f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on.")
     ] if repeated else []  # fmt: skip
     return (
         [ParsedSet(None, originals[i], items) for i, items in groups.items()],
         notes,
         problems.errors,
+    )
+
+
+def _refuse_swapped(
+    questions: list[Any], original: bytes, original_name: str, perturbed_name: str
+) -> None:
+    """Not one question of the second file names its original_id: one line that says why
+    (the files swapped, or not the perturbations' file), not a line per question."""
+    if not questions or any("original_id" in qa for _, _, qa in questions):
+        return
+    if any("original_id" in qa for _, _, qa in _squad_questions(original_name, original)):
+        raise refuse(
+            f"the files look swapped: {original_name}'s questions name an original_id and "
+            f"{perturbed_name}'s do not. Give the original subset first, then the perturbations."
+        )
+    raise refuse(
+        f"not one of the {len(questions)} questions of {perturbed_name} has an original_id: "
+        "is it the perturbations' file? It comes second, after the original subset."
     )
 
 

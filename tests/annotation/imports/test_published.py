@@ -147,7 +147,7 @@ def test_matres_keeps_its_html_and_tags_its_reasons(root):
     [
         ("ropes", lambda: published_files.ropes()[0][:1], "comes in 2 file(s)"),
         ("quoref", lambda: published_files.quoref()[0][::-1],
-         "(q1) has no original_id: the perturbations' file comes second."),
+         "the files look swapped: "),
         ("mctaco", lambda: [("original.tsv", b"index\tsentence1\tsentence2\tlabel\n0\ta\tb\tyes\n"),
                             ("changed.tsv", b"index\tsentence1\tsentence2\tlabel\n7\ta\tc\tno\n"
                                             b"8\td\tc\tno\n")],
