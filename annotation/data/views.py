@@ -126,9 +126,24 @@ def _confirm_delete(
         "matching": matching,
         "filters": urlencode(filters) if matching else "",
         "expected": len(ids),
-        "what": f"all {len(ids)} {noun} that match" if matching else f"{len(ids)} selected {noun}",
+        "shown_filters": _readable(filters) if matching else [],
+        "what": _what(len(ids), noun, matching),
     }
     return render(request, "annotation/data_confirm.html", context)
+
+
+def _what(count: int, noun: str, matching: bool) -> str:
+    if not matching:
+        return f"{count} selected {noun}"
+    return f"the 1 {noun} that matches" if count == 1 else f"all {count} {noun} that match"
+
+
+def _readable(filters: dict[str, str]) -> list[tuple[str, str]]:
+    """The filters a delete acts on, as the page names them ("status", "submitted"); the kind
+    is in the title already, and the order or the page change nothing."""
+    skip = {"kind", "after", "order"}
+    return [("text" if k == "q" else k, v) for k, v in filters.items()
+            if v and k not in skip]  # fmt: skip
 
 
 def _int(value: str) -> int | None:

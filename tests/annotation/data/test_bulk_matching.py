@@ -97,3 +97,20 @@ def test_the_api_acts_on_filters_and_wants_the_count_for_a_delete(
     done = api.post(url, {**delete, "expected": 5}, format="json")
     assert done.status_code == 200 and done.json()["done"] == 5
     assert not Perturbation.objects.filter(author__username="otto").exists()
+
+
+def test_the_delete_confirmation_reads_well_and_focuses_cancel(project, people):
+    """The walk of issue 47: "Remove all 1 perturbation that match?", the filters as a raw
+    query string, and Delete focused (Enter deleted). One match reads in the singular, the
+    filters name each one, and Cancel has the focus."""
+    submitted_perturbation(project, people["expert"])
+    page = page_for(people["admin"])
+    ask = {"action": "delete", "scope": "matching", "filters": "status=submitted&author=erin"}
+    confirm = page.post(f"/p/{project.slug}/data/bulk/", ask).content.decode()
+    assert "Remove the 1 perturbation that matches?" in confirm and "all 1 " not in confirm
+    said = confirm.split('id="plan-matching"')[1].split("</p>")[0]
+    assert "status=submitted" not in said  # not a raw query string
+    assert "<b>status</b>: “submitted”, <b>author</b>: “erin”" in confirm
+    delete = confirm.split('id="confirm-removal"')[1].split(">")[0]
+    assert "autofocus" not in delete
+    assert ">Cancel</a>" in confirm and "autofocus>Cancel</a>" in confirm
