@@ -207,7 +207,7 @@ def _decide(rows: Any, decision: str, reason: str) -> Outcome:
 def _tag(project: Project, rows: Any, name: Any, *, add: bool) -> Outcome:
     tag = project.tags.filter(name=name).first() if isinstance(name, str) else None
     if tag is None:
-        raise DomainError("tag names one of the project's tags.", field="tag")
+        raise DomainError("Choose a tag: one of the project's tags.", field="tag")
     through = Perturbation.tags.through
     have = set(
         through.objects.filter(perturbation__in=rows, tag=tag).values_list(

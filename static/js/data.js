@@ -1,5 +1,7 @@
 // The Data page: ticking rows (the header box ticks the page, Shift+click a range), the count of
 // ticked rows, and Apply only when something is ticked or the action is for all rows that match.
+// Only the chosen action's controls show (data-for: the actions a control is for); without a
+// script every control shows. Add or remove tag without a tag is stopped here, with a message.
 (() => {
   const form = document.getElementById("data-bulk");
   if (!form) return;
@@ -30,5 +32,22 @@
     last = box;
     update();
   });
+  const action = document.getElementById("bulk-action");
+  const tag = document.getElementById("bulk-tag");
+  const shown = () => {
+    form.querySelectorAll("[data-for]").forEach((control) => {
+      control.hidden = !(control.dataset.for || "").split(" ").includes(action ? action.value : "");
+    });
+    if (tag) tag.setCustomValidity("");
+  };
+  if (action) action.addEventListener("change", shown);
+  if (tag) tag.addEventListener("change", () => tag.setCustomValidity(""));
+  form.addEventListener("submit", (event) => {
+    if (!tag || tag.hidden || tag.value || !action) return;
+    event.preventDefault();
+    tag.setCustomValidity(`Choose a tag to ${action.value === "tag" ? "add" : "remove"}.`);
+    tag.reportValidity();
+  });
+  shown();
   update();
 })();

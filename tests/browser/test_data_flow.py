@@ -125,3 +125,40 @@ def test_a_project_is_deleted_by_typing_its_slug(page, login, project, people):
     expect(page.get_by_role("status")).to_contain_text("Deleted the project")
     assert not Project.objects.filter(slug="sentiment").exists()
     assert not Example.objects.filter(external_id="a").exists()
+
+
+def test_the_bulk_bar_shows_the_chosen_actions_controls_and_wants_a_tag(
+    page, login, project, people
+):
+    """The walk of issue 47: every control showed for every action, and "add tag" with no tag
+    was sent, to come back as "tag names one of the project's tags." Now each action shows its
+    own controls, and a tag action without a tag is stopped before it is sent."""
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(2)]
+    login("alice")
+    page.goto(f"/p/{project.slug}/data/")
+    fmt, votes = page.locator("select[name=format]"), page.locator("input[name=clear_votes]")
+    reason, tag = page.locator("input[name=reason]"), page.locator("#bulk-tag")
+    expect(fmt).to_be_visible()  # export, the first action
+    for hidden in (votes, reason, tag):
+        expect(hidden).to_be_hidden()
+    page.select_option("#bulk-action", "send_back")
+    expect(votes).to_be_visible()
+    for hidden in (fmt, reason, tag):
+        expect(hidden).to_be_hidden()
+    page.select_option("#bulk-action", "reject")
+    expect(reason).to_be_visible()
+    expect(tag).to_be_hidden()
+    page.select_option("#bulk-action", "tag")
+    expect(tag).to_be_visible()
+    for hidden in (fmt, votes, reason):
+        expect(hidden).to_be_hidden()
+    page.check("#select-all")
+    url = page.url
+    page.click("#bulk-go")
+    assert tag.evaluate("t => t.validationMessage") == "Choose a tag to add."
+    assert page.url == url
+    assert not Perturbation.objects.filter(pk__in=[p.pk for p in made], tags__name="intensity")
+    screenshot(page, "data-bulk-tag-wanted")
+    page.select_option("#bulk-tag", "intensity")
+    page.click("#bulk-go")
+    expect(page.get_by_role("status")).to_contain_text("Tag: 2 done")
