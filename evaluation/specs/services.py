@@ -38,6 +38,7 @@ HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     clean_label_mapping(project, values.get("label_mapping"))
+    api_key = values.get("api_key") or ""
     if values["kind"] == Kind.OPENAI_COMPATIBLE:
         clean_served(user, values)
     else:
@@ -54,8 +55,10 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
     clean_prompting(project, values)
     if ModelSpec.objects.filter(project=project, name=values["name"]).exists():
         raise DomainError(f"A model named {values['name']!r} exists in this project.")
-    if values["kind"] in TRANSFORMERS:  # last: the only check that may ask the hub
+    if values["kind"] in TRANSFORMERS:  # last: the only checks that ask another machine
         check_source(values["source"])
+    elif values["kind"] == Kind.OPENAI_COMPATIBLE:
+        sources.check_server(values["base_url"], values["source"], api_key)
     spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
     AuditLog.record(
         actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name
@@ -146,7 +149,9 @@ def local_models() -> dict[str, Any]:
     """MODELS_DIR and the model folders in it (those with a config.json), for staff."""
     root = Path(settings.MODELS_DIR).resolve()
     found = root.glob("*/config.json") if root.is_dir() else []
-    return {"root": root, "folders": sorted(p.parent.name for p in found)}
+    # A link to a folder elsewhere is not a model folder: nothing loads from outside the root.
+    inside = [p.parent.name for p in found if p.parent.resolve().is_relative_to(root)]
+    return {"root": root, "folders": sorted(inside)}
 
 
 def _staff_folder(source: str) -> Path | None:
@@ -156,6 +161,12 @@ def _staff_folder(source: str) -> Path | None:
     root = Path(settings.MODELS_DIR).resolve()
     if "/" not in source and not is_local_path(source):
         named = (root / source).resolve()
+        if (root / source).is_symlink() and not named.is_relative_to(root):
+            raise DomainError(
+                f"{source!r} in MODELS_DIR is a link to a folder outside it, and models load "
+                "only from inside MODELS_DIR: copy the model's folder there instead.",
+                field="source",
+            )
         return named if named.is_relative_to(root) and named.is_dir() else None
     folder = Path(source).expanduser().resolve()
     return folder if folder.is_relative_to(root) else None

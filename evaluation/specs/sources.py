@@ -5,10 +5,15 @@ A folder of MODELS_DIR must hold a config.json. A hub id must be in this machine
 cache (where workers that share it load from), or the hub must say it exists, within
 HUB_TIMEOUT seconds; where the hub is off (HF_HUB_OFFLINE) or does not answer, an id that is
 not cached is refused, since a worker of this deployment could not download it either. No
-model is loaded: the web process imports neither torch nor transformers."""
+model is loaded: the web process imports neither torch nor transformers.
+
+A served model's server must answer its model list within HUB_TIMEOUT seconds, take the key,
+and list the model's name, where it lists any."""
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import requests
 from huggingface_hub import HfApi, constants, try_to_load_from_cache
 from huggingface_hub.errors import HFValidationError, HTTPError, RepositoryNotFoundError
 
@@ -58,3 +63,37 @@ def check_hub_id(repo_id: str) -> None:
             "it either. Download the model into the cache (or MODELS_DIR) first.",
             field="source",
         ) from None
+
+
+def check_server(base_url: str, source: str, api_key: str) -> None:
+    """A served model: its server answers GET /models within seconds, takes the key, and
+    serves `source` (a server that keeps no list is taken at its word)."""
+    host = urlsplit(base_url).netloc
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        answer = requests.get(
+            base_url.rstrip("/") + "/models", headers=headers, timeout=HUB_TIMEOUT,
+            allow_redirects=False,
+        )  # fmt: skip
+    except requests.RequestException as error:
+        raise DomainError(
+            f"The server at {host} did not answer within {HUB_TIMEOUT:.0f} s "
+            f"({error.__class__.__name__}), so no worker could score with it: check the base "
+            "URL, or start the server first.",
+            field="base_url",
+        ) from None
+    if answer.status_code in (401, 403):
+        raise DomainError(
+            f"The server at {host} refused the API key (HTTP {answer.status_code}).",
+            field="api_key",
+        )
+    try:
+        names = [str(model["id"]) for model in answer.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return
+    if answer.status_code == 200 and names and source not in names:
+        raise DomainError(
+            f"The server at {host} serves {', '.join(names[:10])}, not {source!r}: the source is "
+            "the model's name as the server lists it.",
+            field="source",
+        )

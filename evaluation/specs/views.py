@@ -67,7 +67,7 @@ class ModelForm(forms.Form):
     )
     max_length = forms.IntegerField(initial=256, min_value=1, max_value=8192)
     batch_size = forms.IntegerField(initial=32, min_value=1, max_value=4096)
-    device = forms.ChoiceField(choices=ModelSpec.Device.choices)
+    device = forms.ChoiceField(choices=[(d, d) for d in ModelSpec.Device.values])
     precision = forms.ChoiceField(choices=ModelSpec.Precision.choices)
     prompt = forms.CharField(
         max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 3}),

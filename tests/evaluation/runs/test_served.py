@@ -7,6 +7,7 @@ nowhere to be read."""
 import json
 import logging
 import re
+import socket
 import threading
 import zipfile
 from pathlib import Path
@@ -284,12 +285,12 @@ def test_free_text_is_generated_through_chat_and_scored_by_the_answer_rules(ques
     assert run.metrics["usage"]["requests"] == run.predictions.count() == len(asked)
 
 
-def test_the_models_page_registers_a_served_model_and_never_shows_its_key(sentiment, staff):
+def test_the_models_page_registers_a_served_model_and_never_shows_its_key(sentiment, staff, proxy):
     project, _, _ = sentiment
     browser = Client()
     browser.force_login(staff)
     form = {"name": "served-page", "kind": "openai-compatible", "source": "tiny-llama",
-            "base_url": "http://127.0.0.1:9/v1/", "api_key": KEY, "scoring": "generation",
+            "base_url": f"{proxy.url}/v1/", "api_key": KEY, "scoring": "generation",
             "concurrency": 8, "timeout": 30, "max_length": 256, "batch_size": 32,
             "device": "auto", "precision": "fp32", "target_delimiter": " ", "few_shot": 0,
             "stop": "\\n", "num_beams": 1, "max_new_tokens": 8, "stride": 128,
@@ -298,9 +299,30 @@ def test_the_models_page_registers_a_served_model_and_never_shows_its_key(sentim
     html = done.content.decode()
     assert "Model served-page registered" in html, html[-3000:]
     spec = ModelSpec.objects.get(name="served-page")
-    assert (spec.base_url, spec.concurrency, spec.scoring) == ("http://127.0.0.1:9/v1", 8,
+    assert (spec.base_url, spec.concurrency, spec.scoring) == (f"{proxy.url}/v1", 8,
                                                                 "generation")  # fmt: skip
     assert "key set" in html and KEY not in html and KEY not in spec.api_key_encrypted
     # The key field is never filled back in, even when the form comes back with an error.
     again = browser.post(f"/p/{project.slug}/models/", form).content.decode()
     assert "exists in this project" in again and KEY not in again
+
+
+def test_a_server_that_does_not_answer_or_serve_the_name_is_refused_at_registration(
+    sentiment, proxy
+):
+    """Told within seconds, not minutes into a run that retries a refused connection."""
+    project, _, root = sentiment
+    with socket.socket() as closed:  # a port of this machine that nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        nobody = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    payload = {"project": project.slug, "name": "m", "kind": "openai-compatible",
+               "source": "tiny-llama", "base_url": nobody}  # fmt: skip
+    refused = root.post("/api/models/", payload, format="json")
+    assert refused.status_code == 400 and "did not answer" in refused.json()["detail"]
+    misnamed = {**payload, "base_url": f"{proxy.url}/v1", "source": "tiny-lama"}
+    refused = root.post("/api/models/", misnamed, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert "serves tiny-llama, not 'tiny-lama'" in refused.json()["detail"]
+    assert not ModelSpec.objects.filter(name="m").exists()
+    assert root.post("/api/models/", {**misnamed, "source": "tiny-llama"},
+                     format="json").status_code == 201  # fmt: skip

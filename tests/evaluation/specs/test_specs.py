@@ -136,3 +136,19 @@ def test_the_models_page_shows_models_dir_to_staff_only(project, people, staff, 
         assert (str(tmp_path / "models") in page) is shown
         assert ("<code>tiny</code>" in page) is shown
         assert "predictions file" not in page and "Hf Causal Lm" not in page
+
+
+def test_a_link_in_models_dir_to_a_folder_elsewhere_is_neither_listed_nor_taken_for_a_hub_id(
+    project, staff, client_for, settings, tmp_path
+):
+    settings.MODELS_DIR = tmp_path / "models"
+    build_tiny_classifier(tmp_path / "elsewhere" / "tiny")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "linked").symlink_to(tmp_path / "elsewhere" / "tiny")
+    from evaluation.specs.services import local_models
+
+    assert local_models()["folders"] == []
+    refused = register(client_for(staff), "m", CLASSIFIER, "linked", project=project.slug)
+    assert refused.status_code == 400
+    assert "a link to a folder outside it" in refused.json()["detail"]
+    assert not ModelSpec.objects.filter(name="m").exists()
