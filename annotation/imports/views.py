@@ -2,6 +2,7 @@
 large import."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,20 @@ def import_warnings(
         rows = ({"file": w["file"], "line": w["line"] or "whole file", "message": w["message"]}
                 for w in batch.warnings)  # fmt: skip
         return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
-    context = {"project": project, "batch": batch}
+    files = {w["file"] for w in batch.warnings}
+    context = {
+        "project": project, "batch": batch, "rows": [_shown(w) for w in batch.warnings],
+        "one_file": files <= {batch.source_name},  # the heading names it: no File column
+    }  # fmt: skip
     return render(request, "annotation/import_warnings.html", context)
+
+
+def _shown(warning: dict[str, Any]) -> dict[str, Any]:
+    """A stored warning as its page lists it: the place once, in the Line column, not again
+    at the start of the message (the CSV keeps the message whole)."""
+    line, message = warning["line"] or "whole file", warning["message"]
+    at = re.match(rf"(?:.* line )?{re.escape(str(line))}: ", message)
+    return {**warning, "line": line, "message": message[at.end() :] if at else message}
 
 
 @login_required

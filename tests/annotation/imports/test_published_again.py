@@ -112,3 +112,23 @@ def test_a_slug_taken_links_to_its_project_and_names_the_slug_box(root):
     assert '<a href="/p/ropes/import/published/" id="taken-project">' in html
     slug_box = html.split('name="slug"')[1].split("</p>")[0]
     assert "exists" in slug_box  # the error beside the box it names
+
+
+def test_the_warnings_page_names_each_place_once_and_the_import_row_no_empty_sha(root, quoref):
+    """The walk: the warnings table repeated both file names on every row, and each place
+    twice (Line, then the message); the Earlier imports row had an empty SHA-256 cell."""
+    batch = ImportBatch.objects.get(pk=quoref.batch)
+    slug = quoref.project.slug
+    page = page_for(root)
+    html = page.get(f"/p/{slug}/import/batches/{batch.pk}/warnings/").content.decode()
+    assert "<th>File</th>" not in html
+    rows = html.split('id="warning-rows">')[1].split("</tbody>")[0].split("<tr>")[1:]
+    assert len(rows) == len(batch.warnings)
+    for row, stored in zip(rows, batch.warnings, strict=True):
+        place = str(stored["line"])
+        assert row.count(place) == 1, row  # in the Line column only
+    names = TABLE_2["quoref"][0]
+    assert all(row.count(names[0]) == 0 for row in rows)  # the originals' file: not on a row
+    listing = page.get(f"/p/{slug}/import/").content.decode()
+    row = listing.split(f'data-batch="{batch.pk}"')[1].split("</tr>")[0]
+    assert "<code></code>" not in row and "not kept (sets)" in row
