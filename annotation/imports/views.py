@@ -22,7 +22,7 @@ from annotation.imports.forms import (
     SetImportForm,
     VoteImportForm,
 )
-from annotation.imports.published.datasets import DATASETS
+from annotation.imports.published.datasets import DATASETS, MOST_FILES
 from annotation.imports.published.services import (
     PUBLISHED_FILES,
     import_published,
@@ -304,6 +304,7 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
         "project": project, "form": form, "errors": errors, "warnings": warnings,
         "warned": warned, "datasets": DATASETS.values(), "fits": fits,
         "taken": taken if form.has_error("slug") else "",
+        "most_files": {key: MOST_FILES.get(key, 1) for key in DATASETS},
     }  # fmt: skip
     return render(
         request, "annotation/published_import.html", context, status=400 if errors else 200

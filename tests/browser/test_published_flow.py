@@ -85,3 +85,32 @@ def test_matres_html_and_nlvr2_images_show_as_their_kinds(page, login, tmp_path)
     assert preview.locator("span").get_attribute("style") == "color: red;"
     assert preview.locator("script, img").count() == 0 and "alert" not in preview.inner_text()
     screenshot(page, "published-matres-editor")
+
+
+def test_the_form_shows_only_the_chosen_datasets_file_inputs(page, login, tmp_path):
+    """The walk of issue 47: four file inputs whatever the dataset. BoolQ takes one file,
+    Quoref two, IMDb four: the page shows that many, and a file given for an input that goes
+    away is not sent (the import of one BoolQ file still works)."""
+    UserFactory(username="root", is_staff=True, is_superuser=True)
+    login("root")
+    page.goto("/projects/new/published/")
+    inputs = [page.locator(f"input[name=file{n}]") for n in range(1, 5)]
+
+    def visible() -> list[bool]:
+        return [i.is_visible() for i in inputs]
+
+    for dataset, count in (("boolq", 1), ("quoref", 2), ("imdb", 4), ("matres", 1)):
+        page.select_option("select[name=dataset]", dataset)
+        assert visible() == [n < count for n in range(4)], dataset
+    page.select_option("select[name=dataset]", "quoref")
+    stray = tmp_path / "stray.json"
+    stray.write_text("{}")
+    page.set_input_files("input[name=file2]", str(stray))
+    screenshot(page, "published-form-quoref")
+    page.select_option("select[name=dataset]", "boolq")  # file2 goes away, and its file
+    (name, content), *_ = published_files.boolq()[0]
+    (tmp_path / name).write_bytes(content)
+    page.set_input_files("input[name=file1]", str(tmp_path / name))
+    page.click("#published-form button[type=submit]")
+    page.get_by_role("status").first.wait_for()
+    assert Project.objects.filter(slug="boolq").exists()  # the stray second file was not sent
