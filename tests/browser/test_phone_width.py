@@ -63,3 +63,38 @@ def test_the_status_column_shows_at_a_phones_width(page, login, project, people)
     page.goto(f"/p/{project.slug}/pivots/{pivot.pk}/edit/")
     _row_visible(page, "#existing tbody tr")
     screenshot(page, "phone-editor-status")
+
+
+def test_the_data_pages_text_keeps_its_words_whole_at_a_phones_width(page, login, project, people):
+    """The walk of issue 47: at 390 px the Text column was squeezed to about 70 px, so that
+    ordinary words broke mid-word ("charmin g", "comforta ble"). The column is now as wide as
+    its longest ordinary word at least; a long address may still break anywhere (the test
+    above), so that Status stays on the screen."""
+    text = "A charming little cafe; the chairs are comfortable, but only for a short dinner."
+    pivot = ExampleFactory(project=project, fields={"text": text}, label="positive")
+    submitted_perturbation(
+        project, people["expert"], pivot=pivot, text=text.replace("charming", "dull")
+    )
+    page.set_viewport_size({"width": 390, "height": 800})
+    login("alice")
+    page.goto(f"/p/{project.slug}/data/")
+    excerpt = page.locator("#data-rows tbody tr .excerpt").first
+    widths = excerpt.evaluate(
+        """(div) => {
+            const probe = document.createElement("span");
+            probe.style.whiteSpace = "nowrap";
+            div.appendChild(probe);
+            const words = div.textContent.split(/\\s+/).filter(Boolean);
+            let widest = 0;
+            for (const word of words) {
+                probe.textContent = word;
+                widest = Math.max(widest, probe.getBoundingClientRect().width);
+            }
+            probe.remove();
+            return [widest, div.getBoundingClientRect().width];
+        }"""
+    )
+    widest, column = widths
+    assert column >= widest, (widest, column)  # no word is wider than its column
+    _row_visible(page, "#data-rows tbody tr")
+    screenshot(page, "phone-data-words")
