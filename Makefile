@@ -35,9 +35,10 @@ lint: $(VENV)/.dev-deps
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
-# Needs PostgreSQL and Redis on 127.0.0.1 (see README); .ci/run starts them.
+# Needs PostgreSQL and Redis on 127.0.0.1 (see README); .ci/run starts them. Two processes:
+# much of the suite waits on workers, servers and the browser.
 test: lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n 2
 
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
