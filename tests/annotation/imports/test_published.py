@@ -264,7 +264,8 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
     again = client_for(root).post("/api/projects/qa/import/published/", body())
     assert again.status_code == 200 and again.json()["already_present"] == 2
     taken = client_for(root).post("/api/import/published/", body(slug="qa"))
-    assert taken.status_code == 400 and "'qa' exists; import into it" in taken.json()["detail"]
+    assert taken.status_code == 400 and "'qa' exists: import into it" in taken.json()["detail"]
+    assert taken.json()["field"] == "slug"
     # An existing project's slug: only its admins; the others as if it did not exist.
     assert plain.post(f"/api/projects/{project.slug}/import/published/", body()).status_code == 404
     refused = client_for(root).post(f"/api/projects/{project.slug}/import/published/", body())
