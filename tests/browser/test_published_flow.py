@@ -114,3 +114,21 @@ def test_the_form_shows_only_the_chosen_datasets_file_inputs(page, login, tmp_pa
     page.click("#published-form button[type=submit]")
     page.get_by_role("status").first.wait_for()
     assert Project.objects.filter(slug="boolq").exists()  # the stray second file was not sent
+
+
+def test_a_refused_import_shows_its_one_line_where_the_page_opens(page, login, tmp_path):
+    """The walk: Quoref's files swapped gave 50 near-identical lines in a card 1,400 px below
+    the top, off the screen. Now one line, in view when the page comes back."""
+    UserFactory(username="root", is_staff=True, is_superuser=True)
+    login("root")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    files, _ = published_files.quoref()
+    import_from_the_page(page, tmp_path, "quoref", files[::-1], validate=False)
+    errors = page.locator("#import-errors")
+    expect(errors).to_contain_text("the files look swapped")
+    expect(errors.locator("tbody tr")).to_have_count(1)
+    assert errors.is_visible() and page.evaluate("window.scrollY") == 0
+    box = errors.bounding_box()
+    assert box is not None and box["y"] + 80 < 900  # its first line lies inside the window
+    screenshot(page, "published-quoref-swapped")
+    assert not Project.objects.filter(slug="quoref").exists()
