@@ -99,6 +99,23 @@ def gate_figures(project: Project, status: ValidatorStatus) -> dict[str, Any]:
     }
 
 
+def allow_retest(*, project: Project, validator_id: int, actor: Any) -> None:
+    """An admin gives a validator who failed the test one more attempt: the next item served
+    draws it, and failing it ends their work again (their earlier attempts stay recorded)."""
+    with transaction.atomic():
+        status = (
+            ValidatorStatus.objects.select_for_update()
+            .filter(project=project, validator_id=validator_id, qualification=FAILED)
+            .first()
+        )
+        if status is None:
+            raise DomainError("This validator has not failed the test.", code="not_found")
+        status.qualification, status.quiz_items = "", []  # the next attempt is its last
+        status.save(update_fields=["qualification", "quiz_items"])
+        AuditLog.record(actor=actor, action="qualification_retest", project=project,
+                        validator=validator_id)  # fmt: skip
+
+
 # Serving --------------------------------------------------------------------------------------
 
 

@@ -173,7 +173,8 @@ def participant_finished(participant: Participant) -> bool:
 
 def payment_rows(study: Study) -> Iterator[dict[str, Any]]:
     """One row per participant of the study: their ids, items, seconds and whether they
-    passed (finished their items, passed the test where there is one, never paused)."""
+    passed (finished their items, passed the test where there is one, not paused now), and
+    whether the gold checks ever paused them."""
     participants = list(study.participants.select_related("user").order_by("started_at", "id"))
     users = [p.user_id for p in participants]
     project = study.project
@@ -183,6 +184,11 @@ def payment_rows(study: Study) -> Iterator[dict[str, Any]]:
         s.validator_id: s
         for s in ValidatorStatus.objects.filter(project=project, validator_id__in=users)
     }
+    paused_ever = set(
+        AuditLog.objects.filter(
+            project=project, action="validator_paused", details__validator__in=users
+        ).values_list("details__validator", flat=True)
+    )
     for p in participants:
         n_votes, vote_seconds, last_vote = votes.get(p.user_id, (0, 0, None))
         n_gold, gold_seconds, last_gold = gold.get(p.user_id, (0, 0, None))
@@ -198,6 +204,9 @@ def payment_rows(study: Study) -> Iterator[dict[str, Any]]:
             "seconds_on_items": (vote_seconds or 0) + (gold_seconds or 0),
             "qualification": status.qualification or ("pending" if n_gold else ""),
             "paused": status.paused,
+            # Paused by the gold checks at some time (sent back with the work-ended code),
+            # even when an admin resumed them since.
+            "was_paused": status.paused or p.user_id in paused_ever,
             "completed": p.completed_at is not None,
             "passed": p.completed_at is not None
             and not status.paused

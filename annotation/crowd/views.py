@@ -60,6 +60,7 @@ def study_done(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         "study": study,
         "project": participant.project,
         "code": code,
+        "ran_out": finished and studies.items_done(participant) < study.items_per_participant,
         "ended": gates.ENDED.get(ended, ""),
         "return_link": studies.PROLIFIC_RETURN.format(code=code)
         if code and study.platform == Study.Platform.PROLIFIC
@@ -79,11 +80,20 @@ def studies_page(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "studies": studies.study_figures(project),
         "platforms": Study.Platform.choices,
-        "pool_size": pool.pool_size(project),
+        "pool_size": _pool_size(project),
         "questions": "\n".join(json.dumps(q, ensure_ascii=False) for q in questions),
         "settings": {key: project.setting(key) for key in CROWD_SETTINGS},
     }
     return render(request, "annotation/studies.html", context)
+
+
+def _pool_size(project: Project) -> int:
+    """The gold pool's size; an empty pool under the gates is filled first, from the labelled
+    originals and accepted items (as the first test drawn would fill it)."""
+    size = pool.pool_size(project)
+    if size == 0 and gates.gates_on(project):
+        size = pool.pool_refresh(project)
+    return size
 
 
 CROWD_SETTINGS = (

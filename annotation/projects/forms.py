@@ -81,7 +81,8 @@ SETTING_HELP = {
     "gold_rate": "crowd: share of served items that are gold checks (0: none)",
     "gold_min_accuracy": "crowd: gold accuracy below which a validator is paused",
     "gold_min_count": "crowd: gold items answered before the accuracy is judged",
-    "items_per_participant": "crowd: items a study participant labels before the completion code",
+    "items_per_participant": "crowd: items a study participant labels before the completion "
+    "code, test items and gold checks included",
 }
 # Edited elsewhere: the Prompt page, and the Studies page (comprehension questions).
 PAGE_SETTINGS = [

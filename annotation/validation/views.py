@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.crowd import gates
 from annotation.crowd import views as crowd_views
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
@@ -129,6 +130,7 @@ def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
         "histogram": agreement_histogram(figures),
         "min_votes": project.setting("validator_min_votes"),
         "max_disagreement": project.setting("validator_max_disagreement"),
+        "attempts": project.setting("qualification_attempts"),
         **table_page(request, figures, sorts=sorts, search=("validator",)),
     }
     return render(request, "annotation/validators.html", context)
@@ -152,6 +154,13 @@ def agreement_histogram(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @require_POST
 def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
+    if request.POST.get("retest") == "1":
+        try:
+            gates.allow_retest(project=project, validator_id=user_id, actor=request.user)
+        except DomainError as error:
+            raise Http404(error.message) from None
+        messages.success(request, "The validator may take the test once more.")
+        return redirect("validators", slug=slug)
     qualified = request.POST.get("qualified") == "1"
     try:
         quality.validator_set_qualified(
@@ -159,7 +168,9 @@ def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResp
         )
     except DomainError as error:
         raise Http404(error.message) from None
-    messages.success(request, "Validator requalified." if qualified else "Validator unqualified.")
+    resumed = request.POST.get("resume") == "1"
+    done = "resumed" if resumed else "requalified" if qualified else "unqualified"
+    messages.success(request, f"Validator {done}.")
     return redirect("validators", slug=slug)
 
 
