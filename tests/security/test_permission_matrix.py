@@ -114,8 +114,9 @@ MATRIX = {
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
 # invitation's link is for the account it names (test_accounts.py).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
-                 "project-list", "project-start", "password-set", "password-set-done", "project-new",
-                 "project-new-published", "api-import-published-new", "project-join"}  # fmt: skip
+                 "project-list", "project-start", "password-set", "password-set-done",
+                 "project-new", "project-new-published", "api-import-published-new",
+                 "project-join"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

@@ -56,7 +56,6 @@ def test_the_page_tags_every_row_that_matches_in_one_audited_action(project, peo
 
 
 def test_a_delete_of_every_match_deletes_the_count_confirmed_or_nothing(project, people, written):
-    mine, _ = written
     page = page_for(people["admin"])
     url = f"/p/{project.slug}/data/bulk/"
     ask = {"action": "delete", "scope": "matching", "filters": "author=erin"}
