@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from annotation.models import ImportBatch, ImportJob, Perturbation
+from annotation.models import ImportBatch, ImportJob, Perturbation, Study
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from tests.factories import UserFactory
 
@@ -109,14 +109,19 @@ MATRIX = {
     "analysis": (("get", ADMINS),),
     "analysis-progress": (("get", ADMINS),),
     "analysis-action": (("post", ADMINS),),
+    "api-studies": (("get", ADMINS), ("post", ADMINS)),
+    "api-study-payments": (("get", ADMINS),),
+    "studies": (("get", ADMINS), ("post", ADMINS)),
+    "study-payments": (("get", ADMINS),),
 }
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
-# invitation's link is for the account it names (test_accounts.py).
+# invitation's link is for the account it names (test_accounts.py); a study's link and its
+# done page are for anyone with the link, as its participant (tests/annotation/crowd/).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
                  "project-list", "project-start", "password-set", "password-set-done",
                  "project-new", "project-new-published", "api-import-published-new",
-                 "project-join"}  # fmt: skip
+                 "project-join", "study-enter", "study-done"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:
@@ -150,6 +155,10 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     Perturbation.objects.filter(release_entries__release=released).update(batch=held)
     item = perturbation.item
     slug, validator = project.slug, people["validator"]
+    study = Study.objects.create(
+        project=project, name="s", platform="prolific", token="t" * 32,
+        items_per_participant=5, completion_code="DONE", ended_code="ENDED",
+    )  # fmt: skip
     kwargs = {
         "api-pivot-claim": {"slug": slug, "external_id": perturbation.pivot.external_id},
         "api-perturbation": {"slug": slug, "pk": perturbation.pk},
@@ -196,6 +205,8 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "analysis": {"slug": slug, "pk": analysis.pk},
         "analysis-progress": {"slug": slug, "pk": analysis.pk},
         "analysis-action": {"slug": slug, "pk": analysis.pk, "action": "cancel"},
+        "api-study-payments": {"slug": slug, "pk": study.pk},
+        "study-payments": {"slug": slug, "pk": study.pk},
     }
     users = {**people, "staff": staff}
     # The global endpoints learn the project from the payload: name this project's objects.
