@@ -23,8 +23,12 @@ class ProjectAdminForm(forms.ModelForm):
         for name in ("labels", "extra_labels", "settings"):
             self.fields[name].required = False  # a free-text project has no labels
         if not self.instance.pk:
-            self.initial.update(fields=[{"name": "text", "kind": "text", "editable": True}],
-                                labels=[], extra_labels=[], settings={})  # fmt: skip
+            self.initial.update(
+                fields=[{"name": "text", "kind": "text", "editable": True}],
+                labels=[],
+                extra_labels=[],
+                settings={},
+            )
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -33,11 +37,13 @@ class ProjectAdminForm(forms.ModelForm):
             return data
         try:
             values = project_rules(
-                task_type=data.get("task_type"), fields=data.get("fields"),
-                labels=data.get("labels") or [], extra_labels=data.get("extra_labels") or [],
+                task_type=data.get("task_type"),
+                fields=data.get("fields"),
+                labels=data.get("labels") or [],
+                extra_labels=data.get("extra_labels") or [],
                 settings=data.get("settings") or {},
                 before=Project.objects.filter(pk=self.instance.pk).first(),
-            )  # fmt: skip
+            )
         except DomainError as error:
             raise forms.ValidationError(error.message) from None
         return {**data, **values}

@@ -88,28 +88,88 @@ SENTENCES = [
 
 # (original's number in SENTENCES, edited text, label, tag, author, the five validators' votes)
 EDITS = [
-    (1, "The soup arrived cold and tasted awful.", "negative", "intensity", "expert1",
-     ["negative"] * 5),
-    (2, "The staff forgot our order once and apologised at once.", "positive", "negation",
-     "expert2", ["positive"] * 4 + ["mixed"]),
-    (3, "This lamp is dim, flimsy and hard to assemble.", "negative", "intensity", "expert1",
-     ["negative"] * 5),
-    (5, "I would never stay at this hotel again.", "negative", "negation", "expert2",
-     ["negative"] * 5),
-    (7, "Our guide was impatient, dull and knew no street.", "negative", "intensity", "expert1",
-     ["negative"] * 4 + ["positive"]),
-    (8, "The sequel is louder than the first film and far more clever.", "positive",
-     "comparison", "expert2", ["positive"] * 3 + ["mixed"] * 2),
-    (9, "The chairs are comfortable, but only for a short dinner.", "negative", "contrast",
-     "expert1", ["negative", "negative", "mixed", "mixed", "positive"]),
-    (12, "The shoes still look new after two years.", "positive", "expectation", "expert2",
-     ["positive"] * 5),
-    (13, "A charming little cafe, although the bread is the worst in town.", "negative",
-     "contrast", "expert1", ["positive"] * 3 + ["negative"] * 2),
-    (18, "I expected a thriller and got two hours of pure suspense.", "positive", "expectation",
-     "expert2", ["positive"] * 2),
+    (
+        1,
+        "The soup arrived cold and tasted awful.",
+        "negative",
+        "intensity",
+        "expert1",
+        ["negative"] * 5,
+    ),
+    (
+        2,
+        "The staff forgot our order once and apologised at once.",
+        "positive",
+        "negation",
+        "expert2",
+        ["positive"] * 4 + ["mixed"],
+    ),
+    (
+        3,
+        "This lamp is dim, flimsy and hard to assemble.",
+        "negative",
+        "intensity",
+        "expert1",
+        ["negative"] * 5,
+    ),
+    (
+        5,
+        "I would never stay at this hotel again.",
+        "negative",
+        "negation",
+        "expert2",
+        ["negative"] * 5,
+    ),
+    (
+        7,
+        "Our guide was impatient, dull and knew no street.",
+        "negative",
+        "intensity",
+        "expert1",
+        ["negative"] * 4 + ["positive"],
+    ),
+    (
+        8,
+        "The sequel is louder than the first film and far more clever.",
+        "positive",
+        "comparison",
+        "expert2",
+        ["positive"] * 3 + ["mixed"] * 2,
+    ),
+    (
+        9,
+        "The chairs are comfortable, but only for a short dinner.",
+        "negative",
+        "contrast",
+        "expert1",
+        ["negative", "negative", "mixed", "mixed", "positive"],
+    ),
+    (
+        12,
+        "The shoes still look new after two years.",
+        "positive",
+        "expectation",
+        "expert2",
+        ["positive"] * 5,
+    ),
+    (
+        13,
+        "A charming little cafe, although the bread is the worst in town.",
+        "negative",
+        "contrast",
+        "expert1",
+        ["positive"] * 3 + ["negative"] * 2,
+    ),
+    (
+        18,
+        "I expected a thriller and got two hours of pure suspense.",
+        "positive",
+        "expectation",
+        "expert2",
+        ["positive"] * 2,
+    ),
     (20, "The dessert was sweet enough to finish twice.", "positive", "intensity", "expert1", []),
-]  # fmt: skip
+]
 
 QA_GUIDELINES = """# Demo guidelines: reading comprehension
 
@@ -126,23 +186,65 @@ QA_TAGS = [
 
 # (id, passage, question, answers, split). Passages written for this demo.
 PASSAGES = [
-    ("r1", "Ada moved to Lyon in 2015 and to Porto in 2019. She opened a bakery in Porto "
-     "a year later.", "Where did Ada move in 2015?", ["Lyon"], "test"),
-    ("r2", "The red team scored twice in the first half; the blue team scored three times "
-     "after the break.", "How many goals did the red team score?", ["twice", "two"], "test"),
-    ("r3", "Milo fed the cat before breakfast and walked the dog after lunch.",
-     "What did Milo do before breakfast?", ["fed the cat"], "test"),
-    ("r4", "The bridge is 40 metres long; the tunnel under the river is 900 metres long.",
-     "How long is the bridge?", ["40 metres"], "test"),
-    ("r5", "Priya wrote the report, and Tom checked the figures in it.",
-     "Who wrote the report?", ["Priya"], "test"),
-    ("r6", "The museum opens at nine on weekdays and at ten on Sundays.",
-     "When does the museum open on Sundays?", ["at ten", "ten"], "test"),
-    ("r7", "The old library burned in 1870 and was rebuilt in stone in 1874.",
-     "When was the library rebuilt?", ["1874"], "dev"),
-    ("r8", "Lena planted tomatoes in May; her brother planted beans in June.",
-     "What did Lena plant?", ["tomatoes"], "dev"),
-]  # fmt: skip
+    (
+        "r1",
+        "Ada moved to Lyon in 2015 and to Porto in 2019. She opened a bakery in Porto "
+        "a year later.",
+        "Where did Ada move in 2015?",
+        ["Lyon"],
+        "test",
+    ),
+    (
+        "r2",
+        "The red team scored twice in the first half; the blue team scored three times "
+        "after the break.",
+        "How many goals did the red team score?",
+        ["twice", "two"],
+        "test",
+    ),
+    (
+        "r3",
+        "Milo fed the cat before breakfast and walked the dog after lunch.",
+        "What did Milo do before breakfast?",
+        ["fed the cat"],
+        "test",
+    ),
+    (
+        "r4",
+        "The bridge is 40 metres long; the tunnel under the river is 900 metres long.",
+        "How long is the bridge?",
+        ["40 metres"],
+        "test",
+    ),
+    (
+        "r5",
+        "Priya wrote the report, and Tom checked the figures in it.",
+        "Who wrote the report?",
+        ["Priya"],
+        "test",
+    ),
+    (
+        "r6",
+        "The museum opens at nine on weekdays and at ten on Sundays.",
+        "When does the museum open on Sundays?",
+        ["at ten", "ten"],
+        "test",
+    ),
+    (
+        "r7",
+        "The old library burned in 1870 and was rebuilt in stone in 1874.",
+        "When was the library rebuilt?",
+        ["1874"],
+        "dev",
+    ),
+    (
+        "r8",
+        "Lena planted tomatoes in May; her brother planted beans in June.",
+        "What did Lena plant?",
+        ["tomatoes"],
+        "dev",
+    ),
+]
 
 
 @transaction.atomic
@@ -202,8 +304,12 @@ def _write_and_validate(project: Project, users: dict[str, Any]) -> None:
     validators = [users[f"validator{i}"] for i in range(1, 6)]
     for number, text, label, tag, author, labels in EDITS:
         pivot = project.examples.get(external_id=f"demo-{number:02d}")
-        content = {"fields": {"text": text}, "label": label, "tags": [tag],
-                   "rationale": "Written for the demo."}  # fmt: skip
+        content = {
+            "fields": {"text": text},
+            "label": label,
+            "tags": [tag],
+            "rationale": "Written for the demo.",
+        }
         perturbation = perturbation_save(author=users[author], pivot=pivot, submit=True, **content)
         for validator, vote in zip(validators, labels, strict=False):
             vote_cast(

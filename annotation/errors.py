@@ -121,12 +121,14 @@ ERROR = {
             "description": "a rejected file: every problem with its line (null: the file)",
             "items": {
                 "type": "object",
-                "properties": {"line": {"type": "integer", "nullable": True},
-                               "message": {"type": "string"}},
+                "properties": {
+                    "line": {"type": "integer", "nullable": True},
+                    "message": {"type": "string"},
+                },
             },
         },
     },
-}  # fmt: skip
+}
 SHARED = {
     "401": "not logged in (no session, token or credentials)",
     "403": "a member who lacks the role this needs",

@@ -65,5 +65,8 @@ def _natural(value: Any) -> Any:
     """Texts with numbers in them sort as people expect: w2 before w10."""
     if not isinstance(value, str):
         return value
-    return [(0, int(part), "") if part.isascii() and part.isdigit() else (1, 0, part) for part in
-            re.split(r"(\d+)", value.lower()) if part]  # fmt: skip
+    return [
+        (0, int(part), "") if part.isascii() and part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", value.lower())
+        if part
+    ]

@@ -47,8 +47,13 @@ def prompt_placeholders(prompt: str) -> list[str]:
     for _, name, spec, conversion in _prompt_parts(prompt):
         if name is None:
             continue
-        written = "{" + name + (f"!{conversion}" if conversion else "") + (
-            f":{spec}" if spec else "") + "}"  # fmt: skip
+        written = (
+            "{"
+            + name
+            + (f"!{conversion}" if conversion else "")
+            + (f":{spec}" if spec else "")
+            + "}"
+        )
         if spec or conversion or not NAME_RE.match(name):
             raise DomainError(
                 f"prompt: {written} is not a plain placeholder; write a field's name in braces, "

@@ -8,6 +8,7 @@ from annotation.data import api as data_api
 from annotation.data import views as data_views
 from annotation.imports import api as import_api
 from annotation.imports import views as import_views
+from annotation.imports.published import views as published_views
 from annotation.jobs.pages import job_action
 from annotation.projects import api as project_api
 from annotation.projects import views as project_views
@@ -144,7 +145,7 @@ page_urls = [
     path("projects/new/", project_views.project_new, name="project-new"),
     path(
         "projects/new/published/",
-        import_views.published_import_page,
+        published_views.published_import_page,
         name="project-new-published",
     ),
     path("p/<slug:slug>/", project_views.project_dashboard, name="project-dashboard"),
@@ -211,7 +212,7 @@ page_urls = [
     path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),
     path(
         "p/<slug:slug>/import/published/",
-        import_views.published_import_page,
+        published_views.published_import_page,
         name="published-import",
     ),
     path("p/<slug:slug>/imports/<id:pk>/", import_views.import_job_page, name="import-job"),

@@ -195,9 +195,12 @@ def draft_save(
             claim = pivot_claim(pivot=pivot, expert=author)
         project = pivot.project
         perturbation = Perturbation(
-            project=project, pivot=pivot, author=author, fields=dict(pivot.fields),
+            project=project,
+            pivot=pivot,
+            author=author,
+            fields=dict(pivot.fields),
             batch_id=pivot.batch_id,
-        )  # fmt: skip
+        )
     else:
         perturbation = Perturbation.objects.select_for_update().get(pk=perturbation.pk)
         if perturbation.status != Status.DRAFT:

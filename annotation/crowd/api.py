@@ -23,9 +23,11 @@ class StudyInputSerializer(serializers.Serializer):
         min_value=1, max_value=10_000, required=False, help_text="default: the project's setting"
     )
     completion_code = serializers.RegexField(
-        studies.PLATFORM_ID.pattern, max_length=64, required=False,
+        studies.PLATFORM_ID.pattern,
+        max_length=64,
+        required=False,
         help_text="default: drawn at random",
-    )  # fmt: skip
+    )
 
 
 class StudySerializer(serializers.Serializer):

@@ -112,8 +112,9 @@ def allow_retest(*, project: Project, validator_id: int, actor: Any) -> None:
             raise DomainError("This validator has not failed the test.", code="not_found")
         status.qualification, status.quiz_items = "", []  # the next attempt is its last
         status.save(update_fields=["qualification", "quiz_items"])
-        AuditLog.record(actor=actor, action="qualification_retest", project=project,
-                        validator=validator_id)  # fmt: skip
+        AuditLog.record(
+            actor=actor, action="qualification_retest", project=project, validator=validator_id
+        )
 
 
 # Serving --------------------------------------------------------------------------------------
@@ -151,9 +152,13 @@ def before_queue(*, project: Project, validator: Any, skip: list[int]) -> Gate:
 
 
 def gold_instead(
-    *, project: Project, validator: Any, status: ValidatorStatus | None, params: dict[str, Any],
+    *,
+    project: Project,
+    validator: Any,
+    status: ValidatorStatus | None,
+    params: dict[str, Any],
     skip: list[int],
-) -> GoldItem | None:  # fmt: skip
+) -> GoldItem | None:
     """At `gold_rate`, a gold item in place of the queue's next real item, while a real one is
     there to serve: the queue's choice is read either way, so both take the same work."""
     rate = project.setting("gold_rate")
@@ -181,10 +186,12 @@ def _quiz_item(
         _new_attempt(project, validator, status)
     answered = set(
         GoldAnswer.objects.filter(
-            validator=validator, project=project, attempt=status.quiz_attempt,
+            validator=validator,
+            project=project,
+            attempt=status.quiz_attempt,
             phase=GoldAnswer.Phase.QUALIFICATION,
         ).values_list("gold_item_id", flat=True)
-    )  # fmt: skip
+    )
     due = [pk for pk in status.quiz_items if pk not in answered]
     # A skipped item of the test comes back after the others.
     due = [pk for pk in due if pk not in skip] + [pk for pk in due if pk in skip]
@@ -212,9 +219,15 @@ def is_gold(project: Project, item_id: int) -> bool:
 
 
 def gold_vote(
-    *, project: Project, item_id: int, validator: Any, label: str, answer: str,
-    flags: list[str], seconds_spent: int,
-) -> tuple[Vote, bool]:  # fmt: skip
+    *,
+    project: Project,
+    item_id: int,
+    validator: Any,
+    label: str,
+    answer: str,
+    flags: list[str],
+    seconds_spent: int,
+) -> tuple[Vote, bool]:
     """A vote on a gold item: recorded as the validator's answer to the test or to a gold
     check, and answered as a vote is (the same shape, a repeat is not an error). A gold check
     that brings their accuracy below gold_min_accuracy pauses them, then (a step of its own,
@@ -233,10 +246,16 @@ def gold_vote(
             raise DomainError(ENDED[PAUSED if status.paused else FAILED], code="forbidden")
         phase, attempt = served
         GoldAnswer.objects.create(
-            gold_item=gold, project=project, validator=validator, phase=phase, attempt=attempt,
-            flags=flags, seconds_spent=seconds_spent, correct=is_right(project, gold, **response),
+            gold_item=gold,
+            project=project,
+            validator=validator,
+            phase=phase,
+            attempt=attempt,
+            flags=flags,
+            seconds_spent=seconds_spent,
+            correct=is_right(project, gold, **response),
             **response,
-        )  # fmt: skip
+        )
         if phase == GoldAnswer.Phase.QUALIFICATION:
             _score_attempt(project, validator, status)
             paused = False
@@ -244,8 +263,9 @@ def gold_vote(
             paused = _count_gold(project, validator, status, is_right(project, gold, **response))
     if paused:
         _discount(project, validator, status)
-    vote = Vote(validator=validator, label=label, answer=answer, flags=flags,
-                seconds_spent=seconds_spent)  # fmt: skip
+    vote = Vote(
+        validator=validator, label=label, answer=answer, flags=flags, seconds_spent=seconds_spent
+    )
     vote.item_id = gold.pk
     return vote, True
 
@@ -265,9 +285,12 @@ def _served_now(
 
 
 def _repeat(
-    gold: GoldItem, validator: Any, previous: GoldAnswer | None, response: dict[str, str],
+    gold: GoldItem,
+    validator: Any,
+    previous: GoldAnswer | None,
+    response: dict[str, str],
     flags: list[str],
-) -> Vote:  # fmt: skip
+) -> Vote:
     if previous is None:
         raise DomainError(
             "This item was not served to you; fetch the next item instead.", code="conflict"
@@ -278,8 +301,9 @@ def _repeat(
             "You already voted on this item with a different answer; votes cannot change.",
             code="conflict",
         )
-    vote = Vote(validator=validator, flags=previous.flags, seconds_spent=previous.seconds_spent,
-                **response)  # fmt: skip
+    vote = Vote(
+        validator=validator, flags=previous.flags, seconds_spent=previous.seconds_spent, **response
+    )
     vote.item_id = gold.pk
     return vote
 
@@ -296,9 +320,12 @@ def is_right(project: Project, gold: GoldItem, *, label: str, answer: str) -> bo
 def _score_attempt(project: Project, validator: Any, status: ValidatorStatus) -> None:
     """Once every item of the attempt is answered: passed, another attempt, or failed."""
     answers = GoldAnswer.objects.filter(
-        validator=validator, project=project, attempt=status.quiz_attempt,
-        phase=GoldAnswer.Phase.QUALIFICATION, gold_item_id__in=status.quiz_items,
-    )  # fmt: skip
+        validator=validator,
+        project=project,
+        attempt=status.quiz_attempt,
+        phase=GoldAnswer.Phase.QUALIFICATION,
+        gold_item_id__in=status.quiz_items,
+    )
     outcomes = list(answers.values_list("correct", flat=True))
     if len(outcomes) < len(status.quiz_items):
         return
@@ -312,9 +339,13 @@ def _score_attempt(project: Project, validator: Any, status: ValidatorStatus) ->
     status.save(update_fields=["qualification", "quiz_items"])
     if status.qualification:
         AuditLog.record(
-            actor=None, action=f"qualification_{status.qualification}", project=project,
-            validator=validator.pk, attempt=status.quiz_attempt, accuracy=round(accuracy, 4),
-        )  # fmt: skip
+            actor=None,
+            action=f"qualification_{status.qualification}",
+            project=project,
+            validator=validator.pk,
+            attempt=status.quiz_attempt,
+            accuracy=round(accuracy, 4),
+        )
 
 
 def _count_gold(project: Project, validator: Any, status: ValidatorStatus, right: bool) -> bool:
@@ -330,8 +361,16 @@ def _count_gold(project: Project, validator: Any, status: ValidatorStatus, right
     ) and status.gold_correct / status.gold_seen < project.setting("gold_min_accuracy")
     if failing:
         status.paused, status.paused_at = True, timezone.now()
-    status.save(update_fields=["gold_seen", "gold_correct", "gold_pending", "gold_mark",
-                               "paused", "paused_at"])  # fmt: skip
+    status.save(
+        update_fields=[
+            "gold_seen",
+            "gold_correct",
+            "gold_pending",
+            "gold_mark",
+            "paused",
+            "paused_at",
+        ]
+    )
     return failing
 
 
@@ -340,7 +379,11 @@ def _discount(project: Project, validator: Any, status: ValidatorStatus) -> None
         project=project, validator_id=validator.pk, after_vote=status.gold_mark
     )
     AuditLog.record(
-        actor=None, action="validator_paused", project=project, validator=validator.pk,
-        gold_seen=status.gold_seen, gold_accuracy=round(status.gold_correct / status.gold_seen, 4),
+        actor=None,
+        action="validator_paused",
+        project=project,
+        validator=validator.pk,
+        gold_seen=status.gold_seen,
+        gold_accuracy=round(status.gold_correct / status.gold_seen, 4),
         votes_discounted=votes,
-    )  # fmt: skip
+    )

@@ -35,14 +35,27 @@ def pool_refresh(project: Project) -> int:
         .values_list("pk", "fields", "label", "answers")[:room]
     )
     made = [
-        GoldItem(id=public_item_id(), project=project, source_item_id=pk, fields=fields,
-                 gold_label=label, gold_answers=answers, author_id=author)
+        GoldItem(
+            id=public_item_id(),
+            project=project,
+            source_item_id=pk,
+            fields=fields,
+            gold_label=label,
+            gold_answers=answers,
+            author_id=author,
+        )
         for pk, fields, label, answers, author in accepted
     ] + [
-        GoldItem(id=public_item_id(), project=project, source_example_id=pk, fields=fields,
-                 gold_label=label, gold_answers=answers)
+        GoldItem(
+            id=public_item_id(),
+            project=project,
+            source_example_id=pk,
+            fields=fields,
+            gold_label=label,
+            gold_answers=answers,
+        )
         for pk, fields, label, answers in originals
-    ]  # fmt: skip
+    ]
     _random.shuffle(made)
     GoldItem.objects.bulk_create(made[:room], ignore_conflicts=True)
     return pool.count()
@@ -69,10 +82,14 @@ def current_questions(project: Project) -> list[GoldItem]:
         item = by_content.get(key)
         if item is None:
             item = GoldItem.objects.create(
-                id=public_item_id(), project=project, kind=GoldItem.Kind.QUESTION,
-                position=position, fields=question["fields"],
-                gold_label=question.get("label", ""), gold_answers=question.get("answers", []),
-            )  # fmt: skip
+                id=public_item_id(),
+                project=project,
+                kind=GoldItem.Kind.QUESTION,
+                position=position,
+                fields=question["fields"],
+                gold_label=question.get("label", ""),
+                gold_answers=question.get("answers", []),
+            )
         items.append(item)
     return items
 

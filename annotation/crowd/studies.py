@@ -46,9 +46,14 @@ LINK_QUERY: dict[str, str] = {
 
 @transaction.atomic
 def study_create(
-    *, project: Project, actor: Any, name: str, platform: str,
-    items_per_participant: int | None = None, completion_code: str = "",
-) -> Study:  # fmt: skip
+    *,
+    project: Project,
+    actor: Any,
+    name: str,
+    platform: str,
+    items_per_participant: int | None = None,
+    completion_code: str = "",
+) -> Study:
     """A study link for `project`; its gold pool is filled for the gates."""
     if platform not in Study.Platform.values:
         raise DomainError("platform is prolific or mturk.", field="platform")
@@ -63,13 +68,24 @@ def study_create(
             "A completion code holds letters, digits, '-' and '_' only.", field="completion_code"
         )
     study = Study.objects.create(
-        project=project, name=name.strip() or "Study", platform=platform,
-        token=secrets.token_urlsafe(18), items_per_participant=items, completion_code=code,
-        ended_code=secrets.token_hex(4).upper(), created_by=actor,
-    )  # fmt: skip
+        project=project,
+        name=name.strip() or "Study",
+        platform=platform,
+        token=secrets.token_urlsafe(18),
+        items_per_participant=items,
+        completion_code=code,
+        ended_code=secrets.token_hex(4).upper(),
+        created_by=actor,
+    )
     pool.pool_refresh(project)
-    AuditLog.record(actor=actor, action="study_created", project=project, study=study.pk,
-                    platform=platform, items_per_participant=items)  # fmt: skip
+    AuditLog.record(
+        actor=actor,
+        action="study_created",
+        project=project,
+        study=study.pk,
+        platform=platform,
+        items_per_participant=items,
+    )
     return study
 
 
@@ -122,10 +138,14 @@ def participant_arrive(*, study: Study, arrival: Arrival) -> Participant:
             user.save()
             Membership.objects.create(project=project, user=user, role=Membership.Role.VALIDATOR)
             return Participant.objects.create(
-                project=project, study=study, user=user, external_id=arrival.external_id,
-                platform_study=arrival.platform_study, platform_session=arrival.platform_session,
+                project=project,
+                study=study,
+                user=user,
+                external_id=arrival.external_id,
+                platform_study=arrival.platform_study,
+                platform_session=arrival.platform_session,
                 assignment=arrival.assignment,
-            )  # fmt: skip
+            )
     except IntegrityError:  # the same id arrived twice at once: the first one made it
         existing = found.select_related("study", "user").first()
         if existing is None:

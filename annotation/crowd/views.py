@@ -25,8 +25,9 @@ BACKEND = "django.contrib.auth.backends.ModelBackend"
 def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """Where the platform sends a participant: make or resume their account, sign them in to
     it, and start their items. Someone signed in to an account of their own is not switched."""
-    study = get_object_or_404(Study.objects.select_related("project"), project__slug=slug,
-                              token=token)  # fmt: skip
+    study = get_object_or_404(
+        Study.objects.select_related("project"), project__slug=slug, token=token
+    )
     context: dict[str, Any] = {"study": study, "project": study.project}
     if request.GET.get("assignmentId") == studies.MTURK_PREVIEW:
         return render(request, "annotation/study_enter.html", {**context, "preview": True})
@@ -97,9 +98,15 @@ def _pool_size(project: Project) -> int:
 
 
 CROWD_SETTINGS = (
-    "qualification_items", "qualification_min_accuracy", "qualification_attempts", "gold_rate",
-    "gold_min_accuracy", "gold_min_count", "items_per_participant", "lease_ttl",
-)  # fmt: skip
+    "qualification_items",
+    "qualification_min_accuracy",
+    "qualification_attempts",
+    "gold_rate",
+    "gold_min_accuracy",
+    "gold_min_count",
+    "items_per_participant",
+    "lease_ttl",
+)
 
 
 def _studies_action(request: HttpRequest, project: Project) -> None:
@@ -116,11 +123,13 @@ def _studies_action(request: HttpRequest, project: Project) -> None:
         else:
             items = request.POST.get("items_per_participant", "").strip()
             study = studies.study_create(
-                project=project, actor=request.user, name=request.POST.get("name", ""),
+                project=project,
+                actor=request.user,
+                name=request.POST.get("name", ""),
                 platform=request.POST.get("platform", ""),
                 items_per_participant=int(items) if items.isdigit() else None,
                 completion_code=request.POST.get("completion_code", "").strip(),
-            )  # fmt: skip
+            )
             messages.success(request, f"Study {study.name} created: paste its link below.")
     except DomainError as error:
         flash_refusal(request, error)

@@ -50,8 +50,9 @@ FILTERS = [
 
 
 class ItemListView(APIView):
-    @extend_schema(operation_id="projects_items_list", parameters=FILTERS,
-                   responses=ItemPageSerializer)  # fmt: skip
+    @extend_schema(
+        operation_id="projects_items_list", parameters=FILTERS, responses=ItemPageSerializer
+    )
     def get(self, request: Request, slug: str) -> Response:
         """Admins see every row; experts their own perturbations and the originals under them."""
         project, mine = selectors.reader(request.user, slug)

@@ -61,8 +61,15 @@ def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpRespon
     story = history.story_of(project, kind, pk, mine)
     # Back to the list as it was filtered (the list's own query, passed along)
     back = request.GET.get("back") or urlencode({"kind": kind})
-    context = {"project": project, "kind": kind, "story": story, "row": story.row,
-               "record": story.record, "may_act": mine is None, "back": back}  # fmt: skip
+    context = {
+        "project": project,
+        "kind": kind,
+        "story": story,
+        "row": story.row,
+        "record": story.record,
+        "may_act": mine is None,
+        "back": back,
+    }
     return render(request, "annotation/data_item.html", context)
 
 
@@ -91,10 +98,15 @@ def bulk_action(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttp
         options: dict[str, Any] = {k: request.POST.get(k) for k in ("reason", "tag")}
         options["clear_votes"] = request.POST.get("clear_votes") == "1"
         outcome = actions.bulk(
-            project=project, actor=request.user, action=action, kind=kind,
-            ids=None if matching else ids, options=options, filters=filters,
+            project=project,
+            actor=request.user,
+            action=action,
+            kind=kind,
+            ids=None if matching else ids,
+            options=options,
+            filters=filters,
             expected=request.POST.get("expected"),
-        )  # fmt: skip
+        )
     except DomainError as error:
         flash_refusal(request, error)
         return redirect(back)
@@ -142,8 +154,7 @@ def _readable(filters: dict[str, str]) -> list[tuple[str, str]]:
     """The filters a delete acts on, as the page names them ("status", "submitted"); the kind
     is in the title already, and the order or the page change nothing."""
     skip = {"kind", "after", "order"}
-    return [("text" if k == "q" else k, v) for k, v in filters.items()
-            if v and k not in skip]  # fmt: skip
+    return [("text" if k == "q" else k, v) for k, v in filters.items() if v and k not in skip]
 
 
 def _int(value: str) -> int | None:

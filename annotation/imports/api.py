@@ -85,9 +85,13 @@ class ExampleImportView(APIView):
         data = ImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        options = {"fmt": values.get("format"), "mapping": values["mapping"],
-                   "default_split": values["split"], "labels": values["labels"],
-                   "skip_bad": values["skip_bad"]}  # fmt: skip
+        options = {
+            "fmt": values.get("format"),
+            "mapping": values["mapping"],
+            "default_split": values["split"],
+            "labels": values["labels"],
+            "skip_bad": values["skip_bad"],
+        }
         return _import(
             request, project, ImportJob.Kind.ORIGINALS, {"file": values["file"]}, options
         )

@@ -30,8 +30,13 @@ def import_now(
         return import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
     if kind == Kind.PUBLISHED:  # file1 to file4, in the dataset's order
         ordered = [(files[field].name, files[field].read()) for field in sorted(files)]
-        return import_published(dataset=options["dataset"], files=ordered, user=user,
-                                project=project, accept=options["accept"]).as_dict()  # fmt: skip
+        return import_published(
+            dataset=options["dataset"],
+            files=ordered,
+            user=user,
+            project=project,
+            accept=options["accept"],
+        ).as_dict()
     if kind == Kind.ORIGINALS:
         upload = files["file"]
         batch = import_examples(

@@ -21,9 +21,10 @@ class ImportForm(forms.Form):
         help_text="for rows without a split column",
     )
     skip_bad = forms.BooleanField(
-        required=False, label="Import the good rows and skip the bad ones",
+        required=False,
+        label="Import the good rows and skip the bad ones",
         help_text="the skipped lines are listed with their problems, to download",
-    )  # fmt: skip
+    )
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -46,9 +47,11 @@ class SetImportForm(forms.Form):
     )
     tags = forms.CharField(required=False, help_text="comma-separated tags for rows without any")
     author = forms.RegexField(
-        r"^[\w.-]{1,60}$", initial="imported", help_text="the pseudo-author credited",
+        r"^[\w.-]{1,60}$",
+        initial="imported",
+        help_text="the pseudo-author credited",
         error_messages={"invalid": "letters, digits, '.', '-' or '_', at most 60."},
-    )  # fmt: skip
+    )
     accept = forms.BooleanField(required=False, help_text="mark accepted instead of validating")
 
     def clean(self) -> dict[str, Any]:

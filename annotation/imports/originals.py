@@ -232,8 +232,12 @@ def _rows_kept(
 def targets(project: Project) -> list[tuple[str, bool]]:
     """What a column can be read as, and whether the import needs it."""
     truth = "answers" if project.is_free_text else "label"
-    return [*((name, True) for name in project.field_names), (truth, True), ("id", False),
-            ("split", False)]  # fmt: skip
+    return [
+        *((name, True) for name in project.field_names),
+        (truth, True),
+        ("id", False),
+        ("split", False),
+    ]
 
 
 def _check_mapping(project: Project, mapping: dict[str, str]) -> None:
@@ -353,9 +357,16 @@ def _columns(
 ) -> Iterator[dict[str, Any]]:
     """The rows as Example's columns, for insert_rows; "saving" progress as they are read."""
     for n, row in enumerate(rows, start=1):
-        yield {"project_id": project.pk, "batch_id": batch.pk, "external_id": row.external_id,
-               "fields": row.fields, "label": row.label, "answers": row.answers,
-               "split": row.split, "metadata": row.metadata}  # fmt: skip
+        yield {
+            "project_id": project.pk,
+            "batch_id": batch.pk,
+            "external_id": row.external_id,
+            "fields": row.fields,
+            "label": row.label,
+            "answers": row.answers,
+            "split": row.split,
+            "metadata": row.metadata,
+        }
         if progress and (n % BATCH == 0 or n == len(rows)):
             progress("saving", n, len(rows))
 

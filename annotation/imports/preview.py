@@ -157,8 +157,13 @@ def preview(
     records, names = _records(stored["file"], fmt)
     chosen = guess(project, names) if mapping is None else mapping
     result = Preview(name=name, fmt=fmt, columns=names, mapping=chosen, lines=len(records))
-    parser = RowParser(project, {t: c for t, c in chosen.items() if c}, default_split,
-                       Path(name).stem or "row", label_map)  # fmt: skip
+    parser = RowParser(
+        project,
+        {t: c for t, c in chosen.items() if c},
+        default_split,
+        Path(name).stem or "row",
+        label_map,
+    )
     for n, (line, record) in enumerate(records):
         parsed = record if isinstance(record, LineError) else parser.parse(line, record)
         result.bad += isinstance(parsed, LineError | list)
@@ -201,8 +206,14 @@ def _row_shown(project: Project, line: int, parsed: Any) -> dict[str, Any]:
     if isinstance(parsed, list):
         return {"line": line, "errors": [e.message for e in parsed]}
     truth = ", ".join(parsed.answers) if project.is_free_text else parsed.label
-    return {"line": line, "id": parsed.external_id, "fields": parsed.fields, "truth": truth,
-            "split": parsed.split, "errors": []}  # fmt: skip
+    return {
+        "line": line,
+        "id": parsed.external_id,
+        "fields": parsed.fields,
+        "truth": truth,
+        "split": parsed.split,
+        "errors": [],
+    }
 
 
 # Contrast sets (sets.jsonl, or paired TSV files) -------------------------------------------
@@ -222,8 +233,12 @@ class SetPreview:
 
 def set_targets(project: Project) -> list[tuple[str, bool]]:
     """What a column of paired TSV files can be read as, and whether it is needed."""
-    return [*((name, True) for name in project.field_names), ("label", True), ("tags", False),
-            ("id", False)]  # fmt: skip
+    return [
+        *((name, True) for name in project.field_names),
+        ("label", True),
+        ("tags", False),
+        ("id", False),
+    ]
 
 
 def set_preview(
@@ -283,10 +298,15 @@ def _paired_read(
     column = shown.mapping.get("label", "")
     values.update(dict.fromkeys(str(r.get(column, "")).strip() for r in rows if column))
     return parse_paired_tsv(
-        project, stored["original"], stored["contrast"],
-        mapping={t: c for t, c in shown.mapping.items() if c}, split=split,
-        source_name=str(stored["original.name"]), tags=tags, label_map=label_map,
-    )  # fmt: skip
+        project,
+        stored["original"],
+        stored["contrast"],
+        mapping={t: c for t, c in shown.mapping.items() if c},
+        split=split,
+        source_name=str(stored["original.name"]),
+        tags=tags,
+        label_map=label_map,
+    )
 
 
 def _jsonl_labels(data: bytes) -> list[str]:
@@ -295,8 +315,11 @@ def _jsonl_labels(data: bytes) -> list[str]:
     for _, record in read_rows(decode(data), "jsonl"):
         if isinstance(record, dict):
             members = [record.get("original"), *(record.get("perturbations") or [])]
-            values += [str(m["label"]).strip() for m in members
-                       if isinstance(m, dict) and isinstance(m.get("label"), str)]  # fmt: skip
+            values += [
+                str(m["label"]).strip()
+                for m in members
+                if isinstance(m, dict) and isinstance(m.get("label"), str)
+            ]
     return values
 
 
@@ -307,8 +330,11 @@ def _set_shown(project: Project, s: Any) -> dict[str, Any]:
     original = s.original
     shown_truth = ", ".join(original.answers) if project.is_free_text else original.label
     return {
-        "line": s.line, "id": original.external_id,
+        "line": s.line,
+        "id": original.external_id,
         "original": (project.editable_text(original.fields), shown_truth),
-        "perturbations": [(project.editable_text(p["fields"]), truth(p), ", ".join(p["tags"]))
-                          for p in s.perturbations],
-    }  # fmt: skip
+        "perturbations": [
+            (project.editable_text(p["fields"]), truth(p), ", ".join(p["tags"]))
+            for p in s.perturbations
+        ],
+    }

@@ -59,9 +59,10 @@ def kept_edits(name: str, wheres: list[str]) -> LineError:
     """One warning for every published perturbation that edits a read-only field."""
     shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
     return LineError(
-        None, f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
+        None,
+        f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
         f"published: {shown}.",
-    )  # fmt: skip
+    )
 
 
 def alone(sets: list[Any]) -> list[LineError]:
@@ -71,8 +72,13 @@ def alone(sets: list[Any]) -> list[LineError]:
     if not ids:
         return []
     shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-    return [LineError(None, f"{len(ids)} set(s) have no perturbation, kept as sets of one (an "
-                            f"original alone, consistent when it is right): {shown}.")]  # fmt: skip
+    return [
+        LineError(
+            None,
+            f"{len(ids)} set(s) have no perturbation, kept as sets of one (an "
+            f"original alone, consistent when it is right): {shown}.",
+        )
+    ]
 
 
 @dataclass
@@ -86,8 +92,11 @@ class Warned(LineError):
     def stored(self, file: str) -> dict[str, Any]:
         """As the batch keeps it, for the warnings page and CSV: the line, else the record's
         place, else the whole file: never an empty `line`."""
-        return {"file": file, "line": self.line or self.where or "whole file",
-                "message": self.message}  # fmt: skip
+        return {
+            "file": file,
+            "line": self.line or self.where or "whole file",
+            "message": self.message,
+        }
 
 
 def stored(warning: LineError, file: str) -> dict[str, Any]:

@@ -116,14 +116,17 @@ def _parse_set(
     for p in parsed.perturbations:  # checked with every other set's (check_sets)
         raw = p.get("label")
         given_id = str(p["id"]) if isinstance(p.get("id"), str | int) else ""
-        items.append({
-            "fields": p.get("fields"),
-            "label": "" if project.is_free_text
-                     else resolve_label(str(raw), project.labels, label_map) or raw,
-            "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
-            "tags": p.get("tags") or default_tags,
-            "id": given_id,
-        })  # fmt: skip
+        items.append(
+            {
+                "fields": p.get("fields"),
+                "label": ""
+                if project.is_free_text
+                else resolve_label(str(raw), project.labels, label_map) or raw,
+                "answers": clean_answers(p.get("answers")) if project.is_free_text else [],
+                "tags": p.get("tags") or default_tags,
+                "id": given_id,
+            }
+        )
         if given_id and (problem := id_problem(given_id, "a perturbation's id")):
             errors.append(LineError(line, problem))
     return errors or ParsedSet(line, row, items)

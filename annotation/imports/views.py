@@ -1,5 +1,5 @@
-"""Import pages: originals, existing contrast sets, published contrast sets, and the status of a
-large import."""
+"""Import pages: originals, existing contrast sets, votes, and the status of a large import
+(published contrast sets: annotation/imports/published/views.py)."""
 
 import json
 import re
@@ -18,20 +18,13 @@ from annotation.imports import preview
 from annotation.imports.background import JOB_ACTIONS, import_or_queue
 from annotation.imports.forms import (
     ImportForm,
-    PublishedImportForm,
     SetImportForm,
     VoteImportForm,
-)
-from annotation.imports.published.datasets import DATASETS, MOST_FILES
-from annotation.imports.published.services import (
-    PUBLISHED_FILES,
-    import_published,
-    uploads_in_order,
 )
 from annotation.imports.readers import LineError
 from annotation.jobs.pages import JobPages
 from annotation.models import Example, ImportBatch, ImportJob, Perturbation, Project
-from annotation.permissions import Role, check_may_create_projects, project_for
+from annotation.permissions import Role, project_for
 
 
 @login_required
@@ -58,18 +51,24 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
                     return _commit(request, project, token, stored, options, mapping, labels)
                 except ImportRejected as rejected:  # shown beside the file, as it was chosen
                     errors = rejected.errors
-            shown = preview.preview(project, stored, options["format"] or None, mapping, labels,
-                                    options["split"])  # fmt: skip
+            shown = preview.preview(
+                project, stored, options["format"] or None, mapping, labels, options["split"]
+            )
         except ImportRejected as rejected:  # a file the preview cannot read
             errors = rejected.errors
         except DomainError as error:
             form.add_error(None, error.message)
     batches = _with_added(project.import_batches.select_related("created_by"))[:20]
     context = {
-        "project": project, "form": form, "errors": errors, "batches": batches,
-        "preview": shown, "token": token if shown else "",
-        "targets": preview.targets(project), "labels": project.labels,
-    }  # fmt: skip
+        "project": project,
+        "form": form,
+        "errors": errors,
+        "batches": batches,
+        "preview": shown,
+        "token": token if shown else "",
+        "targets": preview.targets(project),
+        "labels": project.labels,
+    }
     return render(request, "annotation/import.html", context, status=400 if errors else 200)
 
 
@@ -96,18 +95,30 @@ def chosen_mapping(
 
 
 def _commit(
-    request: HttpRequest, project: Any, token: str, stored: dict[str, Any],
-    options: dict[str, Any], mapping: dict[str, str], labels: dict[str, str],
-) -> HttpResponse:  # fmt: skip
+    request: HttpRequest,
+    project: Any,
+    token: str,
+    stored: dict[str, Any],
+    options: dict[str, Any],
+    mapping: dict[str, str],
+    labels: dict[str, str],
+) -> HttpResponse:
     """The import itself, with the preview's choices; the staged upload goes when it is done."""
-    values = {"fmt": options["format"] or None, "default_split": options["split"],
-              "mapping": {t: c for t, c in mapping.items() if c}, "labels": labels,
-              "skip_bad": options["skip_bad"]}  # fmt: skip
+    values = {
+        "fmt": options["format"] or None,
+        "default_split": options["split"],
+        "mapping": {t: c for t, c in mapping.items() if c},
+        "labels": labels,
+        "skip_bad": options["skip_bad"],
+    }
     files = preview.as_files(stored)
     job, result = import_or_queue(
-        project=project, user=request.user, kind=ImportJob.Kind.ORIGINALS, files=files,
+        project=project,
+        user=request.user,
+        kind=ImportJob.Kind.ORIGINALS,
+        files=files,
         options=values,
-    )  # fmt: skip
+    )
     preview.discard(token)
     if job is not None:
         return redirect("import-job", slug=project.slug, pk=job.pk)
@@ -137,14 +148,18 @@ def import_warnings(
     project = project_for(request.user, slug, Role.ADMIN)
     batch = get_object_or_404(ImportBatch, project=project, pk=pk)
     if request.GET.get("format") == "csv":
-        rows = ({"file": w["file"], "line": w["line"] or "whole file", "message": w["message"]}
-                for w in batch.warnings)  # fmt: skip
+        rows = (
+            {"file": w["file"], "line": w["line"] or "whole file", "message": w["message"]}
+            for w in batch.warnings
+        )
         return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
     files = {w["file"] for w in batch.warnings}
     context = {
-        "project": project, "batch": batch, "rows": [_shown(w) for w in batch.warnings],
+        "project": project,
+        "batch": batch,
+        "rows": [_shown(w) for w in batch.warnings],
         "one_file": files <= {batch.source_name},  # the heading names it: no File column
-    }  # fmt: skip
+    }
     return render(request, "annotation/import_warnings.html", context)
 
 
@@ -184,16 +199,29 @@ def set_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 if "warnings" in after:  # imported: a fresh form, the warnings shown once
                     form, token = SetImportForm(), ""
             if token:
-                shown = preview.set_preview(project, stored, values["format"], mapping, labels,
-                                            values["split"], values["tags"])  # fmt: skip
+                shown = preview.set_preview(
+                    project,
+                    stored,
+                    values["format"],
+                    mapping,
+                    labels,
+                    values["split"],
+                    values["tags"],
+                )
         except DomainError as error:
             form.add_error(None, error.message)
     context = {
-        "project": project, "form": form, "errors": after.get("errors", []),
-        "warnings": after.get("warnings", []), "warned": after.get("warned"), "preview": shown,
-        "token": token if shown else "", "targets": targets, "labels": project.labels,
+        "project": project,
+        "form": form,
+        "errors": after.get("errors", []),
+        "warnings": after.get("warnings", []),
+        "warned": after.get("warned"),
+        "preview": shown,
+        "token": token if shown else "",
+        "targets": targets,
+        "labels": project.labels,
         **_sets_example(project),
-    }  # fmt: skip
+    }
     status = 400 if after.get("errors") else 200
     return render(request, "annotation/set_import.html", context, status=status)
 
@@ -224,9 +252,12 @@ def _sets_import(
     options = {key: values[key] for key in chosen} | {"mapping": columns, "labels": labels}
     try:
         job, result = import_or_queue(
-            project=project, user=request.user, kind=ImportJob.Kind.SETS,
-            files=preview.as_files(stored), options=options,
-        )  # fmt: skip
+            project=project,
+            user=request.user,
+            kind=ImportJob.Kind.SETS,
+            files=preview.as_files(stored),
+            options=options,
+        )
     except ImportRejected as rejected:  # shown beside the files, as chosen
         return None, {"errors": rejected.errors}
     preview.discard(token)
@@ -254,9 +285,12 @@ def vote_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             job, result = import_or_queue(
-                project=project, user=request.user, kind=ImportJob.Kind.VOTES,
-                files={"file": upload}, options={},
-            )  # fmt: skip
+                project=project,
+                user=request.user,
+                kind=ImportJob.Kind.VOTES,
+                files={"file": upload},
+                options={},
+            )
         except ImportRejected as rejected:
             errors = rejected.errors
         else:
@@ -269,98 +303,13 @@ def vote_import_page(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("vote-import", slug=slug)
     labels = project.all_labels
     context = {
-        "project": project, "form": form, "errors": errors,
+        "project": project,
+        "form": form,
+        "errors": errors,
         "example_fields": json.dumps({name: "…" for name in project.field_names}),
         "example_votes": json.dumps({labels[0]: ["w1", "w7"], labels[-1]: ["w2", "w3", "w4"]}),
-    }  # fmt: skip
+    }
     return render(request, "annotation/vote_import.html", context, status=400 if errors else 200)
-
-
-PUBLISHED_WARNINGS = "published-import-warnings"
-
-
-@login_required
-def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
-    """A published contrast set in one step (docs/published/): into a new project made from
-    the dataset's template (no slug: New project), or into this project if it fits."""
-    project = _published_target(request, slug)
-    fits = [d.key for d in DATASETS.values() if project and d.fits(project)]
-    form = PublishedImportForm(
-        request.POST or None, request.FILES or None, new_project=project is None,
-        initial={"dataset": fits[0] if fits else "imdb"},
-    )  # fmt: skip
-    errors: list[Any] = []
-    taken = ""
-    if request.method == "POST" and form.is_valid():
-        try:
-            return _published_import(request, form.cleaned_data, project)
-        except ImportRejected as rejected:
-            errors = rejected.errors
-        except DomainError as error:  # a slug taken names the project, to import into it
-            taken = form.cleaned_data.get("slug") or form.cleaned_data["dataset"]
-            form.add_error("slug" if error.field == "slug" else None, error.message)
-    warnings, warned = _published_warnings(request, project)
-    context = {
-        "project": project, "form": form, "errors": errors, "warnings": warnings,
-        "warned": warned, "datasets": DATASETS.values(), "fits": fits,
-        "taken": taken if form.has_error("slug") else "",
-        "most_files": {key: MOST_FILES.get(key, 1) for key in DATASETS},
-    }  # fmt: skip
-    return render(
-        request, "annotation/published_import.html", context, status=400 if errors else 200
-    )
-
-
-def _published_target(request: HttpRequest, slug: str) -> Project | None:
-    """This project, for its admins; or None, a new project, for those who may create one."""
-    if slug:
-        return project_for(request.user, slug, Role.ADMIN)
-    check_may_create_projects(request.user)
-    return None
-
-
-def _published_import(
-    request: HttpRequest, values: dict[str, Any], project: Project | None
-) -> HttpResponse:
-    """The import, its summary and notes as messages, then the project's dashboard; or, with
-    warnings, its own import page, where they show once (post, then get). Into a project
-    that exists, large files go to a worker, as every import's do: then the job's page."""
-    accept = not values["to_validation"]
-    if project is None:
-        answer = import_published(
-            dataset=values["dataset"], files=uploads_in_order(values), user=request.user,
-            project=None, slug=values.get("slug") or "", accept=accept,
-        ).as_dict()  # fmt: skip
-    else:
-        files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
-        job, answer = import_or_queue(
-            project=project, user=request.user, kind=ImportJob.Kind.PUBLISHED, files=files,
-            options={"dataset": values["dataset"], "accept": accept},
-        )  # fmt: skip
-        if job is not None:
-            return redirect("import-job", slug=project.slug, pk=job.pk)
-    messages.success(request, answer["summary"])
-    for note in answer["notes"]:
-        messages.info(request, note)
-    if not answer["warnings"]:
-        return redirect("project-dashboard", slug=answer["project"])
-    request.session[PUBLISHED_WARNINGS] = {
-        "batch": answer["batch"], "total": answer["warning_count"], "warnings": answer["warnings"],
-    }  # fmt: skip
-    return redirect("published-import", slug=answer["project"])
-
-
-def _published_warnings(
-    request: HttpRequest, project: Project | None
-) -> tuple[list[LineError], dict[str, Any] | None]:
-    """The last import's warnings, grouped, and {"batch", "total"}: shown once, on a GET of
-    the project's own page."""
-    if request.method == "POST" or project is None:
-        return [], None
-    shown = request.session.pop(PUBLISHED_WARNINGS, None)
-    if not shown:
-        return [], None
-    return [LineError(**w) for w in shown.pop("warnings")], shown
 
 
 @login_required

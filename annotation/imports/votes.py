@@ -76,8 +76,10 @@ def _workers(project: Project, distribution: Any) -> dict[str, str]:
     workers: dict[str, str] = {}
     for label, ids in distribution.items():
         if label not in project.all_labels:
-            raise DomainError(f"unknown label {label!r}; the project's labels are "
-                              f"{', '.join(project.all_labels)}.")  # fmt: skip
+            raise DomainError(
+                f"unknown label {label!r}; the project's labels are "
+                f"{', '.join(project.all_labels)}."
+            )
         if not isinstance(ids, list) or not all(isinstance(w, str) and w for w in ids):
             raise DomainError(f"label_distribution[{label!r}] must be a list of worker ids.")
         if too_long := [w for w in ids if len(w) > longest]:
@@ -130,8 +132,12 @@ def import_votes(*, project: Project, user: Any, data: bytes, source_name: str) 
         elif before[row["id"]] == (row["fields"], row["split"], row["workers"]):
             present += 1
         else:
-            errors.append(LineError(seen[row["id"]], f"id {row['id']!r} was imported before "
-                                    "with other fields, split or votes."))  # fmt: skip
+            errors.append(
+                LineError(
+                    seen[row["id"]],
+                    f"id {row['id']!r} was imported before with other fields, split or votes.",
+                )
+            )
     if errors:
         raise ImportRejected(errors)
     if fresh:
@@ -177,21 +183,29 @@ def _save(project: Project, rows: list[Any]) -> None:
     item_ids = insert_rows(
         ValidationItem,
         [
-            {"project_id": project.pk, "external_id": row["id"], "fields": row["fields"],
-             "split": row["split"], "status": ValidationItem.Status.RESOLVED,
-             "counted_votes": len(row["workers"]),
-             "label_votes": dict(Counter(row["workers"].values())), "majority_label": label,
-             "created_at": now, "resolved_at": now}
+            {
+                "project_id": project.pk,
+                "external_id": row["id"],
+                "fields": row["fields"],
+                "split": row["split"],
+                "status": ValidationItem.Status.RESOLVED,
+                "counted_votes": len(row["workers"]),
+                "label_votes": dict(Counter(row["workers"].values())),
+                "majority_label": label,
+                "created_at": now,
+                "resolved_at": now,
+            }
             for row, label in zip(rows, majorities, strict=True)
         ],
-    )  # fmt: skip
+    )
     deltas: Deltas = defaultdict(lambda: [0, 0])
     votes = []
     for item_id, row, majority_label in zip(item_ids, rows, majorities, strict=True):
         for worker, label in row["workers"].items():
             validator = validators[worker]
-            votes.append({"item_id": item_id, "validator_id": validator, "label": label,
-                          "created_at": now})  # fmt: skip
+            votes.append(
+                {"item_id": item_id, "validator_id": validator, "label": label, "created_at": now}
+            )
             deltas[validator][0] += 1
             deltas[validator][1] += label == majority_label
     insert_rows(Vote, votes, returning_ids=False)

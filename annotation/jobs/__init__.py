@@ -130,8 +130,10 @@ def claim(model: Any, pk: int) -> Any:
         if job.status == Status.RUNNING and not is_stale(job):
             raise RunBusy(f"{model.__name__} {pk} is running on another worker.")
         if job.attempts >= settings.JOB_MAX_ATTEMPTS:
-            said = (f"Its worker stopped {job.attempts} times before it finished (killed, or out "
-                    "of memory); retry it, or make it smaller.")  # fmt: skip
+            said = (
+                f"Its worker stopped {job.attempts} times before it finished (killed, or out "
+                "of memory); retry it, or make it smaller."
+            )
             finish(job, Status.FAILED, error=said)
             return None
         job.status, job.started_at, job.heartbeat_at = Status.RUNNING, now, now
@@ -175,9 +177,15 @@ def requeue(job: Any, **cleared: Any) -> Any:
     if not job.finished and not is_stale(job):
         raise DomainError("Only a finished job can run again.", code="conflict")
     type(job).objects.filter(pk=job.pk).update(
-        status=Status.QUEUED, done=0, error="", started_at=None, finished_at=None,
-        heartbeat_at=None, attempts=0, **cleared,
-    )  # fmt: skip
+        status=Status.QUEUED,
+        done=0,
+        error="",
+        started_at=None,
+        finished_at=None,
+        heartbeat_at=None,
+        attempts=0,
+        **cleared,
+    )
     job.refresh_from_db()
     return job
 

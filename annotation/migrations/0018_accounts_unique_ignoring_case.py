@@ -27,7 +27,7 @@ def clashes(apps: object) -> list[str]:
         for key in keys:
             users = User.objects.annotate(key=Lower(field)).filter(key=key).order_by("id")
             names = ", ".join(f"{u.username!r} (id {u.pk}, {field} {getattr(u, field)!r})"
-                              for u in users)  # fmt: skip
+                              for u in users)
             found.append(f"{field} {key!r}: {names}")
     return found
 

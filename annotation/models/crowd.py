@@ -115,9 +115,12 @@ class Study(models.Model):
     # records them apart, and the payments CSV says they did not pass.
     ended_code = models.CharField(max_length=64)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
-    )  # fmt: skip
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

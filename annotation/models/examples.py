@@ -82,9 +82,13 @@ class Example(models.Model):
     split = models.CharField(max_length=8, default="test")
     metadata = models.JSONField(default=dict, blank=True)
     batch = models.ForeignKey(
-        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="examples",
+        ImportBatch,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="examples",
         db_index=False,
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["id"]

@@ -68,9 +68,13 @@ class Perturbation(models.Model):
     # The import it came with (a set import), or else its original's: the Data page's import
     # filter, and what undoing that import removes with the originals.
     batch = models.ForeignKey(
-        ImportBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="perturbations",
+        ImportBatch,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="perturbations",
         db_index=False,
-    )  # fmt: skip
+    )
     rationale = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     guideline_version = models.PositiveIntegerField(default=0)

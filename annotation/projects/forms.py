@@ -101,17 +101,21 @@ class ProjectForm(forms.Form):
     slug = forms.SlugField(max_length=64, help_text="its address: /p/<slug>/; cannot change")
     task_type = forms.ChoiceField(choices=Project.TaskType.choices)
     labels = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
         help_text="one per line, in order; keys 1-9 pick them. Free text: none",
-    )  # fmt: skip
+    )
     extra_labels = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
         help_text="one per line: responses validators may give besides the labels",
-    )  # fmt: skip
+    )
     guidelines = forms.CharField(
-        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 10}),
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 10}),
         help_text="Markdown; a change publishes a new version",
-    )  # fmt: skip
+    )
 
     def __init__(self, *args: Any, project: Project | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -153,13 +157,14 @@ class ProjectForm(forms.Form):
         """The form's initial data from a project's (or a template's) values."""
         settings = {**DEFAULT_SETTINGS, **values.get("settings", {})}
         return {
-            "name": values.get("name", ""), "task_type": values["task_type"],
+            "name": values.get("name", ""),
+            "task_type": values["task_type"],
             "labels": "\n".join(values["labels"]),
             "extra_labels": "\n".join(values["extra_labels"]),
             "guidelines": values.get("guidelines", ""),
             **{f"setting_{key}": settings[key] for key in PAGE_SETTINGS},
             "setting_release_min_agreement": agreement_text(settings["release_min_agreement"]),
-        }  # fmt: skip
+        }
 
 
 class FieldForm(forms.Form):
@@ -171,8 +176,9 @@ class FieldForm(forms.Form):
 class TagForm(forms.Form):
     name = forms.CharField(max_length=64, required=False)
     description = forms.CharField(max_length=1000, required=False)
-    target = forms.IntegerField(min_value=0, max_value=10**6, required=False,
-                                help_text="perturbations wanted")  # fmt: skip
+    target = forms.IntegerField(
+        min_value=0, max_value=10**6, required=False, help_text="perturbations wanted"
+    )
 
 
 FieldFormSet = forms.formset_factory(FieldForm, extra=2, max_num=50, absolute_max=50)
@@ -215,17 +221,25 @@ class PeopleForm(forms.Form):
     """Many people at once: pasted lines, or a CSV file (username,email,roles)."""
 
     people = forms.CharField(
-        required=False, max_length=500_000, widget=forms.Textarea(attrs={"rows": 5,
-        "placeholder": "ana@example.org\nben, ben@example.org, validator\ncarla, expert"}),
+        required=False,
+        max_length=500_000,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 5,
+                "placeholder": "ana@example.org\nben, ben@example.org, validator\ncarla, expert",
+            }
+        ),
         help_text="one person per line: a username, an e-mail, or both, and roles if not those "
         "ticked below; or the lines of a CSV with the header username,email,roles",
-    )  # fmt: skip
+    )
     file = forms.FileField(required=False, label="or a CSV file")
     roles = forms.MultipleChoiceField(
         choices=[("admin", "admin"), ("expert", "expert"), ("validator", "validator")],
-        required=False, initial=["validator"], widget=forms.CheckboxSelectMultiple,
+        required=False,
+        initial=["validator"],
+        widget=forms.CheckboxSelectMultiple,
         label="Roles (for lines that name none)",
-    )  # fmt: skip
+    )
 
     def clean(self) -> dict[str, Any]:
         super().clean()

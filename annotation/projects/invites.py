@@ -133,8 +133,10 @@ def people_add(
     too where there is an address). `site` is the scheme and host the links start with."""
     # Case-insensitive, as people type names: "Alice" is the account "alice".
     named = User.objects.annotate(key=Lower("username"))
-    existing = {u.key: u for u in named.filter(
-        key__in=[p.username.lower() for p in people if not p.by_email])}  # fmt: skip
+    existing = {
+        u.key: u
+        for u in named.filter(key__in=[p.username.lower() for p in people if not p.by_email])
+    }
     taken = set(
         User.objects.annotate(key=Lower("email"))
         .filter(key__in=[p.email.lower() for p in people if p.email])
@@ -150,8 +152,9 @@ def people_add(
                 taken.add(person.email.lower())
             link = site + _invitation_create(project, person, actor, account)
             invites.append([person.email, link])
-            results.append({"username": "", "email": person.email, "roles": person.roles,
-                            "link": link})  # fmt: skip
+            results.append(
+                {"username": "", "email": person.email, "roles": person.roles, "link": link}
+            )
             continue
         user = existing.get(person.username.lower())
         link = ""
@@ -163,8 +166,9 @@ def people_add(
             if email:
                 invites.append([email, link])
         _roles_add(project, user, person.roles)
-        results.append({"username": user.username, "email": person.email,
-                        "roles": person.roles, "link": link})  # fmt: skip
+        results.append(
+            {"username": user.username, "email": person.email, "roles": person.roles, "link": link}
+        )
     AuditLog.record(
         actor=actor,
         action="members_added",

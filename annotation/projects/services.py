@@ -67,8 +67,12 @@ def tag_create(*, project: Project, user: Any, name: str, description: str = "")
     if project.tags.filter(name__iexact=name).exists():
         raise DomainError(f"The project has a tag {name!r} already.", field="name")
     last = project.tags.aggregate(m=Max("position"))["m"]
-    tag = Tag.objects.create(project=project, name=name, description=str(description)[:1000],
-                             position=0 if last is None else last + 1)  # fmt: skip
+    tag = Tag.objects.create(
+        project=project,
+        name=name,
+        description=str(description)[:1000],
+        position=0 if last is None else last + 1,
+    )
     AuditLog.record(actor=user, action="tags_changed", project=project, added=[name])
     return tag
 
@@ -119,9 +123,12 @@ def project_rules(
     check_prompting(task_type, settings, [f["name"] for f in fields], labels)
     check_questions(settings["qualification_questions"], names, labels + extra)
     return {
-        "task_type": task_type, "fields": fields, "labels": labels, "extra_labels": extra,
+        "task_type": task_type,
+        "fields": fields,
+        "labels": labels,
+        "extra_labels": extra,
         "settings": settings,
-    }  # fmt: skip
+    }
 
 
 @transaction.atomic
@@ -139,9 +146,12 @@ def project_create(
     settings: Any = None,
 ) -> Project:
     values = project_rules(
-        task_type=task_type, fields=fields, labels=list(labels),
-        extra_labels=list(extra_labels), settings=settings,
-    )  # fmt: skip
+        task_type=task_type,
+        fields=fields,
+        labels=list(labels),
+        extra_labels=list(extra_labels),
+        settings=settings,
+    )
     cleaned_tags = _clean_tags(list(tags))
     project = Project.objects.create(name=name, slug=slug, **values)
     _set_tags(project, cleaned_tags)
@@ -183,10 +193,14 @@ def _snapshot(project: Project) -> dict[str, Any]:
     guidelines = project.current_guidelines()
     return {
         "guidelines": guidelines.text if guidelines else "",
-        "name": project.name, "task_type": project.task_type, "fields": project.fields,
-        "labels": project.labels, "extra_labels": project.extra_labels,
-        "settings": dict(project.settings), "tags": {t[0]: t[1:] for t in tags},
-    }  # fmt: skip
+        "name": project.name,
+        "task_type": project.task_type,
+        "fields": project.fields,
+        "labels": project.labels,
+        "extra_labels": project.extra_labels,
+        "settings": dict(project.settings),
+        "tags": {t[0]: t[1:] for t in tags},
+    }
 
 
 def _record_update(
@@ -252,10 +266,15 @@ def members_of(project: Project, viewer: Any) -> list[dict[str, Any]]:
     for username, email, password, role in Membership.objects.filter(project=project).values_list(
         "user__username", "user__email", "user__password", "role"
     ):
-        person = people.setdefault(username, {
-            "username": username, "email": email if viewer.is_staff else "", "roles": [],
-            "invited": not is_password_usable(password),
-        })  # fmt: skip
+        person = people.setdefault(
+            username,
+            {
+                "username": username,
+                "email": email if viewer.is_staff else "",
+                "roles": [],
+                "invited": not is_password_usable(password),
+            },
+        )
         person["roles"].append(role)
     for person in people.values():
         person["roles"].sort()

@@ -88,12 +88,18 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     current = project.current_guidelines()
     values = {
-        "name": project.name, "task_type": project.task_type, "fields": project.fields,
-        "labels": project.labels, "extra_labels": project.extra_labels,
-        "tags": [{"name": t.name, "description": t.description, "target": t.target}
-                 for t in project.tags.all()],
-        "guidelines": current.text if current else "", "settings": project.settings,
-    }  # fmt: skip
+        "name": project.name,
+        "task_type": project.task_type,
+        "fields": project.fields,
+        "labels": project.labels,
+        "extra_labels": project.extra_labels,
+        "tags": [
+            {"name": t.name, "description": t.description, "target": t.target}
+            for t in project.tags.all()
+        ],
+        "guidelines": current.text if current else "",
+        "settings": project.settings,
+    }
     return _setup(request, project, values)
 
 
@@ -109,12 +115,15 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
         preview = form.cleaned_data["guidelines"]
     elif valid:
         changes = {
-            "name": form.cleaned_data["name"], "fields": field_values(fields),
+            "name": form.cleaned_data["name"],
+            "fields": field_values(fields),
             "labels": form.cleaned_data["labels"],
-            "extra_labels": form.cleaned_data["extra_labels"], "tags": tag_values(tags),
-            "guidelines": form.cleaned_data["guidelines"], "settings": form.settings(),
+            "extra_labels": form.cleaned_data["extra_labels"],
+            "tags": tag_values(tags),
+            "guidelines": form.cleaned_data["guidelines"],
+            "settings": form.settings(),
             "task_type": form.cleaned_data["task_type"],
-        }  # fmt: skip
+        }
         try:
             if project is None:
                 slug = form.cleaned_data["slug"]
@@ -130,10 +139,15 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
             messages.success(request, "Project saved.")
             return redirect("project-settings", slug=project.slug)
     context = {
-        "project": project, "form": form, "fields": fields, "tags": tags, "preview": preview,
-        "tag_keys": TAG_KEYS, "templates": TASK_NAMES.items(),
+        "project": project,
+        "form": form,
+        "fields": fields,
+        "tags": tags,
+        "preview": preview,
+        "tag_keys": TAG_KEYS,
+        "templates": TASK_NAMES.items(),
         "chosen": values["task_type"],
-    }  # fmt: skip
+    }
     return render(request, "annotation/project_settings.html", context)
 
 
@@ -221,19 +235,29 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             parsed = invites.parse_people(people.text(), people.cleaned_data["roles"])
             site = f"{request.scheme}://{request.get_host()}"
-            added = invites.people_add(project=project, actor=request.user, people=parsed,
-                                       site=site)  # fmt: skip
+            added = invites.people_add(
+                project=project, actor=request.user, people=parsed, site=site
+            )
         except ImportRejected as rejected:
             errors = rejected.errors
         else:
             people = PeopleForm()  # added: an empty box, so that a second click adds nobody
     rows = services.members_of(project, request.user)
     context = {
-        "project": project, "form": form, "people": people, "added": added, "errors": errors,
-        "n_members": len(rows), "invitations": invites.invitations_pending(project),
-        **table_page(request, rows, sorts=("username", "roles_text", "email"),
-                     search=("username", "email", "roles")),
-    }  # fmt: skip
+        "project": project,
+        "form": form,
+        "people": people,
+        "added": added,
+        "errors": errors,
+        "n_members": len(rows),
+        "invitations": invites.invitations_pending(project),
+        **table_page(
+            request,
+            rows,
+            sorts=("username", "roles_text", "email"),
+            search=("username", "email", "roles"),
+        ),
+    }
     status = 400 if errors or (people.is_bound and people.errors) else 200
     return render(request, "annotation/members.html", context, status=status)
 

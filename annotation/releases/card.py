@@ -42,8 +42,10 @@ def dataset_card(project: Project, release: Release) -> str:
         n, moved = counts["perturbations"].get(split, 0), changed.get(split, 0)
         w(f"| {split} | {counts['sets'][split]} | {n} | {moved} | {n - moved} |\n")
     if alone := sum(counts.get("sets_of_one", {}).values()):
-        w(f"\n{alone} of the sets are an original alone, as the dataset publishes them (a set of "
-          "one: consistent when its original is right).\n")  # fmt: skip
+        w(
+            f"\n{alone} of the sets are an original alone, as the dataset publishes them (a set of "
+            "one: consistent when its original is right).\n"
+        )
     if waiting := counts.get("waiting_for_answer"):
         w(f"\n{len(waiting)} set(s) are left out: their original waits for its answer.\n")
     if not free:
@@ -75,22 +77,28 @@ def dataset_card(project: Project, release: Release) -> str:
     w("from datasets import load_dataset\n\n")
     w('examples = load_dataset("path/to/unzipped/release")  # a DatasetDict of splits\n')
     w('sets = load_dataset("path/to/unzipped/release", "sets")\n```\n\n```sh\n')
-    w(f"lm_eval --model hf --model_args pretrained=<model> --include_path lm_eval "
-      f"--tasks {task_prefix(project)}\n```\n")  # fmt: skip
+    w(
+        f"lm_eval --model hf --model_args pretrained=<model> --include_path lm_eval "
+        f"--tasks {task_prefix(project)}\n```\n"
+    )
     return out.getvalue()
 
 
 def _answer_agreement(w: Any, stats: dict[str, Any], rules: str) -> None:
-    w(f"\n## Agreement\n\nValidators typed answers; two match when their token F1, by {rules}'s "
-      "rules, is at least the project's answer_match_f1.\n\n| split | items with all votes | "
-      "mean pairwise F1 between validators |\n|---|---|---|\n")  # fmt: skip
+    w(
+        f"\n## Agreement\n\nValidators typed answers; two match when their token F1, by {rules}'s "
+        "rules, is at least the project's answer_match_f1.\n\n| split | items with all votes | "
+        "mean pairwise F1 between validators |\n|---|---|---|\n"
+    )
     for split, block in stats["per_split"].items():
         w(f"| {split} | {block['items']} | {_fmt(block['mean_pairwise_f1'])} |\n")
 
 
 def _label_agreement(w: Any, stats: dict[str, Any]) -> None:
-    w("\n## Agreement\n\n| split | items with all votes | Fleiss' kappa | Krippendorff's alpha "
-      "(nominal) | estimated human macro F1 |\n|---|---|---|---|---|\n")  # fmt: skip
+    w(
+        "\n## Agreement\n\n| split | items with all votes | Fleiss' kappa | Krippendorff's alpha "
+        "(nominal) | estimated human macro F1 |\n|---|---|---|---|---|\n"
+    )
     for split, block in stats["per_split"].items():
         figures = [block["fleiss_kappa"], block["krippendorff_alpha"], block["human_f1"]["macro"]]
         w(f"| {split} | {block['items']} | " + " | ".join(map(_fmt, figures)) + " |\n")

@@ -70,8 +70,9 @@ class LmEvalExport:
         lines: dict[str, list[bytes]] = {}
         for record in records:
             docs = lines.setdefault(record["split"], [])
-            docs.extend(orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
-                        for doc in self.docs(record))  # fmt: skip
+            docs.extend(
+                orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE) for doc in self.docs(record)
+            )
         for split, written in lines.items():
             self.write(split, b"".join(written))
 
@@ -89,20 +90,32 @@ class LmEvalExport:
             for (_, good), (role, bad) in paired(rows, lambda row: row[1]["label"]):
                 source = bad["fields"].get("source")
                 yield {
-                    **base, "id": bad["id"], "good_id": good["id"], "role": role,
+                    **base,
+                    "id": bad["id"],
+                    "good_id": good["id"],
+                    "role": role,
                     "query": self.prompting.over_source(source),
-                    "sentence_good": good["fields"]["text"], "sentence_bad": bad["fields"]["text"],
-                }  # fmt: skip
+                    "sentence_good": good["fields"]["text"],
+                    "sentence_bad": bad["fields"]["text"],
+                }
             return
         for role, member in members(record):
-            doc = {**base, "id": member["id"], "role": role, **member["fields"],
-                   "query": self.prompting.render(member["fields"])}  # fmt: skip
+            doc = {
+                **base,
+                "id": member["id"],
+                "role": role,
+                **member["fields"],
+                "query": self.prompting.render(member["fields"]),
+            }
             if self.free_text:  # answer_spans: each answer's spans, for DROP's metric
                 doc["answers"] = [answer_text(a) for a in member["answers"]]
                 doc["answer_spans"] = [[a] if isinstance(a, str) else a for a in member["answers"]]
             else:
-                doc |= {"label": member["label"], "choices": self.prompting.words,
-                        "gold": self.gold[member["label"]]}  # fmt: skip
+                doc |= {
+                    "label": member["label"],
+                    "choices": self.prompting.words,
+                    "gold": self.gold[member["label"]],
+                }
             yield doc
 
     def finish(self, release: Release) -> dict[str, str]:

@@ -8,8 +8,15 @@ import pyarrow.compute as pc
 
 TEXT = pa.string()
 # orjson's escapes; any other character below U+0020 is written \u00XX, and none above.
-ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
-           ("\b", "\\b"), ("\f", "\\f"))  # fmt: skip
+ESCAPES = (
+    ("\\", "\\\\"),
+    ('"', '\\"'),
+    ("\n", "\\n"),
+    ("\r", "\\r"),
+    ("\t", "\\t"),
+    ("\b", "\\b"),
+    ("\f", "\\f"),
+)
 NEEDS_ESCAPE = r'[\\"\x00-\x1f]'
 OTHER_CONTROLS = r"[\x00-\x07\x0b\x0e-\x1f]"
 

@@ -35,9 +35,18 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Release
         fields = [
-            "id", "project", "version", "created_by", "created_at", "options", "counts",
-            "statistics", "manifest", "sha256", "download",
-        ]  # fmt: skip
+            "id",
+            "project",
+            "version",
+            "created_by",
+            "created_at",
+            "options",
+            "counts",
+            "statistics",
+            "manifest",
+            "sha256",
+            "download",
+        ]
 
     def get_download(self, release: Release) -> str:
         return f"/api/releases/{release.pk}/download/?format=zip"
@@ -47,8 +56,11 @@ class RelabelledSerializer(serializers.Serializer):
     """A perturbation in both releases whose label (or answers) changed."""
 
     def get_fields(self) -> dict[str, serializers.Field]:  # "from" is a Python keyword
-        return {"id": serializers.CharField(), "from": serializers.JSONField(),
-                "to": serializers.JSONField()}  # fmt: skip
+        return {
+            "id": serializers.CharField(),
+            "from": serializers.JSONField(),
+            "to": serializers.JSONField(),
+        }
 
 
 class ReleaseDiffSerializer(serializers.Serializer):
@@ -58,8 +70,9 @@ class ReleaseDiffSerializer(serializers.Serializer):
     def get_fields(self) -> dict[str, serializers.Field]:  # "from" is a Python keyword
         names = ("sets_added", "sets_removed", "perturbations_added", "perturbations_removed")
         return {
-            "from": serializers.CharField(), "to": serializers.CharField(),
+            "from": serializers.CharField(),
+            "to": serializers.CharField(),
             **{name: serializers.ListField(child=serializers.CharField()) for name in names},
             "relabelled": RelabelledSerializer(many=True),
             "files_changed": serializers.ListField(child=serializers.CharField()),
-        }  # fmt: skip
+        }

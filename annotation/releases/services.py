@@ -3,14 +3,13 @@ the bundle once. A release never changes after that."""
 
 import math
 import random
-import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Generator
 from concurrent.futures import Future
 from contextlib import closing
 from typing import Any
 
-from django.db.models import Count, IntegerField, Max, QuerySet
+from django.db.models import IntegerField, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 
@@ -30,7 +29,6 @@ from annotation.models import (
     Example,
     Perturbation,
     Project,
-    Pseudonym,
     Release,
     ReleaseEntry,
     Vote,
@@ -39,10 +37,8 @@ from annotation.models import (
 from annotation.models.config import SPLITS
 from annotation.releases import bundle
 from annotation.releases.card import dataset_card
-from annotation.validation.agreement import histogram_median
-from annotation.validation.answer_stats import answer_block, responses_of
+from annotation.releases.statistics import pseudonyms, release_statistics
 from annotation.validation.answers import AnswerRules, Response
-from annotation.validation.stats import agreement_block
 
 
 def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
@@ -99,8 +95,15 @@ def _accepted_votes(project: Project) -> Any:
 
 def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
     """The accepted perturbations a release holds, each with its set, split and label."""
-    columns = ("id", "pivot_id", "pivot__external_id", "pivot__split", "label", "majority_label",
-               "author_id")  # fmt: skip
+    columns = (
+        "id",
+        "pivot_id",
+        "pivot__external_id",
+        "pivot__split",
+        "label",
+        "majority_label",
+        "author_id",
+    )
     accepted = Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
     if project.is_free_text:
         accepted = accepted.exclude(pivot__answers=[])  # waiting for an answer: waiting_sets
@@ -182,8 +185,13 @@ def _answer_votes(project: Project) -> dict[int, dict[str, int]]:
     """Free-text projects: how many counted responses agree with each accepted perturbation's
     release answers (the validators' once disputed and accepted, else the author's)."""
     rules = AnswerRules.of(project)
-    columns = ("item__perturbation_id", "answer", "label", "item__perturbation__answers",
-               "item__perturbation__majority_answers")  # fmt: skip
+    columns = (
+        "item__perturbation_id",
+        "answer",
+        "label",
+        "item__perturbation__answers",
+        "item__perturbation__majority_answers",
+    )
     counts: dict[int, dict[str, int]] = defaultdict(lambda: {bundle.AGREE: 0, DISAGREE: 0})
     for pid, answer, label, authored, agreed in _accepted_votes(project).values_list(*columns):
         agrees = rules.matches(Response(answer, label), agreed or authored, "")
@@ -207,23 +215,6 @@ def _split_sets(perturbations: QuerySet[Perturbation], options: dict[str, Any]) 
         out.update(dict.fromkeys(shuffled[start:end], split))
         start = end
     return out
-
-
-def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str]:
-    """Stable public names, created on first release: expert-1, validator-7, ..."""
-    known = dict(
-        Pseudonym.objects.filter(project=project, kind=kind).values_list("user_id", "number")
-    )
-    missing = sorted(user_ids - set(known))
-    if missing:
-        top = Pseudonym.objects.filter(project=project, kind=kind).aggregate(m=Max("number"))["m"]
-        new = [
-            Pseudonym(project=project, user_id=uid, kind=kind, number=(top or 0) + n)
-            for n, uid in enumerate(missing, start=1)
-        ]
-        Pseudonym.objects.bulk_create(new)
-        known.update({p.user_id: p.number for p in new})
-    return {uid: f"{kind}-{number}" for uid, number in known.items() if uid in user_ids}
 
 
 PUBLISH_RACE = (
@@ -283,8 +274,16 @@ def _released_rows(
     stores this one's release entries while the bundle writes this chunk, so memory holds
     two chunks."""
     pivot_columns = ("id", "external_id", "fields", "label", "answers")
-    columns = ("id", "external_id", "fields", "rationale", "edit_distance", "seconds_spent",
-               "guideline_version", "tag_names")  # fmt: skip
+    columns = (
+        "id",
+        "external_id",
+        "fields",
+        "rationale",
+        "edit_distance",
+        "seconds_spent",
+        "guideline_version",
+        "tag_names",
+    )
     width = len(pivot_columns)
     named = (*pivot_columns, *columns)
     json_columns = [i for i, c in enumerate(named) if c in ("fields", "answers", "tag_names")]
@@ -308,9 +307,17 @@ def _released_rows(
             by_id = {row[width]: row for row in db.result(reading)}
             if n + 1 < len(chunks):
                 reading = read(chunks[n + 1])
-            entries = [{"release_id": release.pk, "perturbation_id": c.perturbation_id,
-                        "set_id": c.set_id, "split": c.split, "label": c.label,
-                        "answers": c.answers} for c in chunk]  # fmt: skip
+            entries = [
+                {
+                    "release_id": release.pk,
+                    "perturbation_id": c.perturbation_id,
+                    "set_id": c.set_id,
+                    "split": c.split,
+                    "label": c.label,
+                    "answers": c.answers,
+                }
+                for c in chunk
+            ]
             storing = db.store(ReleaseEntry, entries)
             for c in chunk:
                 row = by_id.get(c.perturbation_id)
@@ -320,61 +327,3 @@ def _released_rows(
                 yield c, dict(zip(pivot_columns, row[:width], strict=True)), perturbation
         if storing is not None:
             db.result(storing)
-
-
-def release_statistics(
-    project: Project, release: Release, chosen: list[bundle.Chosen], seconds: list[int]
-) -> dict[str, Any]:
-    """Agreement per split over the released perturbations, and the annotators' time.
-    Names the validators with pseudonyms, creating those not named yet."""
-    per_split: dict[str, Any] = {}
-    for split in sorted({c.split for c in chosen}):
-        members = [c for c in chosen if c.split == split and c.votes]
-        if project.is_free_text:
-            per_split[split] = _answer_agreement(project, members)
-            continue
-        per_split[split] = agreement_block(
-            {c.perturbation_id: c.votes for c in members},
-            {c.perturbation_id: c.label for c in members},
-            project.all_labels,
-            project.labels,
-            project.setting("votes_per_item"),
-        )
-    # Who voted, and how long each vote took, from one small histogram query over the votes on
-    # the items of the release's perturbations.
-    released = ReleaseEntry.objects.filter(release=release).values("perturbation_id")
-    histogram = (
-        Vote.objects.filter(item__perturbation_id__in=released)
-        .values_list("validator_id", "seconds_spent")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    validators: set[int] = set()
-    vote_seconds: Counter[int] = Counter()
-    for validator_id, spent, n in histogram:
-        validators.add(validator_id)
-        vote_seconds[spent] += n
-    return {
-        "per_split": per_split,
-        "validators": len(pseudonyms(project, "validator", validators)),
-        # 0 s is no time recorded (an imported edit, a client that sent none), not a time.
-        "median_seconds_per_perturbation": _median([s for s in seconds if s > 0]),
-        "total_hours_authoring": round(sum(seconds) / 3600, 2),
-        "median_seconds_per_vote": histogram_median(vote_seconds),
-    }
-
-
-def _answer_agreement(project: Project, members: list[bundle.Chosen]) -> dict[str, Any]:
-    responses = responses_of(
-        project, item__perturbation_id__in=[c.perturbation_id for c in members]
-    )
-    return answer_block(
-        responses,
-        dict.fromkeys(responses, True),
-        project.setting("votes_per_item"),
-        AnswerRules.of(project),
-    )
-
-
-def _median(values: list[int]) -> float | None:
-    return float(statistics.median(values)) if values else None

@@ -33,21 +33,8 @@ from annotation.models import Project
 from annotation.prompting import Prompting
 from annotation.releases import lines
 from annotation.releases.files import HashingFile, file_sha256
+from annotation.releases.members import EXTRA, TEXT, VOTES, Members, votes_array
 from annotation.text.cells import spreadsheet_cell, tsv_line
-from annotation.validation.answers import answer_text
-
-TEXT = pa.string()
-VOTES = pa.list_(pa.struct([("response", TEXT), ("count", pa.int64())]))
-EXTRA = [  # a released perturbation's columns beyond those of an example
-    ("rationale", TEXT), ("author", TEXT), ("votes", VOTES), ("agreement", pa.float64()),
-    ("edit_distance", pa.float64()), ("seconds_spent", pa.int64()),
-    ("guideline_version", pa.int64()),
-]  # fmt: skip
-# Keys of the bundle's dicts beside the fields: a field of one of these names is written dict
-# by dict, as its value takes the key's place.
-COLUMNS = {"id", "set_id", "role", "split", "label", "label_changed", "tags", "votes", "query",
-           "choices", "gold", "answers", "answers_changed"}  # fmt: skip
-
 
 Chunk = bytes | memoryview  # a chunk's lines, as annotation.releases.lines.buffer gives them
 
@@ -60,96 +47,17 @@ class Lines(Protocol):
     def write_records(self, records: list[dict[str, Any]], lines: bool) -> None: ...
 
 
-class Members:
-    """The columns of a chunk of sets: `originals` (one row a set) and `perturbed` (one row a
-    perturbation, in set order), with each set's number of perturbations."""
-
-    def __init__(self, records: list[dict[str, Any]], field_names: list[str], free_text: bool):
-        self.truth = "answers" if free_text else "label"
-        perturbations = [p for r in records for p in r["perturbations"]]
-        self.sizes = np.fromiter((len(r["perturbations"]) for r in records), np.int64, len(records))
-        originals = [r["original"] for r in records]
-        self.field_order = _field_order([*originals, *perturbations], field_names)
-        self.originals = self._columns(originals, field_names)
-        self.originals["set_id"] = pa.array([r["set_id"] for r in records], TEXT)
-        self.originals["split"] = pa.array([r["split"] for r in records], TEXT)
-        self.owners = np.repeat(np.arange(len(records)), self.sizes)
-        self.perturbed = self._columns(perturbations, field_names)
-        for name in ("set_id", "split"):
-            self.perturbed[name] = self.originals[name].take(self.owners)
-        self.perturbed[f"{self.truth}_changed"] = pa.array(
-            [p[f"{self.truth}_changed"] for p in perturbations], pa.bool_()
-        )
-        self.perturbed["tags"] = pa.array([p["tags"] for p in perturbations], pa.list_(TEXT))
-        self.perturbed["votes"] = _votes([p["votes"] for p in perturbations])
-        for name, kind in EXTRA:
-            if name != "votes":
-                self.perturbed[name] = pa.array([p[name] for p in perturbations], kind)
-        self.splits = list(dict.fromkeys(r["split"] for r in records))
-        self.order = _member_order(self.sizes)
-
-    @property
-    def plain(self) -> bool:
-        """Whether the JSON lines can be derived from the columns: labels, not answers (which
-        keep their spans as lists), and every member's fields the project's, in one order."""
-        return self.truth == "label" and self.field_order is not None
-
-    def _columns(self, members: list[dict[str, Any]], field_names: list[str]) -> dict[str, Any]:
-        columns: dict[str, Any] = {"id": pa.array([m["id"] for m in members], TEXT)}
-        for name in field_names:
-            columns[name] = pa.array([m["fields"].get(name) for m in members], TEXT)
-        if self.truth == "answers":
-            texts = [[answer_text(a) for a in m["answers"]] for m in members]
-            columns["answers"] = pa.array(texts, pa.list_(TEXT))
-        else:
-            columns["label"] = pa.array([m["label"] for m in members], TEXT)
-        return columns
-
-    def in_order(self, originals: Any, perturbed: Any) -> Any:
-        """Per-member arrays, originals' and perturbations', as one array in member order:
-        each set's original, then its perturbations."""
-        return pa.concat_arrays([originals, perturbed]).take(self.order)
-
-
-def _field_order(members: list[dict[str, Any]], names: list[str]) -> tuple[str, ...] | None:
-    """The order of every member's fields where it is one, and they are the project's fields
-    (none named as a key of the bundle's dicts); else None: written dict by dict."""
-    keys = {tuple(m["fields"]) for m in members}
-    if len(keys) != 1 or COLUMNS & set(names):
-        return None
-    order = next(iter(keys))
-    return order if set(order) == set(names) else None
-
-
-def _member_order(sizes: np.ndarray) -> np.ndarray:
-    """Where row k of [originals, perturbations] goes for each set's original to come before
-    its perturbations."""
-    n_sets, n_perturbed = len(sizes), int(sizes.sum())
-    starts = np.zeros(n_sets, np.int64)
-    np.cumsum(sizes[:-1] + 1, out=starts[1:])
-    order = np.empty(n_sets + n_perturbed, np.int64)
-    order[starts] = np.arange(n_sets)
-    mask = np.ones(len(order), bool)
-    mask[starts] = False
-    order[mask] = n_sets + np.arange(n_perturbed)
-    return order
-
-
-def _votes(counted: list[dict[str, int]]) -> pa.Array:
-    """Each perturbation's votes as a list of (response, count), in the order counted."""
-    offsets = np.zeros(len(counted) + 1, np.int32)
-    np.cumsum([len(v) for v in counted], out=offsets[1:])
-    responses = pa.array([r for v in counted for r in v], TEXT)
-    counts = pa.array([n for v in counted for n in v.values()], pa.int64())
-    pairs = pa.StructArray.from_arrays([responses, counts], names=["response", "count"])
-    return pa.ListArray.from_arrays(pa.array(offsets), pairs, type=VOTES)
-
-
 class TableViews:
     """A release's files, written from each chunk's Members on a thread of their own."""
 
-    def __init__(self, project: Project, work: Path, opened: Callable[[str], HashingFile],
-                 sink: Lines, paired_header: list[str]):  # fmt: skip
+    def __init__(
+        self,
+        project: Project,
+        work: Path,
+        opened: Callable[[str], HashingFile],
+        sink: Lines,
+        paired_header: list[str],
+    ):
         self.work, self.opened, self.sink = work, opened, sink
         self.paired_header = paired_header
         self.field_names = list(project.field_names)
@@ -159,20 +67,42 @@ class TableViews:
         changed = (f"{self.truth}_changed", pa.bool_())
         self.fields = pa.struct([(name, TEXT) for name in self.field_names])
         self.schemas = {
-            "examples": pa.schema([
-                ("id", TEXT), ("set_id", TEXT), ("role", TEXT), ("split", TEXT),
-                *((name, TEXT) for name in self.field_names), truth, changed,
-                ("tags", pa.list_(TEXT)), ("votes", VOTES),
-            ]),
-            "sets": pa.schema([
-                ("set_id", TEXT), ("split", TEXT),
-                ("original", pa.struct([("id", TEXT), ("fields", self.fields), truth])),
-                ("perturbations", pa.list_(pa.struct([
-                    ("id", TEXT), ("fields", self.fields), truth, changed,
-                    ("tags", pa.list_(TEXT)), *EXTRA,
-                ]))),
-            ]),
-        }  # fmt: skip
+            "examples": pa.schema(
+                [
+                    ("id", TEXT),
+                    ("set_id", TEXT),
+                    ("role", TEXT),
+                    ("split", TEXT),
+                    *((name, TEXT) for name in self.field_names),
+                    truth,
+                    changed,
+                    ("tags", pa.list_(TEXT)),
+                    ("votes", VOTES),
+                ]
+            ),
+            "sets": pa.schema(
+                [
+                    ("set_id", TEXT),
+                    ("split", TEXT),
+                    ("original", pa.struct([("id", TEXT), ("fields", self.fields), truth])),
+                    (
+                        "perturbations",
+                        pa.list_(
+                            pa.struct(
+                                [
+                                    ("id", TEXT),
+                                    ("fields", self.fields),
+                                    truth,
+                                    changed,
+                                    ("tags", pa.list_(TEXT)),
+                                    *EXTRA,
+                                ]
+                            )
+                        ),
+                    ),
+                ]
+            ),
+        }
         self.paired = project.task_type == "classification" and len(self.field_names) == 1
         # The lm_eval docs of classification (not minimal pairs, not free text) from columns.
         self.prompting = Prompting.of(project)
@@ -213,10 +143,12 @@ class TableViews:
         """Originals and perturbations, each set's original first."""
         n_sets, n_perturbed = len(m.sizes), len(m.owners)
         originals = {
-            **m.originals, "role": pa.repeat("original", n_sets),
+            **m.originals,
+            "role": pa.repeat("original", n_sets),
             f"{self.truth}_changed": pa.nulls(n_sets, pa.bool_()),
-            "tags": pa.array([[]] * n_sets, pa.list_(TEXT)), "votes": _votes([{}] * n_sets),
-        }  # fmt: skip
+            "tags": pa.array([[]] * n_sets, pa.list_(TEXT)),
+            "votes": votes_array([{}] * n_sets),
+        }
         perturbed = {**m.perturbed, "role": pa.repeat("perturbed", n_perturbed)}
         columns = [
             m.in_order(originals[name], perturbed[name]) for name in self.schemas["examples"].names
@@ -236,51 +168,92 @@ class TableViews:
         item = sets_type.field("perturbations").type.value_type
         inner = [fields(m.perturbed) if f.name == "fields" else m.perturbed[f.name] for f in item]
         perturbations = pa.ListArray.from_arrays(
-            _offsets(m.sizes), pa.StructArray.from_arrays(inner, fields=list(item)),
+            _offsets(m.sizes),
+            pa.StructArray.from_arrays(inner, fields=list(item)),
             type=sets_type.field("perturbations").type,
-        )  # fmt: skip
+        )
         columns = [m.originals["set_id"], m.originals["split"], original, perturbations]
         return pa.Table.from_arrays(columns, schema=sets_type)
 
     def _json_lines(self, m: Members, docs: bool) -> None:
         """The chunk's sets and examples as JSON lines, and its lm_eval docs by split."""
         assert m.field_order is not None
-        texts = {name: [lines.escaped(side[name]) for side in (m.originals, m.perturbed)]
-                 for name in m.field_order}  # the fields' texts, escaped once  # fmt: skip
-        o, p = ({name: lines.quoted(texts[name][k]) if name in texts else _json(name, column)
-                 for name, column in side.items()}
-                for k, side in enumerate((m.originals, m.perturbed)))  # fmt: skip
+        texts = {
+            name: [lines.escaped(side[name]) for side in (m.originals, m.perturbed)]
+            for name in m.field_order
+        }  # the fields' texts, escaped once
+        o, p = (
+            {
+                name: lines.quoted(texts[name][k]) if name in texts else _json(name, column)
+                for name, column in side.items()
+            }
+            for k, side in enumerate((m.originals, m.perturbed))
+        )
         for side in (o, p):
             side["fields"] = lines.objects([(name, side[name]) for name in m.field_order])
         original = lines.objects([("id", o["id"]), ("fields", o["fields"]), ("label", o["label"])])
-        perturbation = lines.objects([(name, p[name]) for name in (
-            "id", "fields", "label", "label_changed", "tags", "rationale", "author", "votes",
-            "agreement", "edit_distance", "seconds_spent", "guideline_version")])  # fmt: skip
-        sets = lines.objects([
-            ("set_id", o["set_id"]), ("split", o["split"]), ("original", original),
-            ("perturbations", lines.listed(perturbation, _offsets(m.sizes))),
-        ])  # fmt: skip
+        perturbation = lines.objects(
+            [
+                (name, p[name])
+                for name in (
+                    "id",
+                    "fields",
+                    "label",
+                    "label_changed",
+                    "tags",
+                    "rationale",
+                    "author",
+                    "votes",
+                    "agreement",
+                    "edit_distance",
+                    "seconds_spent",
+                    "guideline_version",
+                )
+            ]
+        )
+        sets = lines.objects(
+            [
+                ("set_id", o["set_id"]),
+                ("split", o["split"]),
+                ("original", original),
+                ("perturbations", lines.listed(perturbation, _offsets(m.sizes))),
+            ]
+        )
         fields = [(name, m.in_order(o[name], p[name])) for name in m.field_order]
         head = [(name, m.in_order(o[name], p[name])) for name in ("id", "set_id")]
-        role = m.in_order(pa.repeat('"original"', len(m.sizes)),
-                          pa.repeat('"perturbed"', len(m.owners)))  # fmt: skip
+        role = m.in_order(
+            pa.repeat('"original"', len(m.sizes)), pa.repeat('"perturbed"', len(m.owners))
+        )
         split = m.in_order(o["split"], p["split"])
         label = m.in_order(o["label"], p["label"])
-        tail = [("label", label),
-                ("label_changed", m.in_order(pa.repeat("null", len(m.sizes)), p["label_changed"])),
-                ("tags", m.in_order(pa.repeat("[]", len(m.sizes)), p["tags"])),
-                ("votes", m.in_order(pa.repeat("{}", len(m.sizes)), p["votes"]))]  # fmt: skip
+        tail = [
+            ("label", label),
+            ("label_changed", m.in_order(pa.repeat("null", len(m.sizes)), p["label_changed"])),
+            ("tags", m.in_order(pa.repeat("[]", len(m.sizes)), p["tags"])),
+            ("votes", m.in_order(pa.repeat("{}", len(m.sizes)), p["votes"])),
+        ]
         examples = lines.objects([*head, ("role", role), ("split", split), *fields, *tail])
         by_split: dict[str, Chunk] | None = None
         if docs:
             query = self._queries(m, {n: m.in_order(*texts[n]) for n in texts})
-            gold = lines.numbers(pc.index_in(m.in_order(m.originals["label"], m.perturbed["label"]),
-                                       value_set=self.gold))  # fmt: skip
-            doc = lines.objects([
-                ("set_id", head[1][1]), ("split", split), ("id", head[0][1]), ("role", role),
-                *fields, ("query", query), ("label", label),
-                ("choices", self.choices), ("gold", gold),
-            ])  # fmt: skip
+            gold = lines.numbers(
+                pc.index_in(
+                    m.in_order(m.originals["label"], m.perturbed["label"]), value_set=self.gold
+                )
+            )
+            doc = lines.objects(
+                [
+                    ("set_id", head[1][1]),
+                    ("split", split),
+                    ("id", head[0][1]),
+                    ("role", role),
+                    *fields,
+                    ("query", query),
+                    ("label", label),
+                    ("choices", self.choices),
+                    ("gold", gold),
+                ]
+            )
             member_split = m.in_order(m.originals["split"], m.perturbed["split"])
             by_split = {s: lines.buffer(doc.filter(pc.equal(member_split, s))) for s in m.splits}
         self.sink.write_lines(lines.buffer(sets), lines.buffer(examples), by_split)
@@ -393,6 +366,7 @@ def tsv_lines(columns: list[pa.Array]) -> bytes:
         return b""
     cells = [tsv_cells(column) for column in columns]
     lines = pc.binary_join_element_wise(*cells, "\t")
-    whole = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()),
-                                                     lines), "\n")  # fmt: skip
+    whole = pc.binary_join(
+        pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n"
+    )
     return whole[0].as_buffer().to_pybytes() + b"\n"

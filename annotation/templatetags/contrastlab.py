@@ -77,5 +77,9 @@ def sort_header(context: Any, key: str, title: str, numeric: bool = False) -> st
     state = {key: "ascending", f"-{key}": "descending"}.get(sort, "none")
     return format_html(
         '<th class="{}" aria-sort="{}"><a href="?{}">{}{}</a></th>',
-        "num" if numeric else "", state, query.urlencode(), title, arrow,
-    )  # fmt: skip
+        "num" if numeric else "",
+        state,
+        query.urlencode(),
+        title,
+        arrow,
+    )

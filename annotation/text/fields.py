@@ -22,17 +22,26 @@ def field_html(value: str, kind: str = "text") -> str:
     with its marks kept (nh3), `image_url` as the image with its URL (https only)."""
     if kind == "html":
         return mark_safe(
-            nh3.clean(value, tags=FIELD_TAGS, attributes={"span": {"style"}},
-                      filter_style_properties=FIELD_STYLES)
-        )  # fmt: skip
+            nh3.clean(
+                value,
+                tags=FIELD_TAGS,
+                attributes={"span": {"style"}},
+                filter_style_properties=FIELD_STYLES,
+            )
+        )
     if kind == "image_url":
         if value.startswith("https://"):
             return format_html(
                 '<figure class="field-image"><img src="{}" alt="(the image did not load)" '
                 'loading="lazy"><figcaption><a href="{}" rel="noopener noreferrer">{}</a>'
                 "</figcaption></figure>",
-                value, value, value,
-            )  # fmt: skip
-        return format_html('<span class="field-url">{}</span> <small class="muted">(an image '
-                           "is shown only from an https address)</small>", value)  # fmt: skip
+                value,
+                value,
+                value,
+            )
+        return format_html(
+            '<span class="field-url">{}</span> <small class="muted">(an image '
+            "is shown only from an https address)</small>",
+            value,
+        )
     return conditional_escape(value)

@@ -95,8 +95,12 @@ def _distributions(
     for i, row in resolved.items():
         if row["majority_answers"] or row["majority_label"]:
             majority[row["majority_label"] or ANSWER] += 1
-        agreeing.append(sum(rules.matches(r, row["majority_answers"], row["majority_label"])
-                            for r in responses.get(i, [])))  # fmt: skip
+        agreeing.append(
+            sum(
+                rules.matches(r, row["majority_answers"], row["majority_label"])
+                for r in responses.get(i, [])
+            )
+        )
     return {
         "label_distribution": {"votes": votes, "majority": majority},
         "agreement_histogram": value_histogram(agreeing),

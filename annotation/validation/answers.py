@@ -83,8 +83,10 @@ def clean_answers(value: object, rules: "AnswerRules | None" = None) -> list[Ans
     if not answers:
         return "answers must hold at least one non-empty answer."
     if rules is not None and (erased := rules.erased(answers)):
-        return (f"each answer needs a word or number; {erased[0]!r} normalises to nothing "
-                f"under {rules.name}'s rules.")  # fmt: skip
+        return (
+            f"each answer needs a word or number; {erased[0]!r} normalises to nothing "
+            f"under {rules.name}'s rules."
+        )
     return answers
 
 

@@ -144,8 +144,11 @@ class VoteDownloadView(APIView):
         project = project_for(request.user, slug, Role.ADMIN)
         fmt = checked_format(request.query_params.get("format"))
         by = request.query_params.get("by", "vote")
-        rows = {"vote": downloads.vote_rows, "item": downloads.item_rows,
-                "validator": downloads.validator_rows}.get(by)  # fmt: skip
+        rows = {
+            "vote": downloads.vote_rows,
+            "item": downloads.item_rows,
+            "validator": downloads.validator_rows,
+        }.get(by)
         if rows is None:
             raise DomainError("by is vote, item or validator.", field="by")
         return download(rows(project), fmt, f"{project.slug}-{by}s")

@@ -9,14 +9,24 @@ from annotation.validation.stats import validator_figures
 
 ITEM = ("perturbation_id", "perturbation__external_id", "control__external_id", "external_id")
 VOTE_COLUMNS = {
-    "split": "item__split", "validator": "validator__username", "label": "label",
-    "answer": "answer", "flags": "flags", "counted": "counts", "seconds_spent": "seconds_spent",
-    "guideline_version": "guideline_version", "created_at": "created_at",
-}  # fmt: skip
+    "split": "item__split",
+    "validator": "validator__username",
+    "label": "label",
+    "answer": "answer",
+    "flags": "flags",
+    "counted": "counts",
+    "seconds_spent": "seconds_spent",
+    "guideline_version": "guideline_version",
+    "created_at": "created_at",
+}
 ITEM_COLUMNS = {
-    "split": "split", "status": "status", "gold": "gold_label", "majority": "majority_label",
-    "counted_votes": "counted_votes", "votes_per_label": "label_votes",
-}  # fmt: skip
+    "split": "split",
+    "status": "status",
+    "gold": "gold_label",
+    "majority": "majority_label",
+    "counted_votes": "counted_votes",
+    "votes_per_label": "label_votes",
+}
 
 
 def item_ref(
@@ -49,8 +59,15 @@ def item_rows(project: Project) -> Iterator[dict[str, Any]]:
 
 def validator_rows(project: Project) -> Iterator[dict[str, Any]]:
     for v in validator_figures(project):
-        yield {"validator": v["validator"], "votes": v["votes"],
-               "votes_on_resolved_items": v["resolved_votes"], "agreement": v["agreement"],
-               "median_seconds": v["median_seconds"], "qualified": v["qualified"],
-               "qualification": v["qualification"], "gold_seen": v["gold_seen"],
-               "gold_accuracy": v["gold_accuracy"], "paused": v["paused"]}  # fmt: skip
+        yield {
+            "validator": v["validator"],
+            "votes": v["votes"],
+            "votes_on_resolved_items": v["resolved_votes"],
+            "agreement": v["agreement"],
+            "median_seconds": v["median_seconds"],
+            "qualified": v["qualified"],
+            "qualification": v["qualification"],
+            "gold_seen": v["gold_seen"],
+            "gold_accuracy": v["gold_accuracy"],
+            "paused": v["paused"],
+        }

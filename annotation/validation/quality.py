@@ -192,8 +192,17 @@ def _set_qualified(
     status.changed_by = actor if actor is not None and actor.is_authenticated else None
     if qualified:  # an admin's requalifying also lifts a gold checks' pause, afresh
         status.paused, status.paused_at, status.gold_seen, status.gold_correct = False, None, 0, 0
-    status.save(update_fields=["qualified", "changed_at", "changed_by", "paused", "paused_at",
-                               "gold_seen", "gold_correct"])  # fmt: skip
+    status.save(
+        update_fields=[
+            "qualified",
+            "changed_at",
+            "changed_by",
+            "paused",
+            "paused_at",
+            "gold_seen",
+            "gold_correct",
+        ]
+    )
     AuditLog.record(
         actor=actor,
         action="validator_requalified" if qualified else "validator_unqualified",
@@ -235,8 +244,9 @@ def item_reopen(*, item: ValidationItem, extra_votes: int) -> None:
     deltas: Deltas = defaultdict(lambda: [0, 0])
     _reopen(item, deltas)
     item.extra_votes += extra_votes
-    item.save(update_fields=["status", "majority_label", "majority_answers", "resolved_at",
-                             "extra_votes"])  # fmt: skip
+    item.save(
+        update_fields=["status", "majority_label", "majority_answers", "resolved_at", "extra_votes"]
+    )
     _apply(item.project, deltas)
 
 
@@ -278,13 +288,24 @@ def _send_back(
         item.counted_votes, item.label_votes, item.extra_votes = 0, {}, 0
     elif resolved:
         item.extra_votes += extra_votes
-    item.save(update_fields=["status", "majority_label", "majority_answers", "resolved_at",
-                             "extra_votes", "counted_votes", "label_votes"])  # fmt: skip
+    item.save(
+        update_fields=[
+            "status",
+            "majority_label",
+            "majority_answers",
+            "resolved_at",
+            "extra_votes",
+            "counted_votes",
+            "label_votes",
+        ]
+    )
     if item.perturbation_id is not None:
         Perturbation.objects.filter(pk=item.perturbation_id).update(
-            status=Perturbation.Status.SUBMITTED, majority_label="", majority_answers=[],
+            status=Perturbation.Status.SUBMITTED,
+            majority_label="",
+            majority_answers=[],
             resolved_at=None,
-        )  # fmt: skip
+        )
 
 
 def _reopen(item: ValidationItem, deltas: Deltas) -> None:

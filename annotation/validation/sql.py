@@ -344,8 +344,12 @@ def unrelated_to_recent_votes(*, project_id: int, validator_id: int, item_id: in
 
 def queue_params(*, project_id: int, validator_id: int, votes_per_item: int, now: datetime) -> Any:
     """The parameters every queue statement reads."""
-    return {"project": project_id, "validator": validator_id, "now": _time(now),
-            "votes_per_item": votes_per_item}  # fmt: skip
+    return {
+        "project": project_id,
+        "validator": validator_id,
+        "now": _time(now),
+        "votes_per_item": votes_per_item,
+    }
 
 
 def items_left(params: dict[str, Any]) -> int:

@@ -122,8 +122,16 @@ def skip(request: HttpRequest, slug: str, item: int) -> HttpResponse:
 def validators_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
     figures = validator_figures(project)
-    sorts = ("validator", "votes", "resolved_votes", "agreement", "median_seconds", "qualified",
-             "qualification", "gold_accuracy")  # fmt: skip
+    sorts = (
+        "validator",
+        "votes",
+        "resolved_votes",
+        "agreement",
+        "median_seconds",
+        "qualified",
+        "qualification",
+        "gold_accuracy",
+    )
     context = {
         "project": project,
         "n_validators": len(figures),

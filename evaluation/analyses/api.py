@@ -27,8 +27,20 @@ class AnalysisOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Analysis
-        fields = ["id", "project", "kind", "params", "status", "progress", "result", "error",
-                  "attempts", "created_at", "started_at", "finished_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "kind",
+            "params",
+            "status",
+            "progress",
+            "result",
+            "error",
+            "attempts",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
 
     def get_progress(self, analysis: Analysis) -> dict[str, Any]:
         return {"done": analysis.done, "total": analysis.total, "percent": analysis.percent}

@@ -102,10 +102,14 @@ def author_repetition(edits: Sequence[Edit]) -> list[dict[str, Any]]:
     for author, patterns in sorted(by_author.items()):
         (removed, inserted), top = patterns.most_common(1)[0]
         total = sum(patterns.values())
-        rows.append({
-            "author": author, "edits": total, "share": top / total,
-            "pattern": {"removed": list(removed), "inserted": list(inserted)},
-        })  # fmt: skip
+        rows.append(
+            {
+                "author": author,
+                "edits": total,
+                "share": top / total,
+                "pattern": {"removed": list(removed), "inserted": list(inserted)},
+            }
+        )
     return rows
 
 

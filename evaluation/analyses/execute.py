@@ -23,8 +23,11 @@ def run_analysis(analysis_id: int) -> Analysis | None:
 
 
 def _work(analysis: Analysis) -> dict[str, Any]:
-    work = {Kind.INSTABILITY.value: run_instability, Kind.ARTIFACTS.value: run_artifacts,
-            Kind.INOCULATION.value: run_inoculation}[analysis.kind]  # fmt: skip
+    work = {
+        Kind.INSTABILITY.value: run_instability,
+        Kind.ARTIFACTS.value: run_artifacts,
+        Kind.INOCULATION.value: run_inoculation,
+    }[analysis.kind]
     return {"result": work(analysis)}
 
 
@@ -49,8 +52,12 @@ def run_instability(analysis: Analysis) -> dict[str, Any]:
             "example", "set_id", "role", "gold", "label"
         )
         # Keyed with the role: an original and its perturbation may share an id.
-        per_run.append({(example, role): (set_id, role, gold == label)
-                        for example, set_id, role, gold, label in rows})  # fmt: skip
+        per_run.append(
+            {
+                (example, role): (set_id, role, gold == label)
+                for example, set_id, role, gold, label in rows
+            }
+        )
         advance()
     examples = sorted(set.intersection(*(set(run) for run in per_run)))
     result: dict[str, Any] = {"runs": ids}
@@ -105,9 +112,13 @@ def run_inoculation(analysis: Analysis) -> dict[str, Any]:
     pool = read_examples(release, p["pool_split"])
     subsets = inoculation.nested_pool(sorted({e["set_id"] for e in pool}), p["sizes"], p["seed"])
     trainer = ClassifierTrainer(
-        source_to_load(spec), label_mapping=spec.label_mapping or {}, device=spec.device,
-        precision=spec.precision, max_length=spec.max_length, batch_size=min(spec.batch_size, 16),
-    )  # fmt: skip
+        source_to_load(spec),
+        label_mapping=spec.label_mapping or {},
+        device=spec.device,
+        precision=spec.precision,
+        max_length=spec.max_length,
+        batch_size=min(spec.batch_size, 16),
+    )
     advance = _progress(analysis, 1 + len(p["sizes"]) * len(p["learning_rates"]))
 
     def evaluate(dev_accuracy: float | None = None) -> dict[str, float]:
@@ -127,9 +138,13 @@ def run_inoculation(analysis: Analysis) -> dict[str, Any]:
             epochs = 0
             if size:
                 epochs = trainer.fine_tune(
-                    *train, learning_rate=rate, max_epochs=p["max_epochs"], seed=p["seed"],
-                    early_stopping=dev, alive=lambda: jobs.heartbeat(analysis),
-                )  # fmt: skip
+                    *train,
+                    learning_rate=rate,
+                    max_epochs=p["max_epochs"],
+                    seed=p["seed"],
+                    early_stopping=dev,
+                    alive=lambda: jobs.heartbeat(analysis),
+                )
             else:
                 trainer.reset()  # size 0 is the base model unchanged
             points.append({"size": size, "learning_rate": rate, "epochs": epochs, **evaluate()})

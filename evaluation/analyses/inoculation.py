@@ -53,5 +53,10 @@ def outcome(before: dict[str, float], after: dict[str, float], delta: float) -> 
         kind = "2"
     else:
         kind = "between"
-    return {"gap": gap, "closed": closed, "drop": drop, "outcome": kind,
-            "explanation": EXPLAINED[kind]}  # fmt: skip
+    return {
+        "gap": gap,
+        "closed": closed,
+        "drop": drop,
+        "outcome": kind,
+        "explanation": EXPLAINED[kind],
+    }

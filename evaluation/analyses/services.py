@@ -23,15 +23,20 @@ def analysis_create(
 ) -> Analysis:
     """Check `params` for `kind`, then queue the analysis (unless `send` is false: `manage.py
     analyse --sync` runs it in its own process)."""
-    clean = {Kind.INSTABILITY.value: clean_instability, Kind.ARTIFACTS.value: clean_artifacts,
-             Kind.INOCULATION.value: clean_inoculation}.get(kind)  # fmt: skip
+    clean = {
+        Kind.INSTABILITY.value: clean_instability,
+        Kind.ARTIFACTS.value: clean_artifacts,
+        Kind.INOCULATION.value: clean_inoculation,
+    }.get(kind)
     if clean is None:
         raise DomainError(f"Unknown analysis {kind!r}; use {', '.join(Kind.values)}.", field="kind")
     cleaned = clean(project, params)
     analysis = Analysis.objects.create(
-        project=project, kind=kind, params=cleaned,
+        project=project,
+        kind=kind,
+        params=cleaned,
         created_by=user_or_none(user),
-    )  # fmt: skip
+    )
     AuditLog.record(
         actor=user, action="analysis_created", project=project, analysis=analysis.pk, kind=kind
     )
@@ -105,9 +110,10 @@ def clean_inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any
     sets = release.counts["sets"][pool]
     sizes = params.get("sizes", [0, 50, 100])
     if (
-        not isinstance(sizes, list) or not 0 < len(sizes) <= MAX_SIZES
+        not isinstance(sizes, list)
+        or not 0 < len(sizes) <= MAX_SIZES
         or not all(_whole(s) and 0 <= s <= sets for s in sizes)
-    ):  # fmt: skip
+    ):
         raise DomainError(f"sizes must be up to {MAX_SIZES} numbers of sets from 0 to {sets}.")
     rates = params.get("learning_rates", [1e-5, 3e-5])
     if (
@@ -127,9 +133,16 @@ def clean_inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any
         raise DomainError("seed must be a whole number from 0 to 2^32 - 1.", field="seed")
     if not _number(delta) or not 0 <= delta <= 100:
         raise DomainError("delta must be from 0 to 100 percentage points.", field="delta")
-    return {"release": release.pk, "model": model.pk, "pool_split": pool,
-            "sizes": sorted(set(sizes)), "learning_rates": sorted(set(rates)),
-            "max_epochs": epochs, "seed": seed, "delta": float(delta)}  # fmt: skip
+    return {
+        "release": release.pk,
+        "model": model.pk,
+        "pool_split": pool,
+        "sizes": sorted(set(sizes)),
+        "learning_rates": sorted(set(rates)),
+        "max_epochs": epochs,
+        "seed": seed,
+        "delta": float(delta),
+    }
 
 
 def _release(project: Project, params: dict[str, Any]) -> Release:

@@ -54,11 +54,16 @@ class AnalysisForm(forms.Form):
             rates = [float(r) for r in data["learning_rates"].split()]
         except ValueError:
             raise DomainError("sizes are whole numbers and learning rates numbers.") from None
-        return {"release": release, "model": data["model"].pk if data["model"] else None,
-                "pool_split": data["pool_split"] or "dev", "sizes": sizes,
-                "learning_rates": rates, "max_epochs": data["max_epochs"] or 10,
-                "seed": data["seed"] or 0,
-                "delta": 2.0 if data["delta"] is None else data["delta"]}  # fmt: skip
+        return {
+            "release": release,
+            "model": data["model"].pk if data["model"] else None,
+            "pool_split": data["pool_split"] or "dev",
+            "sizes": sizes,
+            "learning_rates": rates,
+            "max_epochs": data["max_epochs"] or 10,
+            "seed": data["seed"] or 0,
+            "delta": 2.0 if data["delta"] is None else data["delta"],
+        }
 
 
 @login_required
@@ -68,9 +73,11 @@ def analyses_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             analysis = services.analysis_create(
-                project=project, user=request.user, kind=form.cleaned_data["kind"],
+                project=project,
+                user=request.user,
+                kind=form.cleaned_data["kind"],
                 params=form.params(),
-            )  # fmt: skip
+            )
         except DomainError as error:
             form.add_error(None, error.message)
         else:
@@ -96,7 +103,11 @@ def analysis_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         for key, v in analysis.params.items()
     )
     context = {
-        "project": project, "analysis": analysis, "run": analysis, "unit": "steps",
-        "progress_url": reverse("analysis-progress", args=[slug, pk]), "params": params,
-    }  # fmt: skip
+        "project": project,
+        "analysis": analysis,
+        "run": analysis,
+        "unit": "steps",
+        "progress_url": reverse("analysis-progress", args=[slug, pk]),
+        "params": params,
+    }
     return render(request, "evaluation/analysis.html", context)

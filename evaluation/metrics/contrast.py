@@ -50,9 +50,11 @@ def per_label(examples: Sequence[Scored], labels: Sequence[str]) -> dict[str, An
         recall = tp / actual if actual else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         scores[label] = {
-            "precision": float(precision), "recall": float(recall), "f1": float(f1),
+            "precision": float(precision),
+            "recall": float(recall),
+            "f1": float(f1),
             "support": int(actual),
-        }  # fmt: skip
+        }
     return {
         "per_label": scores,
         "macro_f1": float(np.mean([s["f1"] for s in scores.values()])) if labels else None,

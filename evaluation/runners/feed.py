@@ -62,8 +62,11 @@ def pad_encoding(
     encoded: Any, rows: Sequence[int], tokenizer: Any, multiple: int
 ) -> dict[str, np.ndarray]:
     """The tokenizer's ids, mask and token types of `rows`, padded with numpy."""
-    pads = {"input_ids": tokenizer.pad_token_id or 0, "attention_mask": 0,
-            "token_type_ids": tokenizer.pad_token_type_id}  # fmt: skip
+    pads = {
+        "input_ids": tokenizer.pad_token_id or 0,
+        "attention_mask": 0,
+        "token_type_ids": tokenizer.pad_token_type_id,
+    }
     return {
         key: pad_rows([encoded[key][i] for i in rows], pad, multiple)
         for key, pad in pads.items()

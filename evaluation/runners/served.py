@@ -56,8 +56,14 @@ class Answer:
 
 
 def loglikelihood_request(model: str, context: str, continuation: str) -> Request:
-    body = {"model": model, "prompt": context + continuation, "echo": True, "logprobs": 1,
-            "max_tokens": 1, "temperature": 0}  # fmt: skip
+    body = {
+        "model": model,
+        "prompt": context + continuation,
+        "echo": True,
+        "logprobs": 1,
+        "max_tokens": 1,
+        "temperature": 0,
+    }
     return Request("/completions", body, context_chars=len(context))
 
 
@@ -68,8 +74,9 @@ def generation_request(
     if stop:
         body["stop"] = stop[:4]  # OpenAI's API takes at most four
     if chat:
-        return Request("/chat/completions", {**body, "messages": [
-            {"role": "user", "content": prompt}]})  # fmt: skip
+        return Request(
+            "/chat/completions", {**body, "messages": [{"role": "user", "content": prompt}]}
+        )
     return Request("/completions", {**body, "prompt": prompt})
 
 
@@ -108,8 +115,9 @@ def read_answer(request: Request, payload: dict[str, Any]) -> Answer:
             value = {"text": choice.get("text") or ""}
     except (KeyError, IndexError, TypeError) as error:
         raise RunnerError(f"The server's answer is not an OpenAI completion: {error!r}") from None
-    return Answer(value, int(usage.get("prompt_tokens") or 0),
-                  int(usage.get("completion_tokens") or 0))  # fmt: skip
+    return Answer(
+        value, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    )
 
 
 class ServedModel:
@@ -168,9 +176,12 @@ class ServedModel:
                 self.check()
             try:
                 response = self._session().post(
-                    self.base_url + request.path, data=json.dumps(request.body),
-                    headers=self.headers, timeout=self.timeout, allow_redirects=False,
-                )  # fmt: skip
+                    self.base_url + request.path,
+                    data=json.dumps(request.body),
+                    headers=self.headers,
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                )
             except requests.Timeout:
                 reason = f"no answer within {self.timeout:g} s"
                 continue
@@ -183,8 +194,10 @@ class ServedModel:
                 delay = max(delay, _retry_after(response))
                 continue
             if response.status_code != 200:
-                raise RunnerError(f"The server at {self.host} refused a request: "
-                                  f"HTTP {response.status_code}: {_reason(response)}")  # fmt: skip
+                raise RunnerError(
+                    f"The server at {self.host} refused a request: "
+                    f"HTTP {response.status_code}: {_reason(response)}"
+                )
             try:
                 payload = response.json()
             except ValueError:

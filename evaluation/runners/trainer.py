@@ -116,9 +116,12 @@ class ClassifierTrainer:
 
     def _encode(self, texts: Sequence[str]) -> Any:
         encoded = self.tokenizer(
-            list(texts), truncation=True, max_length=self.max_length, padding=True,
+            list(texts),
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
             return_tensors="pt",
-        )  # fmt: skip
+        )
         return {key: value.to(self.device) for key, value in encoded.items()}
 
     def _autocast(self) -> Any:

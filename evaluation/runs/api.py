@@ -31,10 +31,12 @@ class RunInputSerializer(serializers.Serializer):
     )
     split = serializers.ChoiceField(choices=["train", "dev", "test"], default="test")
     shards = serializers.IntegerField(
-        min_value=1, max_value=64, default=1,
+        min_value=1,
+        max_value=64,
+        default=1,
         help_text="a model's run cut into this many parts, by contrast set, that several "
         "workers take at once (docs/models.md)",
-    )  # fmt: skip
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("model" in attrs) == ("predictions" in attrs):
@@ -50,10 +52,21 @@ class RunOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = EvaluationRun
         fields = [
-            "id", "release", "model", "split", "shards", "status", "progress",
+            "id",
+            "release",
+            "model",
+            "split",
+            "shards",
+            "status",
+            "progress",
             "examples_per_second",
-            "error", "metrics", "attempts", "created_at", "started_at", "finished_at",
-        ]  # fmt: skip
+            "error",
+            "metrics",
+            "attempts",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
 
     def get_progress(self, run: EvaluationRun) -> dict[str, Any]:
         return {"done": run.done, "total": run.total, "percent": run.percent}
@@ -85,9 +98,12 @@ class RunListView(APIView):
         else:
             model = admin_model(request.user, values["model"])
             run = services.evaluation_enqueue(
-                release=release, model=model, split=values["split"], user=request.user,
+                release=release,
+                model=model,
+                split=values["split"],
+                user=request.user,
                 shards=values["shards"],
-            )  # fmt: skip
+            )
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

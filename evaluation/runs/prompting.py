@@ -33,8 +33,9 @@ def contexts(
 ) -> list[str]:
     """Each example's context with the spec's shots from `pool`, in the model's chat template
     when asked. `answer(example)` is a shot's answer text."""
-    texts = prompting.contexts(examples, answer, shots=spec.few_shot, pool=pool,
-                               delimiter=spec.target_delimiter)  # fmt: skip
+    texts = prompting.contexts(
+        examples, answer, shots=spec.few_shot, pool=pool, delimiter=spec.target_delimiter
+    )
     return [chat(text) for text in texts] if chat else texts
 
 

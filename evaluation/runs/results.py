@@ -48,9 +48,11 @@ def comparison(pair: list[EvaluationRun]) -> list[tuple[str, list[float | None]]
 def comparison_chart(pair: list[EvaluationRun], rows: list[Any]) -> dict[str, Any]:
     return {
         "figures": [name for name, _ in rows],
-        "runs": [{"name": f"#{run.pk} {run.model.name}", "values": [v[i] for _, v in rows]}
-                 for i, run in enumerate(pair)],
-    }  # fmt: skip
+        "runs": [
+            {"name": f"#{run.pk} {run.model.name}", "values": [v[i] for _, v in rows]}
+            for i, run in enumerate(pair)
+        ],
+    }
 
 
 def confusion_rows(metrics: dict[str, Any]) -> list[tuple[str, list[tuple[int, float]]]]:
@@ -80,9 +82,10 @@ def failing_set_ids(run: EvaluationRun) -> list[str]:
     """The sets the model was not consistent on (a member wrong, or a pair), in run order."""
     pairs = run.release.project.task_type == "minimal_pair"
     return [
-        set_id for set_id, members in _predictions_by_set(run).items()
+        set_id
+        for set_id, members in _predictions_by_set(run).items()
         if (any(_wrong_pairs(members)) if pairs else any(not p.correct for p in members))
-    ]  # fmt: skip
+    ]
 
 
 def failed_pairs(run: EvaluationRun, set_ids: list[str]) -> list[dict[str, Any]]:
@@ -96,12 +99,17 @@ def failed_pairs(run: EvaluationRun, set_ids: list[str]) -> list[dict[str, Any]]
         original = next(p for p in members if p.role == "original")
         for good, bad in _wrong_pairs(members):
             text = examples[good.example, good.role]["fields"]["text"]
-            out.append({
-                "set_id": set_id, "tags": examples[bad.example, bad.role]["tags"],
-                "diff": word_diff(text, examples[bad.example, bad.role]["fields"]["text"]),
-                "correct": good.score, "contrastive": bad.score,
-                "output": original.output, "output_score": original.output_score,
-            })  # fmt: skip
+            out.append(
+                {
+                    "set_id": set_id,
+                    "tags": examples[bad.example, bad.role]["tags"],
+                    "diff": word_diff(text, examples[bad.example, bad.role]["fields"]["text"]),
+                    "correct": good.score,
+                    "contrastive": bad.score,
+                    "output": original.output,
+                    "output_score": original.output_score,
+                }
+            )
     return out
 
 
@@ -120,8 +128,14 @@ def failed_sets(run: EvaluationRun, project: Any, set_ids: list[str]) -> list[di
             example = examples[p.example, p.role]
             text = project.editable_text(example["fields"])
             diff = [("equal", text)] if p.role == "original" else word_diff(base, text)
-            rows.append({"p": p, "diff": diff, "tags": example["tags"],
-                         "images": [example["fields"][name] for name in images]})  # fmt: skip
+            rows.append(
+                {
+                    "p": p,
+                    "diff": diff,
+                    "tags": example["tags"],
+                    "images": [example["fields"][name] for name in images],
+                }
+            )
         out.append({"set_id": set_id, "rows": rows})
     return out
 
@@ -146,15 +160,27 @@ def prediction_rows(run: EvaluationRun, failed_only: bool = False) -> Iterator[d
         if pairs:
             row |= {"gold": p.gold, "score": p.score, "output": p.output or None}
         elif free_text:
-            row |= {"gold": p.gold_answers, "prediction": p.output, "correct": p.correct,
-                    "em": p.em, "f1": p.f1}  # fmt: skip
+            row |= {
+                "gold": p.gold_answers,
+                "prediction": p.output,
+                "correct": p.correct,
+                "em": p.em,
+                "f1": p.f1,
+            }
         elif p.loglikelihoods:  # a prompted language model
-            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
-                    "loglikelihoods": p.loglikelihoods}  # fmt: skip
+            row |= {
+                "gold": p.gold,
+                "prediction": p.label,
+                "correct": p.correct,
+                "loglikelihoods": p.loglikelihoods,
+            }
         elif p.output:  # a served model's answer, its label read from the text ("" unparsed)
-            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
-                    "output": p.output}  # fmt: skip
+            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct, "output": p.output}
         else:
-            row |= {"gold": p.gold, "prediction": p.label, "correct": p.correct,
-                    "probabilities": p.probabilities}  # fmt: skip
+            row |= {
+                "gold": p.gold,
+                "prediction": p.label,
+                "correct": p.correct,
+                "probabilities": p.probabilities,
+            }
         yield row

@@ -20,10 +20,13 @@ def prediction_row(example: dict[str, Any], **values: Any) -> dict[str, Any]:
     """A Prediction's fields for one released example: which example, its set and role, its
     gold (a label, or the answers of a free-text project), and the model's `values`."""
     return {
-        "example": example["id"], "set_id": example["set_id"], "role": example["role"],
-        "gold": example.get("label") or "", "gold_answers": example.get("answers") or [],
+        "example": example["id"],
+        "set_id": example["set_id"],
+        "role": example["role"],
+        "gold": example.get("label") or "",
+        "gold_answers": example.get("answers") or [],
         **values,
-    }  # fmt: skip
+    }
 
 
 def run_classifier(
@@ -122,10 +125,16 @@ def scored_answers(
     QA metrics, by the project's official variant: for any model that answers in words."""
     rules = AnswerRules.of(project)
     scored = [
-        ScoredAnswer(e["set_id"], e["role"], tuple(e["answers"]),
-                     text if isinstance(text, str) else tuple(text), tuple(e["tags"]), rules)
+        ScoredAnswer(
+            e["set_id"],
+            e["role"],
+            tuple(e["answers"]),
+            text if isinstance(text, str) else tuple(text),
+            tuple(e["tags"]),
+            rules,
+        )
         for e, text in zip(examples, texts, strict=True)
-    ]  # fmt: skip
+    ]
     rows = [
         prediction_row(e, output=answer_text(s.predicted), em=s.em, f1=s.f1)
         for e, s in zip(examples, scored, strict=True)

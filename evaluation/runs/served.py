@@ -79,9 +79,18 @@ def requests_of(
     if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
         options = [spec.target_delimiter + word for word in prompting.words]
         return [[loglikelihood_request(spec.source, t, o) for o in options] for t in texts]
-    return [[generation_request(spec.source, t, chat=spec.chat_template,
-                                max_tokens=spec.max_new_tokens, stop=spec.stop or [])]
-            for t in texts]  # fmt: skip
+    return [
+        [
+            generation_request(
+                spec.source,
+                t,
+                chat=spec.chat_template,
+                max_tokens=spec.max_new_tokens,
+                stop=spec.stop or [],
+            )
+        ]
+        for t in texts
+    ]
 
 
 def ask(
@@ -101,10 +110,18 @@ def ask(
     todo = {r.key: r for requests in asked for r in requests if r.key in waiting}
     for group in _client(spec).answers(todo.values()):
         ServedAnswer.objects.bulk_create(
-            [ServedAnswer(run=run, key=r.key, value=a.value, prompt_tokens=a.prompt_tokens,
-                          completion_tokens=a.completion_tokens) for r, a in group],
+            [
+                ServedAnswer(
+                    run=run,
+                    key=r.key,
+                    value=a.value,
+                    prompt_tokens=a.prompt_tokens,
+                    completion_tokens=a.completion_tokens,
+                )
+                for r, a in group
+            ],
             ignore_conflicts=True,
-        )  # fmt: skip
+        )
         finished = 0
         for request, answer in group:
             answers[request.key] = answer
@@ -135,11 +152,15 @@ def _client(spec: ModelSpec) -> ServedModel:
                 raise RunnerError(problem)
 
     return ServedModel(
-        spec.base_url, spec.source, api_key=decrypt(spec.api_key_encrypted),
-        concurrency=spec.concurrency, timeout=spec.timeout,
-        retries=settings.SERVED_MODEL_RETRIES, backoff_max=settings.SERVED_MODEL_BACKOFF_MAX,
+        spec.base_url,
+        spec.source,
+        api_key=decrypt(spec.api_key_encrypted),
+        concurrency=spec.concurrency,
+        timeout=spec.timeout,
+        retries=settings.SERVED_MODEL_RETRIES,
+        backoff_max=settings.SERVED_MODEL_BACKOFF_MAX,
         check=check,
-    )  # fmt: skip
+    )
 
 
 def label_named(text: str, words: dict[str, str]) -> str:
@@ -189,8 +210,10 @@ def usage_of(spec: ModelSpec, answers: Any) -> dict[str, Any]:
     prompt = sum(a.prompt_tokens for a in answers)
     completion = sum(a.completion_tokens for a in answers)
     usage: dict[str, Any] = {
-        "requests": len(answers), "prompt_tokens": prompt, "completion_tokens": completion
-    }  # fmt: skip
+        "requests": len(answers),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+    }
     if spec.price_prompt is not None or spec.price_completion is not None:
         cost = prompt * (spec.price_prompt or 0) + completion * (spec.price_completion or 0)
         usage["cost"] = round(cost / 1e6, 6)

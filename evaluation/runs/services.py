@@ -130,10 +130,12 @@ def predictions_enqueue(*, release: Release, split: str, upload: Any, user: Any)
             base = f"predictions: {name}"
             taken = ModelSpec.objects.filter(project=project, name__startswith=base).count()
             spec = ModelSpec.objects.create(
-                project=project, name=f"{base} ({taken + 1})" if taken else base,
-                kind=ModelSpec.Kind.PREDICTIONS, source=str(relative),
+                project=project,
+                name=f"{base} ({taken + 1})" if taken else base,
+                kind=ModelSpec.Kind.PREDICTIONS,
+                source=str(relative),
                 created_by=user_or_none(user),
-            )  # fmt: skip
+            )
             return evaluation_enqueue(release=release, model=spec, split=split, user=user)
     except BaseException:  # no run was made: no file is left without one
         path.unlink(missing_ok=True)

@@ -74,8 +74,11 @@ def shard_finished(shard: RunShard) -> bool:
     shard that failed fails the run with its reason, and its siblings stop."""
     run = shard.run
     if shard.status == RunShard.Status.FAILED:
-        jobs.finish(run, EvaluationRun.Status.FAILED,
-                    error=f"Shard {shard.index + 1} of {run.shards}: {shard.error}")  # fmt: skip
+        jobs.finish(
+            run,
+            EvaluationRun.Status.FAILED,
+            error=f"Shard {shard.index + 1} of {run.shards}: {shard.error}",
+        )
         for sibling in run.shard_jobs.exclude(pk=shard.pk):
             jobs.cancel(sibling)
         return False

@@ -32,14 +32,16 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
         split = request.POST.get("split", "test")
         try:
             if release is not None and upload is not None:
-                run = services.predictions_enqueue(release=release, split=split, upload=upload,
-                                                   user=request.user)  # fmt: skip
+                run = services.predictions_enqueue(
+                    release=release, split=split, upload=upload, user=request.user
+                )
             elif release is not None and model is not None:
                 shards = parse_id(request.POST.get("shards") or "1")
                 if shards is None:
                     raise DomainError("Shards must be a whole number from 1 to 64.")
-                run = services.evaluation_enqueue(release=release, model=model, split=split,
-                                                  user=request.user, shards=shards)  # fmt: skip
+                run = services.evaluation_enqueue(
+                    release=release, model=model, split=split, user=request.user, shards=shards
+                )
             else:
                 raise DomainError("Choose a release, and a model or a predictions file.")
         except ImportRejected as rejected:
@@ -52,8 +54,14 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
     # The splits some release holds, test first (runs.js offers each release's own)
     present = {split for r in releases for split in r.counts.get("sets", {})}
     splits = [s for s in reversed(SPLITS) if s in present]
-    context = {"project": project, "releases": releases, "specs": specs, "runs": runs[:100],
-               "errors": errors, "splits": splits}  # fmt: skip
+    context = {
+        "project": project,
+        "releases": releases,
+        "specs": specs,
+        "runs": runs[:100],
+        "errors": errors,
+        "splits": splits,
+    }
     return render(request, "evaluation/runs.html", context, status=400 if errors else 200)
 
 
@@ -70,8 +78,13 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, run = _run(request, slug, pk)
     pairs = project.task_type == project.TaskType.MINIMAL_PAIR
     progress_url = reverse("run-progress", args=[slug, pk])
-    context = {"project": project, "run": run, "failed_sets": [], "pairs": pairs,
-               "progress_url": progress_url}  # fmt: skip
+    context = {
+        "project": project,
+        "run": run,
+        "failed_sets": [],
+        "pairs": pairs,
+        "progress_url": progress_url,
+    }
     if run.status == EvaluationRun.Status.SUCCEEDED:
         failing = Paginator(results.failing_set_ids(run), results.FAILED_SETS_PER_PAGE)
         context["failed_page"] = page = failing.get_page(request.GET.get("failed"))
@@ -112,6 +125,12 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     pair = [run for run in chosen if run is not None]
     rows = results.comparison(pair) if len(pair) == 2 else []
     picks = [(key, run.pk if run else None) for key, run in zip("ab", chosen, strict=True)]
-    context = {"project": project, "runs": runs, "chosen": pair, "rows": rows, "picks": picks,
-               "chart": results.comparison_chart(pair, rows)}  # fmt: skip
+    context = {
+        "project": project,
+        "runs": runs,
+        "chosen": pair,
+        "rows": rows,
+        "picks": picks,
+        "chart": results.comparison_chart(pair, rows),
+    }
     return render(request, "evaluation/compare.html", context)

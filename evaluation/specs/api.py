@@ -24,13 +24,17 @@ class ModelInputSerializer(serializers.Serializer):
     device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
     precision = serializers.ChoiceField(choices=ModelSpec.Precision.choices, default="fp32")
     prompt = serializers.CharField(
-        max_length=4000, default="", trim_whitespace=False, allow_blank=True,
+        max_length=4000,
+        default="",
+        trim_whitespace=False,
+        allow_blank=True,
         help_text="language models: a template over the fields; blank: the project's prompt",
-    )  # fmt: skip
+    )
     verbalizers = serializers.DictField(
-        child=serializers.CharField(max_length=200), default=dict,
+        child=serializers.CharField(max_length=200),
+        default=dict,
         help_text="label -> the words scored for it; overrides the project's",
-    )  # fmt: skip
+    )
     target_delimiter = serializers.CharField(
         max_length=20, default=" ", trim_whitespace=False, allow_blank=True
     )
@@ -39,20 +43,26 @@ class ModelInputSerializer(serializers.Serializer):
     chat_template = serializers.BooleanField(default=False)
     stop = serializers.ListField(
         child=serializers.CharField(max_length=50, trim_whitespace=False),
-        default=default_stop, max_length=8,
-    )  # fmt: skip
+        default=default_stop,
+        max_length=8,
+    )
     num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
     max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
     stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
     max_answer_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=30)
     base_url = serializers.CharField(
-        max_length=500, default="", allow_blank=True,
+        max_length=500,
+        default="",
+        allow_blank=True,
         help_text="openai-compatible: the server's base URL, e.g. http://host:8000/v1",
-    )  # fmt: skip
+    )
     api_key = serializers.CharField(
-        max_length=500, default="", allow_blank=True, write_only=True,
+        max_length=500,
+        default="",
+        allow_blank=True,
+        write_only=True,
         help_text="openai-compatible: the key, kept encrypted and never returned",
-    )  # fmt: skip
+    )
     concurrency = serializers.IntegerField(min_value=1, max_value=256, default=4)
     timeout = serializers.IntegerField(min_value=1, max_value=3600, default=120)
     scoring = serializers.ChoiceField(choices=ModelSpec.Scoring.choices, default="loglikelihood")
@@ -71,13 +81,38 @@ class ModelOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ModelSpec
-        fields = ["id", "project", "name", "kind", "source", "label_mapping", "max_length",
-                  "batch_size", "device", "precision", "prompt", "verbalizers",
-                  "target_delimiter", "few_shot", "few_shot_split", "chat_template", "stop",
-                  "num_beams", "max_new_tokens", "stride", "max_answer_tokens",
-                  "base_url", "has_api_key", "concurrency", "timeout", "scoring",
-                  "price_prompt", "price_completion", "allow_random_weights",
-                  "created_at"]  # fmt: skip
+        fields = [
+            "id",
+            "project",
+            "name",
+            "kind",
+            "source",
+            "label_mapping",
+            "max_length",
+            "batch_size",
+            "device",
+            "precision",
+            "prompt",
+            "verbalizers",
+            "target_delimiter",
+            "few_shot",
+            "few_shot_split",
+            "chat_template",
+            "stop",
+            "num_beams",
+            "max_new_tokens",
+            "stride",
+            "max_answer_tokens",
+            "base_url",
+            "has_api_key",
+            "concurrency",
+            "timeout",
+            "scoring",
+            "price_prompt",
+            "price_completion",
+            "allow_random_weights",
+            "created_at",
+        ]
 
 
 class ModelListView(APIView):

@@ -20,19 +20,28 @@ from evaluation.specs.secrets import encrypt
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
     Project.TaskType.CLASSIFICATION: (
-        Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ,
-        Kind.OPENAI_COMPATIBLE, Kind.PYTHON
+        Kind.HF_SEQUENCE_CLASSIFICATION,
+        Kind.HF_CAUSAL_LM,
+        Kind.HF_SEQ2SEQ,
+        Kind.OPENAI_COMPATIBLE,
+        Kind.PYTHON,
     ),
     Project.TaskType.MINIMAL_PAIR: (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
     Project.TaskType.FREE_TEXT: (
-        Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE,
-        Kind.PYTHON
+        Kind.HF_QUESTION_ANSWERING,
+        Kind.HF_CAUSAL_LM,
+        Kind.HF_SEQ2SEQ,
+        Kind.OPENAI_COMPATIBLE,
+        Kind.PYTHON,
     ),
-}  # fmt: skip
+}
 MAX_SHOTS = 32
 TRANSFORMERS = (
-    Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.HF_QUESTION_ANSWERING
-)  # fmt: skip
+    Kind.HF_SEQUENCE_CLASSIFICATION,
+    Kind.HF_CAUSAL_LM,
+    Kind.HF_SEQ2SEQ,
+    Kind.HF_QUESTION_ANSWERING,
+)
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 

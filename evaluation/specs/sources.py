@@ -72,9 +72,11 @@ def check_server(base_url: str, source: str, api_key: str) -> None:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         answer = requests.get(
-            base_url.rstrip("/") + "/models", headers=headers, timeout=HUB_TIMEOUT,
+            base_url.rstrip("/") + "/models",
+            headers=headers,
+            timeout=HUB_TIMEOUT,
             allow_redirects=False,
-        )  # fmt: skip
+        )
     except requests.RequestException as error:
         raise DomainError(
             f"The server at {host} did not answer within {HUB_TIMEOUT:.0f} s "

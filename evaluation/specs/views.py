@@ -36,20 +36,25 @@ class ModelForm(forms.Form):
         "package.module:callable; a served model: its name, as the server's /v1/models lists it",
     )
     base_url = forms.CharField(
-        max_length=500, required=False, label="Base URL",
+        max_length=500,
+        required=False,
+        label="Base URL",
         help_text="served models: the server's OpenAI-compatible address, e.g. "
         "http://gpu-host:8000/v1",
-    )  # fmt: skip
+    )
     api_key = forms.CharField(
-        max_length=500, required=False, label="API key",
+        max_length=500,
+        required=False,
+        label="API key",
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="served models, if the server needs one: kept encrypted, never shown again",
-    )  # fmt: skip
+    )
     scoring = forms.ChoiceField(
-        choices=ModelSpec.Scoring.choices, required=False,
+        choices=ModelSpec.Scoring.choices,
+        required=False,
         help_text="served models on classification: log-likelihoods need a server that echoes "
         "the prompt's log-probabilities (vLLM; llama.cpp with --logits_all); else generation",
-    )  # fmt: skip
+    )
     concurrency = forms.IntegerField(
         initial=4, min_value=1, max_value=256, help_text="served models: requests in flight"
     )
@@ -70,25 +75,33 @@ class ModelForm(forms.Form):
     device = forms.ChoiceField(choices=[(d, d) for d in ModelSpec.Device.values])
     precision = forms.ChoiceField(choices=ModelSpec.Precision.choices)
     prompt = forms.CharField(
-        max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=4000,
+        strip=False,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
         help_text="language models: a template over the fields, e.g. Review: {text}"
         "\\nSentiment: (blank: the project's prompt; minimal pairs: {source}\\n)",
-    )  # fmt: skip
+    )
     verbalizers = JSONObjectField(
-        empty_value={}, help_text='language models: label to words, e.g. {"positive": "great"} '
+        empty_value={},
+        help_text='language models: label to words, e.g. {"positive": "great"} '
         "(blank: the project's)",
-    )  # fmt: skip
+    )
     target_delimiter = forms.CharField(
-        max_length=20, initial=" ", strip=False, required=False,
+        max_length=20,
+        initial=" ",
+        strip=False,
+        required=False,
         help_text="language models: what comes between the prompt and a choice or answer",
-    )  # fmt: skip
+    )
     few_shot = forms.IntegerField(
         initial=0, min_value=0, max_value=32, help_text="language models: examples before each"
     )
     few_shot_split = forms.ChoiceField(
         choices=[("", "none"), ("train", "train"), ("dev", "dev"), ("test", "test")],
-        required=False, help_text="the release split the shots come from",
-    )  # fmt: skip
+        required=False,
+        help_text="the release split the shots come from",
+    )
     chat_template = forms.BooleanField(
         required=False, help_text="wrap the prompt in the tokenizer's chat template (instruct)"
     )
@@ -109,11 +122,12 @@ class ModelForm(forms.Form):
         initial=30, min_value=1, max_value=1024, help_text="QA: the longest answer span"
     )
     allow_random_weights = forms.BooleanField(
-        required=False, label="Allow random weights",
+        required=False,
+        label="Allow random weights",
         help_text="run even where the checkpoint lacks weights its kind needs (a sentence "
         "encoder has no classification head): transformers initialises them at random, so "
         "predictions are noise; for a deliberate baseline only",
-    )  # fmt: skip
+    )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -125,23 +139,48 @@ class ModelForm(forms.Form):
 
 
 Kind = ModelSpec.Kind
-_CHECKPOINTS = (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.HF_QUESTION_ANSWERING, Kind.HF_CAUSAL_LM,
-                Kind.HF_SEQ2SEQ)  # fmt: skip
+_CHECKPOINTS = (
+    Kind.HF_SEQUENCE_CLASSIFICATION,
+    Kind.HF_QUESTION_ANSWERING,
+    Kind.HF_CAUSAL_LM,
+    Kind.HF_SEQ2SEQ,
+)
 _PROMPTED = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE)
 _SERVED = (Kind.OPENAI_COMPATIBLE,)
 # The kinds each setting applies to, so that the page shows only a kind's own settings; a
 # setting not listed applies to every kind.
 FIELD_KINDS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(["base_url", "api_key", "scoring", "concurrency", "timeout", "price_prompt",
-                     "price_completion"], _SERVED),
-    **dict.fromkeys(["prompt", "verbalizers", "target_delimiter", "few_shot", "few_shot_split",
-                     "chat_template", "stop", "max_new_tokens"], _PROMPTED),
+    **dict.fromkeys(
+        [
+            "base_url",
+            "api_key",
+            "scoring",
+            "concurrency",
+            "timeout",
+            "price_prompt",
+            "price_completion",
+        ],
+        _SERVED,
+    ),
+    **dict.fromkeys(
+        [
+            "prompt",
+            "verbalizers",
+            "target_delimiter",
+            "few_shot",
+            "few_shot_split",
+            "chat_template",
+            "stop",
+            "max_new_tokens",
+        ],
+        _PROMPTED,
+    ),
     **dict.fromkeys(["max_length", "device", "precision", "allow_random_weights"], _CHECKPOINTS),
     "batch_size": (*_CHECKPOINTS, Kind.PYTHON),
     "label_mapping": (Kind.HF_SEQUENCE_CLASSIFICATION, Kind.PYTHON),
     "num_beams": (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
     **dict.fromkeys(["stride", "max_answer_tokens"], (Kind.HF_QUESTION_ANSWERING,)),
-}  # fmt: skip
+}
 
 
 def stops(typed: str) -> list[str]:
@@ -177,10 +216,13 @@ class PromptForm(forms.Form):
     """The project's prompt, and a verbalizer per label (docs/prompting.md)."""
 
     prompt = forms.CharField(
-        max_length=4000, strip=False, required=False, widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=4000,
+        strip=False,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
         help_text="a template over the fields, e.g. {placeholders}; blank: each field on its line "
         "(name: value), then Answer:",
-    )  # fmt: skip
+    )
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -193,9 +235,12 @@ class PromptForm(forms.Form):
             return
         for n, label in enumerate(project.labels):
             self.fields[f"word_{n}"] = forms.CharField(
-                label=f"Words for {label}", max_length=200, required=False,
-                initial=words.get(label, ""), help_text="blank: the label itself",
-            )  # fmt: skip
+                label=f"Words for {label}",
+                max_length=200,
+                required=False,
+                initial=words.get(label, ""),
+                help_text="blank: the label itself",
+            )
 
     def settings(self, project: Project) -> dict[str, Any]:
         data = self.cleaned_data

@@ -17,8 +17,13 @@ def _fields(*specs: str) -> list[dict[str, Any]]:
     out = []
     for spec in specs:
         name, _, kind = spec.partition(":")
-        out.append({"name": name, "kind": kind if kind not in ("", "ro") else "text",
-                    "editable": kind != "ro"})  # fmt: skip
+        out.append(
+            {
+                "name": name,
+                "kind": kind if kind not in ("", "ro") else "text",
+                "editable": kind != "ro",
+            }
+        )
     return out
 
 
@@ -33,8 +38,17 @@ LARGE_EDITS = {"require_label_change": False, "max_edit_ratio": 1.0}
 # accepts what Gardner et al.'s experts wrote: benchmarks/edit_sizes.py measures them, and
 # docs/published/README.md lists the figures. Short questions are often rewritten whole
 # (BoolQ, Quoref, DROP: up to 96-100%), so there the limit is off (1.0).
-EDIT_LIMITS = {"imdb": 0.6, "boolq": 1.0, "perspectrum": 0.9, "quoref": 1.0, "ropes": 0.9,
-               "drop": 1.0, "mctaco": 0.7, "matres": 1.0, "nlvr2": 1.0}  # fmt: skip
+EDIT_LIMITS = {
+    "imdb": 0.6,
+    "boolq": 1.0,
+    "perspectrum": 0.9,
+    "quoref": 1.0,
+    "ropes": 0.9,
+    "drop": 1.0,
+    "mctaco": 0.7,
+    "matres": 1.0,
+    "nlvr2": 1.0,
+}
 
 
 # The most files each dataset takes (its readers' `expect`); the others take one. The published
@@ -86,69 +100,121 @@ DATASETS = {
     d.key: d
     for d in [
         Dataset(
-            "imdb", "IMDb", delimited.imdb,
+            "imdb",
+            "IMDb",
+            delimited.imdb,
             files="test_original.tsv, test_contrast.tsv (then dev_original.tsv, "
             "dev_contrast.tsv if wanted)",
-            docs="docs/published/imdb.md", paper_sets=488, paper_examples=488,
-            task_type=CLASSIFICATION, fields=_fields("text"), labels=["negative", "positive"],
+            docs="docs/published/imdb.md",
+            paper_sets=488,
+            paper_examples=488,
+            task_type=CLASSIFICATION,
+            fields=_fields("text"),
+            labels=["negative", "positive"],
         ),
         Dataset(
-            "boolq", "BoolQ", json_records.boolq, files="boolq_perturbed.json",
-            docs="docs/published/boolq.md", paper_sets=70, paper_examples=339,
-            task_type=CLASSIFICATION, fields=_fields("title:ro", "paragraph:ro", "question"),
-            labels=["false", "true"], settings=KEEPS_LABELS,
+            "boolq",
+            "BoolQ",
+            json_records.boolq,
+            files="boolq_perturbed.json",
+            docs="docs/published/boolq.md",
+            paper_sets=70,
+            paper_examples=339,
+            task_type=CLASSIFICATION,
+            fields=_fields("title:ro", "paragraph:ro", "question"),
+            labels=["false", "true"],
+            settings=KEEPS_LABELS,
         ),
         Dataset(
-            "perspectrum", "PERSPECTRUM", delimited.perspectrum,
+            "perspectrum",
+            "PERSPECTRUM",
+            delimited.perspectrum,
             files="perspectrum_contrast_sets.csv",
-            docs="docs/published/perspectrum.md", paper_sets=217, paper_examples=217,
-            task_type=CLASSIFICATION, fields=_fields("claim", "perspective:ro"),
+            docs="docs/published/perspectrum.md",
+            paper_sets=217,
+            paper_examples=217,
+            task_type=CLASSIFICATION,
+            fields=_fields("claim", "perspective:ro"),
             labels=["neg", "pos"],
         ),
         Dataset(
-            "quoref", "Quoref", squad.quoref,
+            "quoref",
+            "Quoref",
+            squad.quoref,
             files="quoref_original_subset_20191206_merged.json, "
             "quoref_test_perturbations_20191206_merged.json",
-            docs="docs/published/quoref.md", paper_sets=415, paper_examples=700,
-            task_type=FREE_TEXT, fields=_fields("context:ro", "question"),
+            docs="docs/published/quoref.md",
+            paper_sets=415,
+            paper_examples=700,
+            task_type=FREE_TEXT,
+            fields=_fields("context:ro", "question"),
             settings={**KEEPS_LABELS, "answer_normalization": "drop"},
         ),
         Dataset(
-            "ropes", "ROPES", squad.ropes,
+            "ropes",
+            "ROPES",
+            squad.ropes,
             files="ropes_contrast_set_original_032820.json, ropes_contrast_set_032820.json",
-            docs="docs/published/ropes.md", paper_sets=974, paper_examples=974,
-            task_type=FREE_TEXT, fields=_fields("background:ro", "situation", "question"),
-            settings={**KEEPS_LABELS, "answer_normalization": "ropes",
-                      "answer_consistency": "em"},
+            docs="docs/published/ropes.md",
+            paper_sets=974,
+            paper_examples=974,
+            task_type=FREE_TEXT,
+            fields=_fields("background:ro", "situation", "question"),
+            settings={**KEEPS_LABELS, "answer_normalization": "ropes", "answer_consistency": "em"},
         ),
         Dataset(
-            "drop", "DROP", drop,
+            "drop",
+            "DROP",
+            drop,
             files="drop_contrast_sets_test.json (or DROP's test set, drop_dataset_test.json, "
             "then it: the originals' answers)",
-            docs="docs/published/drop.md", paper_sets=623, paper_examples=947,
-            task_type=FREE_TEXT, fields=_fields("passage:ro", "question"),
-            settings={**KEEPS_LABELS, "answer_normalization": "drop",
-                      "answer_consistency": "em"},
+            docs="docs/published/drop.md",
+            paper_sets=623,
+            paper_examples=947,
+            task_type=FREE_TEXT,
+            fields=_fields("passage:ro", "question"),
+            settings={**KEEPS_LABELS, "answer_normalization": "drop", "answer_consistency": "em"},
         ),
         Dataset(
-            "mctaco", "MC-TACO", delimited.mctaco, files="original.tsv, changed.tsv",
-            docs="docs/published/mctaco.md", paper_sets=646, paper_examples=646,
-            task_type=CLASSIFICATION, fields=_fields("question", "answer"), labels=["no", "yes"],
+            "mctaco",
+            "MC-TACO",
+            delimited.mctaco,
+            files="original.tsv, changed.tsv",
+            docs="docs/published/mctaco.md",
+            paper_sets=646,
+            paper_examples=646,
+            task_type=CLASSIFICATION,
+            fields=_fields("question", "answer"),
+            labels=["no", "yes"],
             settings={**KEEPS_LABELS, "em_by_field": "question"},
         ),
         Dataset(
-            "matres", "MATRES", delimited.matres, files="Platinum_subset_minimal_pairs.csv",
-            docs="docs/published/matres.md", paper_sets=239, paper_examples=401,
-            task_type=CLASSIFICATION, fields=_fields("text:html"),
-            labels=["before", "after", "simultaneous", "vague"], settings=LARGE_EDITS,
+            "matres",
+            "MATRES",
+            delimited.matres,
+            files="Platinum_subset_minimal_pairs.csv",
+            docs="docs/published/matres.md",
+            paper_sets=239,
+            paper_examples=401,
+            task_type=CLASSIFICATION,
+            fields=_fields("text:html"),
+            labels=["before", "after", "simultaneous", "vague"],
+            settings=LARGE_EDITS,
             label_map={"equal": "simultaneous"},
         ),
         Dataset(
-            "nlvr2", "NLVR2", json_records.nlvr2, files="contrast_set_nlvr2.jsonl",
-            docs="docs/published/nlvr2.md", paper_sets=479, paper_examples=994,
+            "nlvr2",
+            "NLVR2",
+            json_records.nlvr2,
+            files="contrast_set_nlvr2.jsonl",
+            docs="docs/published/nlvr2.md",
+            paper_sets=479,
+            paper_examples=994,
             task_type=CLASSIFICATION,
             fields=_fields("sentence", "left_url:image_url", "right_url:image_url"),
-            labels=["false", "true"], settings=LARGE_EDITS, originals_counted=True,
+            labels=["false", "true"],
+            settings=LARGE_EDITS,
+            originals_counted=True,
         ),
     ]
-}  # fmt: skip
+}

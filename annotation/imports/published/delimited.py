@@ -67,8 +67,13 @@ def perspectrum(files: Files) -> Read:
     left out, and any other stance than "pos" reads as "neg", as run_evaluation.py does."""
     expect(files, 1, "perspectrum_contrast_sets.csv")
     name, data = files[0]
-    columns = {"original_claim", "contrast_claim", "perspective", "original_stance_label",
-               "contrast_stance_label"}  # fmt: skip
+    columns = {
+        "original_claim",
+        "contrast_claim",
+        "perspective",
+        "original_stance_label",
+        "contrast_stance_label",
+    }
     problems, sets = Problems(), []
     unk: list[str | LineError] = []
     read_as_neg = 0
@@ -87,13 +92,19 @@ def perspectrum(files: Files) -> Read:
         fields = {"claim": row["original_claim"], "perspective": row["perspective"]}
         original = ParsedRow(line, set_id, fields, stance(row["original_stance_label"]), "test")
         edited = {**fields, "claim": row["contrast_claim"]}
-        p = perturbation(f"{set_id}-contrast", edited, stance(row["contrast_stance_label"]),
-                         f"{name} line {line}")  # fmt: skip
+        p = perturbation(
+            f"{set_id}-contrast",
+            edited,
+            stance(row["contrast_stance_label"]),
+            f"{name} line {line}",
+        )
         sets.append(ParsedSet(None, original, [p]))
     notes = unk
     if read_as_neg:
-        notes.append(f"{read_as_neg} stance(s) neither 'pos' nor 'neg': read as 'neg', as "
-                     "run_evaluation.py reads them.")  # fmt: skip
+        notes.append(
+            f"{read_as_neg} stance(s) neither 'pos' nor 'neg': read as 'neg', as "
+            "run_evaluation.py reads them."
+        )
     return sets, notes, problems.errors
 
 
@@ -113,9 +124,13 @@ def mctaco(files: Files) -> Read:
     originals = _questions(table(original_name, original, "\t", columns, problems))
     perturbed = _questions(table(changed_name, changed, "\t", columns, problems))
     if len(originals) != len(perturbed):
-        problems.add(changed_name, None, f"{len(perturbed)} questions for {len(originals)} in "
-                     f"{original_name}; the q-th question of one pairs with the q-th of the "
-                     "other.")  # fmt: skip
+        problems.add(
+            changed_name,
+            None,
+            f"{len(perturbed)} questions for {len(originals)} in "
+            f"{original_name}; the q-th question of one pairs with the q-th of the "
+            "other.",
+        )
     problems.raise_any()
     notes, added = [], 0
     # Every original candidate is kept, in the file's order: a question's exact match needs
@@ -135,9 +150,11 @@ def mctaco(files: Files) -> Read:
                 perturbation(row["index"], edited, row["label"], where)
             )
     if added:
-        notes.append(f"{added} candidate(s) of {changed_name} past their question's last "
-                     f"candidate in {original_name}: each joins the set of its question's "
-                     "candidate with the most alike answer.")  # fmt: skip
+        notes.append(
+            f"{added} candidate(s) of {changed_name} past their question's last "
+            f"candidate in {original_name}: each joins the set of its question's "
+            "candidate with the most alike answer."
+        )
     alone = sum(not found.perturbations for found in by_pivot.values())
     if alone:
         notes.append(
@@ -195,8 +212,12 @@ def matres(files: Files) -> Read:
         items = []
         for n, (row_line, row) in enumerate(rows, 1):
             if not same_text(row["bodygraph"], first["bodygraph"]):
-                problems.add(name, row_line, f"_unit_id {unit} has another bodygraph on line "
-                             f"{line}; one set has one original.")  # fmt: skip
+                problems.add(
+                    name,
+                    row_line,
+                    f"_unit_id {unit} has another bodygraph on line "
+                    f"{line}; one set has one original.",
+                )
             where = f"{name} line {row_line}"
             edited = {"text": row["modified bodygraph"]}
             tags = reason_tags(row["reason"])

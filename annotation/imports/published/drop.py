@@ -96,15 +96,22 @@ def drop(files: Files) -> Read:
             originals[original_id] = ParsedRow(None, original_id, fields, "", "test", waiting)
         if original_id not in originals:
             named = f"is not in {given[0][0]}" if given else "has no original_question"
-            problems.add(contrast_name, None, f"{passage_id} {query_id}: its original "
-                         f"{original_id!r} {named}.")  # fmt: skip
+            problems.add(
+                contrast_name,
+                None,
+                f"{passage_id} {query_id}: its original {original_id!r} {named}.",
+            )
             continue
         fields = {"passage": passage, "question": text_of(qa.get("question"))}
         where = f"{contrast_name} {passage_id} {query_id}"
         groups[original_id].append(perturbation(query_id, fields, _drop_answers(qa), where))
     sets = [ParsedSet(None, originals[i], items) for i, items in groups.items()]
-    notes = [] if given else [
-        f"{len(sets)} original(s) built from the file's original_question, with no answer yet: "
-        "write each in the editor (Pivots); a release leaves out the sets still waiting."
-    ]  # fmt: skip
+    notes = (
+        []
+        if given
+        else [
+            f"{len(sets)} original(s) built from the file's original_question, with no answer yet: "
+            "write each in the editor (Pivots); a release leaves out the sets still waiting."
+        ]
+    )
     return sets, notes, problems.errors

@@ -56,25 +56,32 @@ class PublishedImport:
         )
         left = f" {self.left_out} row(s) of the files left out." if self.left_out else ""
         warned = f" {self.warning_count} warning(s)." if self.warning_count else ""
-        return (f"{d.name}: {splits}. {paper} {self.created} perturbations added, "
-                f"{self.already_present} already here.{left}{warned}")  # fmt: skip
+        return (
+            f"{d.name}: {splits}. {paper} {self.created} perturbations added, "
+            f"{self.already_present} already here.{left}{warned}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The import as the API answers it."""
         sets, examples = self.test_counts
         return {
-            "project": self.project.slug, "project_created": self.project_created,
-            "counts": {split: {"sets": n, "perturbations": m}
-                       for split, (n, m) in self.counts.items()},
+            "project": self.project.slug,
+            "project_created": self.project_created,
+            "counts": {
+                split: {"sets": n, "perturbations": m} for split, (n, m) in self.counts.items()
+            },
             "test": {"sets": sets, "examples": examples},
             "paper": {"sets": self.dataset.paper_sets, "examples": self.dataset.paper_examples},
-            "matches_paper": self.matches_paper, "perturbations": self.created,
+            "matches_paper": self.matches_paper,
+            "perturbations": self.created,
             "already_present": self.already_present,
             "warnings": [w.as_dict() for w in self.warnings],
-            "warning_count": self.warning_count, "batch": self.batch, "notes": self.notes,
+            "warning_count": self.warning_count,
+            "batch": self.batch,
+            "notes": self.notes,
             "left_out": self.left_out,
             "summary": self.summary(),
-        }  # fmt: skip
+        }
 
 
 def import_published(
@@ -104,25 +111,41 @@ def import_published(
             if Project.objects.filter(slug=slug).exists():
                 raise DomainError(
                     f"a project with the slug {slug!r} exists: import into it from its own "
-                    "Import page, or type another slug in the Slug box.", field="slug",
-                )  # fmt: skip
+                    "Import page, or type another slug in the Slug box.",
+                    field="slug",
+                )
             project = project_create(user=user, slug=slug, **spec.template())
         problems += _check_truths(project, spec, sets)
         if problems:
             raise ImportRejected(problems)
         result = import_sets(
-            project=project, user=user, sets=sets, source_name=", ".join(n for n, _ in files),
-            author=f"gardner-2020-{dataset}", accept=accept, published=True, left_out=left_out,
+            project=project,
+            user=user,
+            sets=sets,
+            source_name=", ".join(n for n, _ in files),
+            author=f"gardner-2020-{dataset}",
+            accept=accept,
+            published=True,
+            left_out=left_out,
             kept_notes=[LineError(None, n) for n in said if isinstance(n, KeptNote)],
-        )  # fmt: skip
+        )
     counts: dict[str, tuple[int, int]] = {}
     for s in sets:
         n, m = counts.get(s.original.split, (0, 0))
         counts[s.original.split] = (n + 1, m + len(s.perturbations))
     return PublishedImport(
-        project, spec, created, counts, result.created, result.skipped, result.warnings,
-        result.warning_count, result.batch, notes, len(left_out),
-    )  # fmt: skip
+        project,
+        spec,
+        created,
+        counts,
+        result.created,
+        result.skipped,
+        result.warnings,
+        result.warning_count,
+        result.batch,
+        notes,
+        len(left_out),
+    )
 
 
 def left_out_note(left_out: list[LineError]) -> list[str]:
@@ -135,8 +158,9 @@ def left_out_note(left_out: list[LineError]) -> list[str]:
     notes = []
     for reason, places in reasons.items():
         at = ", ".join(places[:8]) + (f" and {len(places) - 8} more" if len(places) > 8 else "")
-        notes.append(f"{len(places)} row(s) left out, {reason} (at {at}): see Skipped in "
-                     "Earlier imports.")  # fmt: skip
+        notes.append(
+            f"{len(places)} row(s) left out, {reason} (at {at}): see Skipped in Earlier imports."
+        )
     return notes
 
 
@@ -175,8 +199,13 @@ def _check_truths(project: Project, spec: Dataset, sets: list[ParsedSet]) -> lis
             return answers
         label = resolve_label(value, project.labels, spec.label_map)
         if label is None:
-            errors.append(LineError(line, f"{where}: unknown label {value!r}; the project's "
-                                    f"labels are {', '.join(project.labels)}."))  # fmt: skip
+            errors.append(
+                LineError(
+                    line,
+                    f"{where}: unknown label {value!r}; the project's "
+                    f"labels are {', '.join(project.labels)}.",
+                )
+            )
         return label
 
     key = "answers" if project.is_free_text else "label"

@@ -68,9 +68,13 @@ def quoref(files: Files) -> Read:
     originals = {}
     for _, paragraph, qa in _squad_questions(original_name, original):
         originals[text_of(qa.get("id"))] = ParsedRow(
-            None, text_of(qa.get("id")), _context_fields(paragraph, qa), "", "test",
+            None,
+            text_of(qa.get("id")),
+            _context_fields(paragraph, qa),
+            "",
+            "test",
             answers=_spans(qa),
-        )  # fmt: skip
+        )
     questions = list(_squad_questions(perturbed_name, perturbed))
     _refuse_swapped(questions, original, original_name, perturbed_name)
     problems = Problems()
@@ -78,8 +82,12 @@ def quoref(files: Files) -> Read:
     seen: Counter[str] = Counter()
     for where, paragraph, qa in questions:
         if "original_id" not in qa:
-            problems.add(perturbed_name, None, f"{where} ({qa.get('id')}) has no original_id: "
-                         "the perturbations' file comes second.")  # fmt: skip
+            problems.add(
+                perturbed_name,
+                None,
+                f"{where} ({qa.get('id')}) has no original_id: "
+                "the perturbations' file comes second.",
+            )
             continue
         original_id = text_of(qa["original_id"])
         if original_id not in originals:
@@ -95,14 +103,21 @@ def quoref(files: Files) -> Read:
         seen[given] += 1
         item_id = given if seen[given] == 1 else f"{given}-{seen[given]}"
         groups[original_id].append(
-            perturbation(item_id, _context_fields(paragraph, qa), _spans(qa),
-                         f"{perturbed_name} {where}")
-        )  # fmt: skip
+            perturbation(
+                item_id, _context_fields(paragraph, qa), _spans(qa), f"{perturbed_name} {where}"
+            )
+        )
     repeated = sorted(i for i, n in seen.items() if n > 1)
-    notes = [
-        KeptNote(f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
-        f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on.")
-    ] if repeated else []  # fmt: skip
+    notes = (
+        [
+            KeptNote(
+                f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
+                f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on."
+            )
+        ]
+        if repeated
+        else []
+    )
     return (
         [ParsedSet(None, originals[i], items) for i, items in groups.items()],
         notes,

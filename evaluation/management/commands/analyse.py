@@ -52,11 +52,16 @@ class Command(BaseCommand):
             spec = (specs.filter(pk=pk) if pk is not None else specs.filter(name=key)).first()
             if spec is None:
                 raise CommandError(f"no model {key!r} in project {project.slug}.")
-            params = {"release": params["release"], "model": spec.pk,
-                      "pool_split": options["pool_split"], "sizes": options["sizes"],
-                      "learning_rates": options["learning_rates"],
-                      "max_epochs": options["max_epochs"], "seed": options["seed"],
-                      "delta": options["delta"]}  # fmt: skip
+            params = {
+                "release": params["release"],
+                "model": spec.pk,
+                "pool_split": options["pool_split"],
+                "sizes": options["sizes"],
+                "learning_rates": options["learning_rates"],
+                "max_epochs": options["max_epochs"],
+                "seed": options["seed"],
+                "delta": options["delta"],
+            }
         try:
             analysis = analysis_create(
                 project=project, user=None, kind=kind, params=params, send=not options["sync"]

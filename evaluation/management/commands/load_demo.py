@@ -45,12 +45,14 @@ def load_demo_runs(project: Project, admin: Any) -> list[EvaluationRun]:
     for name, source in DEMO_MODELS.items():
         spec = ModelSpec.objects.filter(project=project, name=name).first()
         if spec is None:
-            spec = model_register(project=project, user=admin, name=name,
-                                  kind=ModelSpec.Kind.PYTHON, source=source)  # fmt: skip
+            spec = model_register(
+                project=project, user=admin, name=name, kind=ModelSpec.Kind.PYTHON, source=source
+            )
         done = EvaluationRun.objects.filter(model=spec, status=EvaluationRun.Status.SUCCEEDED)
         if not done.exists():
-            run = evaluation_enqueue(release=release, model=spec, split="test", user=admin,
-                                     send=False)  # fmt: skip
+            run = evaluation_enqueue(
+                release=release, model=spec, split="test", user=admin, send=False
+            )
             run_evaluation(run.pk)
         runs.append(done.get())
     return runs
