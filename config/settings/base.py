@@ -197,6 +197,7 @@ SPECTACULAR_SETTINGS = {
         "ModelKindEnum": "evaluation.models.ModelSpec.Kind",
         "AnalysisKindEnum": "evaluation.models.Analysis.Kind",
         "JobStatusEnum": "evaluation.models.EvaluationRun.Status",
+        "WithdrawnStatusEnum": [("withdrawn", "withdrawn")],  # a perturbation's PATCH
     },
 }
 

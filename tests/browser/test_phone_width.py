@@ -2,6 +2,7 @@
 the screen, and a table's last columns (Status) stay on it."""
 
 import pytest
+from django.db import connection
 
 from annotation.authoring.claims import pivot_claim
 from evaluation.models import EvaluationRun, ModelSpec
@@ -45,9 +46,19 @@ def _row_visible(page, row: str) -> None:  # type: ignore[no-untyped-def]
         assert box is not None and box["x"] + box["width"] <= right, (row, n, box)
 
 
-def test_the_status_column_shows_at_a_phones_width(page, login, project, people):
+@pytest.fixture
+def million_ids(db):  # type: ignore[no-untyped-def]
+    """Row numbers of seven digits, as a project of a million rows has (the column is as wide
+    as its numbers, whatever tests ran before)."""
+    with connection.cursor() as cursor:
+        for table in ("annotation_example", "annotation_perturbation"):
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 1234567)")
+
+
+def test_the_status_column_shows_at_a_phones_width(page, login, project, people, million_ids):
     """The Status column was clipped (scrolled out of its card) on the Data page's table and
-    in the editor's list of a pivot's perturbations, as by NLVR2's image addresses."""
+    in the editor's list of a pivot's perturbations, as by NLVR2's image addresses, and by
+    seven-digit row numbers beside the originals' Perturbations column."""
     url = "https://lil.nlp.cornell.edu/resources/NLVR2/test1/test1-419-2-1-img0.png"
     pivot = ExampleFactory(project=project, fields={"text": f"{url} good"}, label="positive")
     submitted_perturbation(project, people["expert"], pivot=pivot, text=f"{url} bad")
@@ -65,7 +76,9 @@ def test_the_status_column_shows_at_a_phones_width(page, login, project, people)
     screenshot(page, "phone-editor-status")
 
 
-def test_the_data_pages_text_keeps_its_words_whole_at_a_phones_width(page, login, project, people):
+def test_the_data_pages_text_keeps_its_words_whole_at_a_phones_width(
+    page, login, project, people, million_ids
+):
     """The walk of issue 47: at 390 px the Text column was squeezed to about 70 px, so that
     ordinary words broke mid-word ("charmin g", "comforta ble"). The column is now as wide as
     its longest ordinary word at least; a long address may still break anywhere (the test
