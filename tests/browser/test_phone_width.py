@@ -60,7 +60,10 @@ def test_the_status_column_shows_at_a_phones_width(page, login, project, people,
     in the editor's list of a pivot's perturbations, as by NLVR2's image addresses, and by
     seven-digit row numbers beside the originals' Perturbations column."""
     url = "https://lil.nlp.cornell.edu/resources/NLVR2/test1/test1-419-2-1-img0.png"
-    pivot = ExampleFactory(project=project, fields={"text": f"{url} good"}, label="positive")
+    pivot = ExampleFactory(
+        project=project, fields={"text": f"{url} good"}, label="positive",
+        external_id="5e0f8e4c8bd0d7bf2ad2a5f61e1b4a4e0f6a9c1d",  # as long as Quoref's ids
+    )  # fmt: skip
     submitted_perturbation(project, people["expert"], pivot=pivot, text=f"{url} bad")
     page.set_viewport_size({"width": 390, "height": 800})
     login("alice")
