@@ -165,7 +165,7 @@ def through_api(kind: str, n: int, run: int, content: bytes, port: int, admin: A
     from django.core.files import File
     from rest_framework.authtoken.models import Token
 
-    from annotation.imports.dispatch import import_now
+    from annotation.imports.services import import_now
     from annotation.models import ImportJob
     from annotation.projects import services
 

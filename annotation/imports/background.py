@@ -15,7 +15,7 @@ from django.db import transaction
 
 from annotation import jobs
 from annotation.errors import DomainError
-from annotation.imports.dispatch import import_now
+from annotation.imports.services import import_now
 from annotation.imports.preview import staged_of, sweep_uploads
 from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob, Project, user_or_none
@@ -55,7 +55,7 @@ def import_later(
     *, project: Project, user: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
 ) -> ImportJob:
     """Store the uploads, then make the job that names them, and queue it (the worker runs it:
-    dispatch.run_import). The files are whole before any job exists: a web worker killed while
+    services.run_import). The files are whole before any job exists: a web worker killed while
     writing them leaves no job that waits for ever, only a folder no job names."""
     sweep_uploads()
     folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
@@ -87,7 +87,7 @@ def _store(upload: Any, path: Path) -> None:
 
 
 def import_cancel(job: ImportJob) -> ImportJob:
-    """Cancel a queued or running import: nothing of it is committed (dispatch.run_import)."""
+    """Cancel a queued or running import: nothing of it is committed (services.run_import)."""
     if job.finished:
         raise DomainError(f"This import has already {job.status}.", code="conflict")
     return jobs.cancel(job)
