@@ -99,17 +99,29 @@ def gate_figures(project: Project, status: ValidatorStatus) -> dict[str, Any]:
     }
 
 
+def pool_for_gates(project: Project) -> int | None:
+    """With a gate on, the gold pool filled from the labelled originals and accepted items not
+    in it yet: when the project's settings are saved (the Settings page, the Studies page's
+    questions, the API) and when a study is made. The pool's size; None while no gate is on."""
+    return pool.pool_refresh(project) if gates_on(project) else None
+
+
 def allow_retest(*, project: Project, validator_id: int, actor: Any) -> None:
     """An admin gives a validator who failed the test one more attempt: the next item served
-    draws it, and failing it ends their work again (their earlier attempts stay recorded)."""
+    draws it, and failing it ends their work again (their earlier attempts stay recorded).
+    404 for a user who is not a validator here; 409 for one who has not failed the test."""
     with transaction.atomic():
         status = (
             ValidatorStatus.objects.select_for_update()
             .filter(project=project, validator_id=validator_id, qualification=FAILED)
             .first()
         )
+        if status is None and not Membership.objects.filter(
+            project=project, user_id=validator_id
+        ).exists():
+            raise DomainError("No such validator in this project.", code="not_found")
         if status is None:
-            raise DomainError("This validator has not failed the test.", code="not_found")
+            raise DomainError("This validator has not failed the test.", code="conflict")
         status.qualification, status.quiz_items = "", []  # the next attempt is its last
         status.save(update_fields=["qualification", "quiz_items"])
         AuditLog.record(
