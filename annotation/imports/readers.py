@@ -27,7 +27,7 @@ def text_problem(value: Any, what: str) -> str | None:
         return f"missing {what}."
     if not isinstance(value, str):
         return f"{what} must be text."
-    if not value.strip():
+    if not value or value.isspace():  # value.strip() would copy a review to find out
         return f"{what} is empty."
     limit = settings.IMPORT_MAX_FIELD_CHARS
     if len(value) > limit:

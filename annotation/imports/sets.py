@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.bulk import analyze
 from annotation.errors import ImportRejected
@@ -33,14 +32,13 @@ from annotation.imports.set_checks import (
     erased_answers,
     kept_edits,
     readonly_edits,
-    repeated,
     rule_warnings,
     stored,
     summarised,
     truth_of,
 )
+from annotation.imports.set_rows import Pivot, originals_create, perturbations_create
 from annotation.models import (
-    SET_OF_ONE,
     AuditLog,
     Example,
     ImportBatch,
@@ -52,9 +50,8 @@ from annotation.models import (
 )
 from annotation.models.config import SPLITS
 from annotation.releases.bundle import parse_set_record
-from annotation.text.edits import fields_edit_distance, normalize_whitespace
+from annotation.text.edits import fields_edit_distance
 from annotation.validation.answers import AnswerRules, clean_answers
-from annotation.validation.queue import items_open_for
 
 
 class SetsImported(NamedTuple):
@@ -175,9 +172,9 @@ def import_sets(
             row_count=len(sets),
             sha256="",
         )
-        new = _originals_create(project, [s for i, s in seen.items() if i not in existing], batch)
-        pivots = {e.external_id: e for e in [*existing.values(), *new]}
-        created, skipped, repeats = _create_perturbations(
+        pivots = originals_create(project, [s for i, s in seen.items() if i not in existing], batch)
+        pivots.update({i: Pivot(e.pk, e.fields) for i, e in existing.items()})
+        created, skipped, repeats = perturbations_create(
             project, sets, pivots, tags, pseudo, accept, batch
         )
         if strict and repeats:
@@ -209,23 +206,6 @@ def _tags_named(sets: list[ParsedSet]) -> set[str]:
     return {t for t in named if isinstance(t, str) and t.strip()}
 
 
-def _originals_create(project: Project, sets: list[ParsedSet], batch: ImportBatch) -> list[Example]:
-    new = [
-        Example(
-            project=project,
-            external_id=s.original.external_id,
-            fields=s.original.fields,
-            label=s.original.label,
-            answers=s.original.answers,
-            split=s.original.split,
-            metadata={SET_OF_ONE: True} if not s.perturbations else {},
-            batch=batch,
-        )
-        for s in sets
-    ]
-    return Example.objects.bulk_create(new, batch_size=2000)
-
-
 def check_sets(
     project: Project, sets: list[ParsedSet], tag_names: set[str]
 ) -> tuple[list[LineError], list[LineError]]:
@@ -244,6 +224,10 @@ def check_sets(
             for name in readonly_edits(project, s.original, p):
                 kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
             warnings += rule_warnings(project, s.line, s.original, p)
+            # Measured now, while the texts' tokens are at hand (text.edits): stored as is.
+            p["edit_distance"] = fields_edit_distance(
+                s.original.fields, p["fields"], project.editable_field_names
+            )
     summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
     return errors, summary + erased_answers(project, _erased(project, sets)) + alone(
         sets
@@ -274,66 +258,6 @@ def _originals(
     return seen, existing, errors
 
 
-def _create_perturbations(
-    project: Project,
-    sets: list[ParsedSet],
-    pivots: dict[str, Example],
-    tags: dict[str, Tag],
-    author: Any,
-    accept: bool,
-    batch: ImportBatch,
-) -> tuple[int, int, list[LineError]]:
-    """Perturbations created, those already present, and the repeats kept."""
-    now = timezone.now()
-    version = project.current_guideline_version()
-    status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
-    present = _present(project, pivots)
-    created, skipped, repeats = [], 0, []  # type: list[Any], int, list[LineError]
-    here: dict[tuple[Any, ...], tuple[int | None, str]] = {}  # first of each, in this import
-    for s in sets:
-        pivot = pivots[s.original.external_id]
-        for n, p in enumerate(s.perturbations, 1):
-            key = (pivot.pk, _text_key(p["fields"]), truth_of(p))
-            where = p.get("where") or f"perturbation {n} of set {s.original.external_id!r}"
-            if key in here:
-                line, first = here[key]
-                at = f" (line {line})" if line and line != s.line else ""
-                repeats.append(repeated(p, s.line, f"{where} repeats {first}{at}; both are kept."))
-            elif key in present:
-                skipped += 1
-                continue
-            present.add(key)
-            here.setdefault(key, (s.line, where))
-            perturbation = Perturbation(
-                project=project,
-                pivot=pivot,
-                author=author,
-                batch=batch,
-                external_id=p.get("id") or "",
-                fields=p["fields"],
-                label=p["label"],
-                answers=p.get("answers") or [],
-                status=status,
-                guideline_version=version,
-                edit_distance=fields_edit_distance(
-                    pivot.fields, p["fields"], project.editable_field_names
-                ),
-                submitted_at=now,
-                resolved_at=now if accept else None,
-            )
-            created.append((perturbation, [tags[t] for t in p["tags"]]))
-    Perturbation.objects.bulk_create([p for p, _ in created], batch_size=2000)
-    through = Perturbation.tags.through
-    through.objects.bulk_create(
-        [through(perturbation_id=p.pk, tag_id=t.pk) for p, ts in created for t in ts],
-        batch_size=5000,
-    )
-    if not accept:
-        for perturbation, _ in created:
-            items_open_for(perturbation)
-    return len(created), skipped, repeats
-
-
 def _erased(project: Project, sets: list[ParsedSet]) -> list[str]:
     """The answers of these sets that the project's rules normalise to nothing."""
     if not project.is_free_text:
@@ -343,21 +267,6 @@ def _erased(project: Project, sets: list[ParsedSet]) -> list[str]:
         p.get("answers") or [] for s in sets for p in s.perturbations
     ]
     return [a for answers in rows for a in rules.erased(answers)]
-
-
-def _text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((name, normalize_whitespace(text)) for name, text in fields.items()))
-
-
-def _present(project: Project, pivots: dict[str, Example]) -> set[tuple[Any, ...]]:
-    """(pivot, text, label) of the live perturbations these pivots already have."""
-    rows = Perturbation.objects.filter(pivot__in=[p.pk for p in pivots.values() if p.pk])
-    rows = rows.exclude(status=Perturbation.Status.WITHDRAWN)
-    columns = ("pivot_id", "fields", "label", "answers")
-    return {
-        (pivot_id, _text_key(fields), truth_of({"label": label, "answers": answers}))
-        for pivot_id, fields, label, answers in rows.values_list(*columns)
-    }
 
 
 def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImported:
