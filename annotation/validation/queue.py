@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowd import gates
+from annotation.crowd import sql as crowd_sql
 from annotation.models import Example, GoldItem, Lease, Perturbation, Project, ValidationItem
 from annotation.models.validation import public_item_id
 from annotation.validation import sql
@@ -76,12 +77,15 @@ def next_item(
     """Lease the open item this validator should label next, or None when none is left.
 
     The crowd gates come first (annotation.crowd.gates): the qualification test's items, or a
-    gold item served and not answered; then a live lease of theirs; then, at gold_rate, a gold
-    item. Otherwise each attempt is one transaction: it locks one
-    candidate row (FOR UPDATE SKIP LOCKED on PostgreSQL), then re-checks the rules and writes
-    the lease in one fresh statement, which sees the leases and votes committed meanwhile. Every
-    lease and vote is written under the item's row lock, so no item is assigned beyond its
-    votes. An attempt holds at most one row lock, so validators never deadlock one another.
+    gold item served and not answered; then a live lease of theirs. Otherwise each attempt is
+    one transaction: it locks one candidate row (FOR UPDATE SKIP LOCKED on PostgreSQL), then
+    re-checks the rules and writes the lease in one fresh statement, which sees the leases and
+    votes committed meanwhile. Every lease and vote is written under the item's row lock, so
+    no item is assigned beyond its votes. An attempt holds at most one row lock, so validators
+    never deadlock one another. At gold_rate, a gold item is served in place of the locked
+    item, by one statement where its lease would be written: both take the same statements.
+    A validator the gates stopped is served nothing: the queue's statements read it (no
+    statement of its own, gates on or off).
     """
     now = timezone.now()
     params = _params(project, validator, now)
@@ -94,25 +98,26 @@ def next_item(
     held = sql.held_item(params)
     if held is not None:
         return held
-    gold = gates.gold_instead(
-        project=project, validator=validator, status=gate.status, params=params, skip=skip
-    )
-    if gold is not None:
-        return gold
+    gold = gates.gold_due(project, gate.status)
     expires = now + timedelta(seconds=project.setting("lease_ttl"))
     for _ in range(10):
         with transaction.atomic():
-            settled, item = _lease_one(params, skip, expires)
+            settled, item = _lease_one(params, skip, expires, gold=gold)
         if settled:
             return item
     return None
 
 
 def _lease_one(
-    params: dict[str, Any], skip: list[int], expires: Any
-) -> tuple[bool, ValidationItem | None]:
+    params: dict[str, Any], skip: list[int], expires: Any, *, gold: bool
+) -> tuple[bool, ValidationItem | GoldItem | None]:
     """(True, item) or (True, None) when settled; (False, None) when the locked item filled up
-    meanwhile and the caller should try again."""
+    meanwhile and the caller should try again.
+
+    Its commit does not wait for the disk (synchronous_commit off for this transaction alone,
+    sent with its first statement): lost in a crash, a lease only lets its item be served again,
+    and a vote without a live lease is checked for room, so no item gets more votes than it
+    needs."""
     item = sql.choose_candidate(params, skip, wait=False)
     if item is None:
         # Every candidate may be locked by validators being served right now: wait for the
@@ -124,6 +129,12 @@ def _lease_one(
         item = sql.lock_by_id(first.pk)
         if item is None:  # deleted while this request waited for it: choose again
             return False, None
+    if gold:
+        served = crowd_sql.serve_gold(
+            project_id=params["project"], validator_id=params["validator"]
+        )
+        if served is not None:
+            return True, served
     if not sql.lease(params, item_id=item.pk, expires=expires):
         return False, None
     return True, item

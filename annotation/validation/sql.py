@@ -282,6 +282,10 @@ _UNRELATED = f"""
     NOT EXISTS (SELECT 1 FROM recent r WHERE r.pivot = i.control_id)
     AND NOT EXISTS (SELECT 1 FROM {PERTURBATION} pp JOIN recent r ON r.pivot = pp.pivot_id
                     WHERE pp.id = i.perturbation_id)"""
+# Not for a validator the crowd gates stopped, gates on or off: no statement of its own.
+_GOING = f"""NOT EXISTS (SELECT 1 FROM {STATUS} s WHERE s.project_id = %(project)s
+    AND s.validator_id = %(validator)s AND (s.paused OR s.qualification = 'failed'))"""
+_NO_FLUSH = "SET LOCAL synchronous_commit TO OFF; "  # a lease's (queue._lease_one says why)
 # Prefers items closest to completion, then the oldest (the item_queue index's order).
 _ORDER = "ORDER BY i.counted_votes DESC, i.created_at, i.id"
 _TYPES = {"project": "bigint", "validator": "integer", "now": "timestamptz"}
@@ -293,12 +297,13 @@ _HELD = Statement(
         JOIN {LEASE} l ON l.item_id = i.id
         WHERE l.validator_id = %(validator)s AND i.project_id = %(project)s
           AND l.expires_at > %(now)s AND i.status = '{ValidationItem.Status.OPEN.value}'
+          AND {_GOING}
         ORDER BY l.id LIMIT 1""",
     **_TYPES,
 )
 _CANDIDATES = f"""{_RECENT}
     SELECT i.* FROM {ITEM} i
-    WHERE {_MINE} AND {_ROOM} AND {_UNRELATED}"""
+    WHERE {_MINE} AND {_ROOM} AND {_UNRELATED} AND {_GOING}"""
 # The best candidate that no one else is being served right now.
 _CHOOSE = Statement(
     "queue_choose", f"{_CANDIDATES} {_ORDER} LIMIT 1", lock="FOR UPDATE SKIP LOCKED", **_ROOM_TYPES
@@ -369,12 +374,15 @@ def held_item(params: dict[str, Any]) -> ValidationItem | None:
 def choose_candidate(params: dict[str, Any], skip: list[int], *, wait: bool) -> Any:
     """The best candidate item, or None. Without `wait`, locked with SKIP LOCKED (None when
     every candidate is locked); with it, unlocked, for `lock_by_id` to wait on."""
-    if not skip and not wait:  # the usual case, prepared
-        rows = fetch(ValidationItem, *_CHOOSE.bind(params))
-    else:
+    if wait or skip:
         skipped = f"AND i.id NOT IN ({', '.join(map(str, skip))})" if skip else ""
-        sql = f"{_CANDIDATES} {skipped} {_ORDER} LIMIT 1"
-        rows = fetch(ValidationItem, sql + ("" if wait else _CHOOSE.lock_clause()), params)
+        lock = "" if wait else _CHOOSE.lock_clause()
+        statement, values = f"{_CANDIDATES} {skipped} {_ORDER} LIMIT 1{lock}", params
+    else:  # the usual case, prepared
+        statement, values = _CHOOSE.bind(params)
+    if not wait and connection.vendor == "postgresql":
+        statement = _NO_FLUSH + statement  # it opens a lease's transaction
+    rows = fetch(ValidationItem, statement, values)
     return rows[0] if rows else None
 
 

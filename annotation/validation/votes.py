@@ -4,13 +4,15 @@ the item's row lock; the voters' quality counts are a separate step after that c
 
 import json
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.crowd import gates
+from annotation.crowd import answering, gates
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.models.config import clean_seconds_spent
@@ -32,35 +34,37 @@ def vote_cast(
 
     The vote and any resolution commit first, under the item's row lock; the voters' quality
     counts are then a step of their own, so that the item's lock is never held while waiting
-    for other validators' counters."""
-    try:
-        vote, created, resolved = _do_vote(
-            project=project, item_id=item_id, validator=validator, response=response
-        )
-    except _NotAnItem:  # a gold item, or none: the item first (404), then the response
-        if not gates.is_gold(project, item_id):
-            raise DomainError("No such item in this project.", code="not_found") from None
-        return gates.gold_vote(
-            project=project,
-            item_id=item_id,
-            validator=validator,
-            **check_response(project, **response),
-        )
-    if resolved is not None:
-        quality.resolution_recorded(item=resolved)
+    for other validators' counters. An id that is no real item may be a gold item's: its answer
+    is recorded in the same transaction, in as many statements (annotation.crowd.answering)."""
+    vote, created, after = _do_vote(
+        project=project, item_id=item_id, validator=validator, response=response
+    )
+    if after is not None:
+        after()
     return vote, created
 
 
 @transaction.atomic
 def _do_vote(
     *, project: Project, item_id: int, validator: Any, response: dict[str, Any]
-) -> tuple[Vote, bool, ValidationItem | None]:
+) -> tuple[Vote, bool, Callable[[], None] | None]:
     """Check and store the vote, and resolve its item if it completes it: (vote, created, the
-    item it resolved or None)."""
+    step to take once it is committed, if any: counting a resolution for its voters, or
+    discounting the votes of a validator a gold answer paused)."""
     now = timezone.now()
     item = sql.lock_item(project_id=project.pk, item_id=item_id)
-    if item is None:
-        raise _NotAnItem
+    if item is None:  # a gold item, or none: the item first (404), then the response
+        status = answering.gold_lock(project=project, item_id=item_id, validator=validator)
+        vote, created, paused = answering.gold_answer(
+            project=project,
+            item_id=item_id,
+            validator=validator,
+            status=status,
+            **check_response(project, **response),
+        )
+        if paused is None:
+            return vote, created, None
+        return vote, created, partial(answering.discount, project, validator, paused)
     vote = check_vote(project, item, validator, now=now, **response)
     item = vote.item
     existing, others, vote.counts, gate = sql.vote_state(
@@ -85,12 +89,8 @@ def _do_vote(
     )
     if item.counted_votes >= item.votes_needed(project):
         item_resolve(item=item)
-        return vote, True, item
+        return vote, True, partial(quality.resolution_recorded, item=item)
     return vote, True, None
-
-
-class _NotAnItem(Exception):
-    """The id is no validation item of the project (nothing was written)."""
 
 
 def check_vote(
