@@ -109,7 +109,7 @@ def perturbations_create(
         through = [
             {"perturbation_id": pk, "tag_id": tags[name].pk}
             for pk, names in zip(ids, tag_names, strict=True)
-            for name in names
+            for name in dict.fromkeys(names)  # a tag named twice is one row
         ]
         insert_rows(Perturbation.tags.through, through, returning_ids=False)
     if not accept:  # each opens its item, in the order of the file, as the editor's would

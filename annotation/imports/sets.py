@@ -196,7 +196,8 @@ def import_sets(
             author=author,
             batch=batch.pk,
         )
-    analyze(Example, Perturbation, Perturbation.tags.through, ValidationItem)
+    # Accepted sets open no validation item: that table is as it was.
+    analyze(Example, Perturbation, Perturbation.tags.through, *([] if accept else [ValidationItem]))
     return result
 
 

@@ -142,3 +142,20 @@ def test_real_sets_are_stored_and_warned_about_as_one_at_a_time(
     assert kept == expected_warnings
     items = ValidationItem.objects.filter(project=project, perturbation__isnull=False)
     assert items.count() == (0 if accept else len(pairs))
+
+
+def test_a_tag_named_twice_is_stored_once(project, people, client_for, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    line = {
+        "original": {"id": "o1", "fields": {"text": "A good film."}, "label": "positive"},
+        "perturbations": [
+            {"fields": {"text": "A bad film."}, "label": "negative", "tags": ["negation"] * 2}
+        ],
+    }
+    response = client_for(people["admin"]).post(
+        f"/api/projects/{project.slug}/import/sets/",
+        {"format": "sets_jsonl", "file": SimpleUploadedFile("s.jsonl", json.dumps(line).encode())},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    assert [t.name for t in Perturbation.objects.get().tags.all()] == ["negation"]
