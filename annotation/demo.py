@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.authoring.drafts import perturbation_save
+from annotation.authoring.services.drafts import perturbation_save
 from annotation.models import Example, Membership, Project
 from annotation.projects import services
 from annotation.releases.services import release_create

@@ -72,7 +72,7 @@ def submitted_perturbation(  # type: ignore[no-untyped-def]
     project, author, *, label="negative", tag="negation", pivot=None, text=None
 ):
     """A perturbation submitted through the real authoring service."""
-    from annotation.authoring.drafts import perturbation_save
+    from annotation.authoring.services.drafts import perturbation_save
 
     pivot = pivot or ExampleFactory(project=project, label="positive")
     if text is None:

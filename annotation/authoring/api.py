@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.authoring import claims, drafts, selectors
+from annotation.authoring import selectors
 from annotation.authoring.serializers import (
     ClaimOutputSerializer,
     PerturbationCreateSerializer,
@@ -19,6 +19,7 @@ from annotation.authoring.serializers import (
     PivotSerializer,
     SampleInputSerializer,
 )
+from annotation.authoring.services import claims, drafts
 from annotation.errors import DomainError
 from annotation.models import Example
 from annotation.models.config import SPLITS

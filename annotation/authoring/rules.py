@@ -1,7 +1,7 @@
 """The authoring rules (docs/workflows.md), written once: what an edit of a pivot must be. They
 return problems, and each workflow decides what a problem does: the editor refuses the
-submission (authoring.drafts), a set import keeps the edit and warns, or refuses the file when
-it is strict (imports.set_checks)."""
+submission (authoring.services.drafts), a set import keeps the edit and warns, or refuses the
+file when it is strict (imports.set_checks)."""
 
 from dataclasses import dataclass
 from typing import Any

@@ -1,4 +1,5 @@
-"""Reads of the authoring pages and API."""
+"""Reads of authoring: the pages' and API's lists, and the live perturbations and free pivots that
+its services count."""
 
 from typing import Any
 
@@ -47,3 +48,20 @@ def perturbations_visible_to(
     if "admin" in roles:
         return qs
     return qs.filter(author=user)
+
+
+def live_perturbations(pivot: Example) -> Any:
+    return pivot.perturbations.exclude(status=Perturbation.Status.WITHDRAWN)
+
+
+def unclaimed_pivots(project: Project, split: str = "test") -> Any:
+    now = timezone.now()
+    cap = project.setting("max_perturbations_per_pivot")
+    return (
+        project.examples.filter(split=split)
+        .exclude(claim__expires_at__gt=now)
+        .annotate(
+            n=Count("perturbations", filter=~Q(perturbations__status=Perturbation.Status.WITHDRAWN))
+        )
+        .filter(n__lt=cap)
+    )

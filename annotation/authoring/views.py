@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.authoring import claims, drafts, selectors
+from annotation.authoring import selectors
+from annotation.authoring.services import claims, drafts
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project
 from annotation.models.config import SPLITS
@@ -192,7 +193,7 @@ def _editor(
 def _existing(project: Project, pivot: Example, draft: Perturbation | None) -> list[dict[str, Any]]:
     """The pivot's other live perturbations, by anyone, as edits of it: what not to write
     twice."""
-    others = claims.live_perturbations(pivot).exclude(pk=draft.pk if draft else None)
+    others = selectors.live_perturbations(pivot).exclude(pk=draft.pk if draft else None)
     before = project.editable_text(pivot.fields)
     return [
         {"p": p, "diff": word_diff(before, project.editable_text(p.fields))}

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.authoring.claims import pivot_claim
+from annotation.authoring.services.claims import pivot_claim
 from annotation.demo import DEMO_PASSWORD, DEMO_SLUG, QA_SLUG
 from annotation.models import Example, Perturbation, Project, Release
 from evaluation.models import EvaluationRun

@@ -4,7 +4,7 @@ the screen, and a table's last columns (Status) stay on it."""
 import pytest
 from django.db import connection
 
-from annotation.authoring.claims import pivot_claim
+from annotation.authoring.services.claims import pivot_claim
 from evaluation.models import EvaluationRun, ModelSpec
 from tests.browser.conftest import screenshot
 from tests.factories import ExampleFactory, submitted_perturbation

@@ -6,8 +6,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from annotation.authoring.claims import pivot_claim, pivot_sample
-from annotation.authoring.drafts import perturbation_save
+from annotation.authoring.services.claims import pivot_claim, pivot_sample
+from annotation.authoring.services.drafts import perturbation_save
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Claim, Perturbation, Tag, ValidationItem
 from annotation.projects.services import guidelines_publish

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.authoring.claims import pivot_claim
+from annotation.authoring.services.claims import pivot_claim
 from annotation.models import Example
 from tests.annotation.test_free_text import qa  # noqa: F401  # the fixture
 from tests.factories import ExampleFactory, member, submitted_perturbation

@@ -81,7 +81,7 @@ def test_a_binary_editor_opens_with_the_other_label_chosen(project, people):
     """Two labels and edits that must flip them: the intended label is preselected."""
     from django.test import Client
 
-    from annotation.authoring.claims import pivot_claim
+    from annotation.authoring.services.claims import pivot_claim
     from tests.factories import ExampleFactory
 
     pivot = ExampleFactory(project=project, label="negative")

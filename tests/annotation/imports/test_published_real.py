@@ -184,7 +184,7 @@ def test_drop_without_its_test_set_waits_for_the_originals_answers(root, client_
     # An expert holding a pivot writes its answer on the editor's page; then its set releases.
     from django.test import Client
 
-    from annotation.authoring.claims import pivot_claim
+    from annotation.authoring.services.claims import pivot_claim
 
     pivot = waiting.order_by("external_id").first()
     expert = member_of(result.project, "expert")

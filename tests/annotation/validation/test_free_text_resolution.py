@@ -10,7 +10,7 @@ from django.db import connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.authoring.drafts import perturbation_save
+from annotation.authoring.services.drafts import perturbation_save
 from annotation.models import Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.services import project_create
 from annotation.validation.answers import SQUAD, Response

@@ -28,7 +28,7 @@ def questions(db, client_for, settings, tmp_path):  # type: ignore[no-untyped-de
         "settings": {"prompt": "Context: {context}\nQuestion: {question}\nAnswer:"},
     }, format="json")  # fmt: skip
     assert created.status_code == 201, created.json()
-    from annotation.authoring.drafts import perturbation_save
+    from annotation.authoring.services.drafts import perturbation_save
     from annotation.models import Project
 
     project = Project.objects.get(slug="qa")

@@ -10,8 +10,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.authoring.claims import live_perturbations, pivot_claim
 from annotation.authoring.rules import edit_problems
+from annotation.authoring.selectors import live_perturbations
+from annotation.authoring.services.claims import pivot_claim
 from annotation.errors import DomainError
 from annotation.models import (
     AuditLog,

@@ -5,18 +5,15 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Min
 from django.utils import timezone
 
+from annotation.authoring.selectors import live_perturbations, unclaimed_pivots
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Claim, Example, Perturbation, Project
 from annotation.validation.answers import AnswerRules, clean_answers
 
 Status = Perturbation.Status
-
-
-def live_perturbations(pivot: Example) -> Any:
-    return pivot.perturbations.exclude(status=Status.WITHDRAWN)
 
 
 @transaction.atomic
@@ -43,17 +40,6 @@ def pivot_claim(*, pivot: Example, expert: Any) -> Claim:
         example=pivot, defaults={"expert": expert, "opened_at": now, "expires_at": expires}
     )
     return claim
-
-
-def unclaimed_pivots(project: Project, split: str = "test") -> Any:
-    now = timezone.now()
-    cap = project.setting("max_perturbations_per_pivot")
-    return (
-        project.examples.filter(split=split)
-        .exclude(claim__expires_at__gt=now)
-        .annotate(n=Count("perturbations", filter=~Q(perturbations__status=Status.WITHDRAWN)))
-        .filter(n__lt=cap)
-    )
 
 
 def pivot_sample(*, project: Project, expert: Any, split: str, strategy: str) -> Claim:
