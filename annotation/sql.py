@@ -1,7 +1,7 @@
-"""Hand-written statements: the tools (`Statement`, `fetch`) and the two statements that run on
-every request (a project with the user's roles in it, and the user of an API token). The
-validation hot path's statements are in annotation.validation.sql; bulk work is in
-annotation.bulk. Table names come from the models' `_meta`.
+"""Hand-written statements: the tools (`Statement`, `fetch`, `count_within`) and the two
+statements that run on every request (a project with the user's roles in it, and the user of an
+API token). The validation hot path's statements are in annotation.validation.sql; bulk work is
+in annotation.bulk. Table names come from the models' `_meta`.
 
 A `Statement` is prepared once per PostgreSQL connection (PREPARE, then EXECUTE): the hot
 path runs the same few statements on every vote, and PostgreSQL spent more time planning them
@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import Model
+from django.db import OperationalError, connection, transaction
+from django.db.models import Model, QuerySet
 
 M = TypeVar("M", bound=Model)
 
@@ -79,6 +79,19 @@ def fetch(model: type[M], sql: str, params: Any) -> list[M]:
             model, tuple(column[0] for column in cursor.description), connection.vendor
         )
         return [build(row) for row in cursor.fetchall()]
+
+
+def count_within(qs: QuerySet[Any], milliseconds: int) -> int | None:
+    """`qs.count()`, or None when PostgreSQL takes longer than `milliseconds` to count: its
+    statement_timeout, set for this count alone (elsewhere, the count takes what it takes)."""
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL statement_timeout = {int(milliseconds)}")
+            return qs.count()
+    except OperationalError:  # the count ran out of time
+        return None
 
 
 @functools.cache

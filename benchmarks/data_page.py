@@ -177,7 +177,7 @@ def main() -> None:
         ms = statistics.median(paged(number) for _ in range(5))
         print(f"  baseline, Paginator page {number:<7,} {ms:7.1f} ms (COUNT + OFFSET, rows only)")
     if args.undo:  # changes the project: the next run seeds it again
-        from annotation.data.removal import batch_plan, batch_undo
+        from annotation.data.services.removal import batch_plan, batch_undo
         from annotation.models import ImportBatch
 
         batch = ImportBatch.objects.get(pk=batch)

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.data import actions, history, records, removal, selectors
+from annotation.data import history, records, selectors
 from annotation.data.serializers import (
     AuditEntrySerializer,
     BulkResultSerializer,
@@ -20,6 +20,7 @@ from annotation.data.serializers import (
     ItemPageSerializer,
     RemovalSerializer,
 )
+from annotation.data.services import actions, removal
 from annotation.models import ImportBatch, Perturbation
 from annotation.models.config import SPLITS
 from annotation.pagination import page_of, paginated

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Upper
 from django.db.models.lookups import Contains
@@ -15,6 +15,7 @@ from annotation.errors import DomainError
 from annotation.models import Example, Perturbation, Project
 from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
+from annotation.sql import count_within
 
 JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')  # characters fields::text writes escaped
 
@@ -255,13 +256,7 @@ def count_upto(
     search reads every row's text, so its count is the page's (benchmarks/data_page.py)."""
     if filters.q:
         return len(page.rows), page.after is not None
-    counting = qs.order_by().values("pk")[: cap + 1]
-    try:
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute(f"SET LOCAL statement_timeout = {COUNT_MS}")
-            n = counting.count()
-    except OperationalError:  # the count ran out of time: the page's rows, at least
+    n = count_within(qs.order_by().values("pk")[: cap + 1], COUNT_MS)
+    if n is None:  # the count ran out of time: the page's rows, at least
         return len(page.rows), page.after is not None
     return min(n, cap), n > cap

@@ -4,8 +4,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotation.data.actions import ACTIONS, MAX_MATCHING, MAX_SELECTION
 from annotation.data.selectors import KINDS
+from annotation.data.services.actions import ACTIONS, MAX_MATCHING, MAX_SELECTION
 
 
 class RecordSerializer(serializers.Serializer):

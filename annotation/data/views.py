@@ -12,8 +12,9 @@ from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.data import actions, history, records, removal, selectors
+from annotation.data import history, records, selectors
 from annotation.data.audit import audit_rows
+from annotation.data.services import actions, removal
 from annotation.downloads import checked_format, download
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Example, ImportBatch, Perturbation

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.db.models.signals import post_delete
 
-from annotation.data import removal
+from annotation.data.services import removal
 from annotation.errors import DomainError
 from annotation.imports.originals import import_examples
 from annotation.models import (

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import OperationalError, connection
 
-from annotation.data import actions, removal
+from annotation.data.services import actions, removal
 from annotation.errors import DomainError
 from annotation.imports.originals import import_examples
 from annotation.models import (

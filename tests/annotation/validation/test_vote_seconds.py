@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from annotation.data.removal import project_delete
+from annotation.data.services.removal import project_delete
 from annotation.errors import DomainError
 from annotation.models import ValidationItem, Vote
 from annotation.validation.quality import item_send_back

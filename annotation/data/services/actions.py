@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.data import selectors
-from annotation.data.removal import items_delete
+from annotation.data.services.removal import items_delete
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Project, ReleaseEntry, ValidationItem
 from annotation.validation.adjudication import EXTRA_VOTES
