@@ -1,9 +1,9 @@
 """The annotation side's Celery tasks, registered with the worker from here (Celery looks for
 `<app>.tasks`); each lives with its workflow and is routed to the `imports` queue by its name,
 "annotation.tasks.*": large imports (imports/tasks.py), and the invitations' e-mails
-(projects/invites.py)."""
+(projects/tasks.py)."""
 
 from annotation.imports.tasks import run_import_task
-from annotation.projects.invites import send_invites_task
+from annotation.projects.tasks import send_invites_task
 
 __all__ = ["run_import_task", "send_invites_task"]

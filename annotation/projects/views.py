@@ -7,7 +7,6 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import redirect_to_login
-from django.db import transaction
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,7 +23,7 @@ from annotation.permissions import (
     roles_of,
     visible_projects,
 )
-from annotation.projects import invites, services
+from annotation.projects import services
 from annotation.projects.forms import (
     TASK_NAMES,
     FieldFormSet,
@@ -36,6 +35,7 @@ from annotation.projects.forms import (
     tag_values,
     template_values,
 )
+from annotation.projects.services import invites
 from annotation.validation.queue import items_left
 from annotation.validation.stats import project_stats, tag_coverage
 
@@ -270,7 +270,7 @@ ANOTHER_ACCOUNT = (
 
 
 def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
-    """An invitation's link (annotation/projects/invites.py), good once: the account that
+    """An invitation's link (annotation/projects/services/invites.py), good once: the account that
     this invitation created chooses its password here and is a member; any other account,
     signed in as itself with the address invited, accepts the roles."""
     project = get_object_or_404(Project, slug=slug)
@@ -290,9 +290,9 @@ def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         form = SetPasswordForm(account, request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                with transaction.atomic():
-                    invites.invitation_accept(invitation=invitation, user=account)
-                    form.save()
+                invites.invitation_accept(
+                    invitation=invitation, user=account, password=form.cleaned_data["new_password1"]
+                )
             except DomainError as error:  # used at the same moment by another request
                 return _join_problem(request, error.message, 409)
             login(request, account, backend="django.contrib.auth.backends.ModelBackend")

@@ -22,12 +22,10 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from celery import shared_task
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models.functions import Lower
@@ -38,6 +36,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from annotation.errors import DomainError, ImportRejected, LineError
 from annotation.models import AuditLog, Invitation, Membership, Project, user_or_none
+from annotation.projects.tasks import send_invites_task
 
 User = get_user_model()
 ROLES = tuple(Membership.Role.values)
@@ -243,9 +242,13 @@ def invitation_read(project: Project, token: str) -> Invitation:
 
 
 @transaction.atomic
-def invitation_accept(*, invitation: Invitation, user: Any) -> None:
+def invitation_accept(*, invitation: Invitation, user: Any, password: str = "") -> None:
     """Give `user` the invitation's roles and use it up; a second use, even at the same
-    moment, is refused."""
+    moment, is refused. `password`: the new account's (the account this invitation created),
+    set with the roles, or not at all."""
+    if password:
+        user.set_password(password)
+        user.save(update_fields=["password"])
     locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if locked.used_at or locked.revoked_at:
         raise DomainError("This invitation has been used already.", code="conflict")
@@ -284,18 +287,3 @@ def set_password_link(user: Any, site: str) -> str:
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
     return site + reverse("password-set", kwargs={"uidb64": uid, "token": token})
-
-
-@shared_task(name="annotation.tasks.send_invites")  # routed with the imports
-def send_invites_task(project_id: int, invites: list[list[str]]) -> None:
-    """E-mail each invitation's link to its address, on a worker."""
-    project = Project.objects.get(pk=project_id)
-    for email, link in invites:
-        send_mail(
-            f"You are invited to {project.name} on ContrastLab",
-            f"Hello,\n\nYou are invited to the project {project.name} on ContrastLab. Follow "
-            f"this link to accept (new accounts choose their password there; it works once):"
-            f"\n\n{link}\n",
-            None,
-            [email],
-        )
