@@ -154,6 +154,22 @@ def heartbeat(job: Any, **values: Any) -> None:
         raise Cancelled
 
 
+@contextmanager
+def holding(job: Any) -> Iterator[Any]:
+    """A transaction that writes only while this attempt still holds `job`: its row locked,
+    running, and not taken over (the same attempt), given as a queryset to update. A job
+    cancelled or taken over meanwhile raises Cancelled, and nothing is written."""
+    with transaction.atomic():
+        held = (
+            type(job)
+            .objects.select_for_update()
+            .filter(pk=job.pk, status=Status.RUNNING, attempts=job.attempts)
+        )
+        if not held:
+            raise Cancelled
+        yield held
+
+
 def finish(job: Any, status: str, *, error: str = "", **values: Any) -> None:
     now = timezone.now()
     type(job).objects.filter(pk=job.pk).exclude(status=Status.CANCELLED).update(

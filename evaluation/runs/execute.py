@@ -7,8 +7,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from django.db import transaction
-
 from annotation import jobs
 from annotation.models import Project, Release
 from annotation.releases.bundle import read_examples
@@ -103,14 +101,9 @@ def _score(run: EvaluationRun, progress: Any) -> dict[str, Any]:
         advance(len(examples))
     else:
         rows, metrics = scorer_for(run)(spec, run.release, examples, advance)
-    with transaction.atomic():
-        # The last success's predictions and metrics are replaced together, and only while this
-        # attempt still holds the run: one cancelled (or taken over) meanwhile keeps them.
-        held = EvaluationRun.objects.select_for_update().filter(
-            pk=run.pk, status=EvaluationRun.Status.RUNNING, attempts=run.attempts
-        )
-        if not held:
-            raise jobs.Cancelled
+    # The last success's predictions and metrics are replaced together, and only while this
+    # attempt still holds the run: one cancelled (or taken over) meanwhile keeps them.
+    with jobs.holding(run) as held:
         Prediction.objects.filter(run=run).delete()
         Prediction.objects.bulk_create(
             (Prediction(run=run, **row) for row in rows), batch_size=2000
