@@ -75,7 +75,10 @@ def fine_tune(minilm: Path, data: Path, out: Path, limit: int) -> dict:
     if limit:
         train, dev = train[:limit], dev[:limit]
     mapping = {"LABEL_0": "Negative", "LABEL_1": "Positive"}
-    trainer = ClassifierTrainer(str(minilm), label_mapping=mapping, device=DEVICE, batch_size=16)
+    # MiniLM is an encoder alone: its classification head starts at random, on purpose.
+    trainer = ClassifierTrainer(
+        str(minilm), label_mapping=mapping, device=DEVICE, batch_size=16, allow_random=True
+    )
     started = time.perf_counter()
     epoch = trainer.fine_tune(
         [r["Text"] for r in train],

@@ -13,7 +13,7 @@ from evaluation.analyses import artifacts, inoculation, instability
 from evaluation.models import Analysis, ModelSpec, Prediction
 from evaluation.runners.base import RunnerError
 from evaluation.runners.trainer import ClassifierTrainer
-from evaluation.specs.services import source_to_load
+from evaluation.specs.services import runner_options
 
 Kind = Analysis.Kind
 
@@ -112,10 +112,8 @@ def run_inoculation(analysis: Analysis) -> dict[str, Any]:
     pool = read_examples(release, p["pool_split"])
     subsets = inoculation.nested_pool(sorted({e["set_id"] for e in pool}), p["sizes"], p["seed"])
     trainer = ClassifierTrainer(
-        source_to_load(spec),
+        **runner_options(spec),
         label_mapping=spec.label_mapping or {},
-        device=spec.device,
-        precision=spec.precision,
         max_length=spec.max_length,
         batch_size=min(spec.batch_size, 16),
     )

@@ -8,15 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import (
-    LoadError,
-    Predictions,
-    Progress,
-    RunnerError,
-    load_pretrained,
-    resolve_device,
-    resolve_dtype,
-)
+from evaluation.runners.base import Predictions, Progress
 from evaluation.runners.feed import (
     Batches,
     Readback,
@@ -28,6 +20,7 @@ from evaluation.runners.feed import (
     tokenising_process,
     width_multiple,
 )
+from evaluation.runners.loading import load_model, resolve_device
 
 CHUNK = 2048  # examples tokenised, sorted and padded together, ahead of the device
 
@@ -44,27 +37,23 @@ class SequenceClassifier:
         max_length: int = 256,
         allow_random: bool = False,
     ):
-        import torch  # noqa: F401 - fail here, clearly, if torch is missing
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
         self.device = resolve_device(device)
+        # Started first, so that it is up by the time the model is loaded.
         self.process = tokenising_process(self.device)  # None: tokenise on a thread
         if self.process:
             weakref.finalize(self, self.process.shutdown, cancel_futures=True)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-        except (OSError, ValueError) as error:
-            raise LoadError(f"Cannot load model {source!r}: {error}") from None
-        self.model = load_pretrained(
+        loaded = load_model(
             AutoModelForSequenceClassification,
             source,
             head="classification head",
+            device=self.device,
+            precision=precision,
             allow_random=allow_random,
+            needs_fast="its batches are tokenised in Rust, off the device's thread",
         )
-        if not self.tokenizer.is_fast:
-            raise RunnerError(f"Model {source!r} has no fast tokenizer.")
-        dtype = resolve_dtype(precision, self.device)
-        self.model = self.model.to(device=self.device, dtype=dtype).eval()
+        self.model, self.tokenizer, self.pad_id = loaded.model, loaded.tokenizer, loaded.pad_id
         # A longer max_length than the model's positions would fail on long texts.
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         self.id2label = {int(i): str(name) for i, name in self.model.config.id2label.items()}
@@ -110,7 +99,7 @@ class SequenceClassifier:
             max_length=self.max_length,
             batch_size=batch_size,
             multiple=width_multiple(self.device),
-            pad_id=self.tokenizer.pad_token_id or 0,
+            pad_id=self.pad_id,
             pad_type_id=self.tokenizer.pad_token_type_id,
             mask="attention_mask" in names,
             types="token_type_ids" in names,

@@ -23,14 +23,7 @@ from typing import Any
 import numpy as np
 
 from annotation.prompting import render_prompt
-from evaluation.runners.base import (
-    LoadError,
-    Progress,
-    RunnerError,
-    load_pretrained,
-    resolve_device,
-    resolve_dtype,
-)
+from evaluation.runners.base import Progress, RunnerError
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -41,6 +34,7 @@ from evaluation.runners.feed import (
     pad_rows,
     width_multiple,
 )
+from evaluation.runners.loading import load_language_model
 
 Key = tuple[tuple[int, ...], tuple[int, ...]]  # (context or encoder ids, scored ids)
 
@@ -56,26 +50,14 @@ class LanguageModelScorer:
         prompt: str = "{source}\n",
         allow_random: bool = False,
     ):
-        import torch  # noqa: F401 - fail here, clearly, if torch is missing
-        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
-
         self.seq2seq = seq2seq
         self.prompt = prompt
-        self.device = resolve_device(device)
-        loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
-        except (OSError, ValueError) as error:
-            raise LoadError(f"Cannot load model {source!r}: {error}") from None
-        model: Any = load_pretrained(
-            loader, source, head="language-model head", allow_random=allow_random
+        loaded = load_language_model(
+            source, seq2seq=seq2seq, device=device, precision=precision, allow_random=allow_random
         )
-        dtype = resolve_dtype(precision, self.device)
-        self.model: Any = model.to(device=self.device, dtype=dtype).eval()
+        self.model: Any = loaded.model
+        self.tokenizer, self.device, self.pad_id = loaded.tokenizer, loaded.device, loaded.pad_id
         config = self.model.config
-        self.pad_id = self.tokenizer.pad_token_id
-        if self.pad_id is None:
-            self.pad_id = self.tokenizer.eos_token_id or 0
         if seq2seq:
             self.start_id = config.decoder_start_token_id
             if self.start_id is None:

@@ -18,14 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import (
-    LoadError,
-    Progress,
-    RunnerError,
-    load_pretrained,
-    resolve_device,
-    resolve_dtype,
-)
+from evaluation.runners.base import Progress, RunnerError
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -36,6 +29,7 @@ from evaluation.runners.feed import (
     pad_rows,
     width_multiple,
 )
+from evaluation.runners.loading import load_language_model
 from evaluation.runners.prompt_tokens import PromptTokens, Unit
 
 POSITION_ATTRIBUTES = ("n_positions", "max_position_embeddings", "n_ctx")
@@ -57,37 +51,22 @@ class PromptedModel:
         precision: str = "fp32",
         allow_random: bool = False,
     ):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
-
         self.seq2seq = seq2seq
-        self.device = resolve_device(device)
-        dtype = resolve_dtype(precision, self.device)
-        loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-        # Several GPUs: accelerate spreads a model too big for one over all of them.
-        spread = self.device == "cuda" and torch.cuda.device_count() > 1
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
-        except (OSError, ValueError) as error:
-            raise LoadError(f"Cannot load model {source!r}: {error}") from None
-        options = {"device_map": "auto"} if spread else {}
-        model: Any = load_pretrained(
-            loader,
+        loaded = load_language_model(
             source,
-            head="language-model head",
+            seq2seq=seq2seq,
+            device=device,
+            precision=precision,
             allow_random=allow_random,
-            dtype=dtype,
-            **options,
+            spread=True,  # a model too big for one GPU, over all of them
         )
-        self.model: Any = (model if spread else model.to(self.device)).eval()
-        self.input_device = str(self.model.device) if spread else self.device
+        self.model: Any = loaded.model
+        self.tokenizer, self.device, self.pad_id = loaded.tokenizer, loaded.device, loaded.pad_id
+        self.input_device = loaded.input_device
         tokenizer = self.tokenizer
         self.prefix_id = tokenizer.bos_token_id
         if self.prefix_id is None:
             self.prefix_id = tokenizer.eos_token_id
-        self.pad_id = tokenizer.pad_token_id
-        if self.pad_id is None:
-            self.pad_id = tokenizer.eos_token_id or 0
         config = self.model.config
         lengths = [getattr(config, name, None) for name in POSITION_ATTRIBUTES]
         self.max_length = next((n for n in lengths if n), None) or DEFAULT_CONTEXT

@@ -9,14 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.runners.base import (
-    LoadError,
-    Progress,
-    RunnerError,
-    load_pretrained,
-    resolve_device,
-    resolve_dtype,
-)
+from evaluation.runners.base import Progress, RunnerError
 from evaluation.runners.feed import (
     Readback,
     ahead,
@@ -26,6 +19,7 @@ from evaluation.runners.feed import (
     pad_encoding,
     width_multiple,
 )
+from evaluation.runners.loading import load_model
 
 
 @dataclass
@@ -49,25 +43,18 @@ class ExtractiveQA:
         max_answer_tokens: int = 30,
         allow_random: bool = False,
     ):
-        import torch  # noqa: F401 - fail here, clearly, if torch is missing
-        from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+        from transformers import AutoModelForQuestionAnswering
 
-        self.device = resolve_device(device)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-        except (OSError, ValueError) as error:
-            raise LoadError(f"Cannot load model {source!r}: {error}") from None
-        self.model = load_pretrained(
+        loaded = load_model(
             AutoModelForQuestionAnswering,
             source,
             head="question-answering head (span start and end)",
+            device=device,
+            precision=precision,
             allow_random=allow_random,
+            needs_fast="spans need offsets",
         )
-        if not self.tokenizer.is_fast:
-            raise RunnerError(f"Model {source!r} has no fast tokenizer; spans need offsets.")
-        self.model = self.model.to(
-            device=self.device, dtype=resolve_dtype(precision, self.device)
-        ).eval()
+        self.model, self.tokenizer, self.device = loaded.model, loaded.tokenizer, loaded.device
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         if stride >= self.max_length:
             raise RunnerError(f"stride ({stride}) must be below max_length ({self.max_length}).")

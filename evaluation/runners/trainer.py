@@ -11,7 +11,8 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluation.runners.base import LoadError, RunnerError, resolve_device, resolve_dtype
+from evaluation.runners.base import RunnerError
+from evaluation.runners.loading import load_model
 
 PATIENCE = 5
 
@@ -26,20 +27,22 @@ class ClassifierTrainer:
         precision: str = "fp32",
         max_length: int = 256,
         batch_size: int = 16,
+        allow_random: bool = False,
     ):
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(precision, self.device)
+        loaded = load_model(
+            AutoModelForSequenceClassification,
+            source,
+            head="classification head",
+            device=device,
+            precision=precision,
+            allow_random=allow_random,
+            master_fp32=True,  # autocast computes in bf16/fp16
+        )
+        self.model: Any = loaded.model
+        self.tokenizer, self.device, self.dtype = loaded.tokenizer, loaded.device, loaded.dtype
         self.batch_size = batch_size
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-            model: Any = AutoModelForSequenceClassification.from_pretrained(source)
-        except (OSError, ValueError) as error:
-            raise LoadError(f"Cannot load model {source!r}: {error}") from None
-        # fp32 master weights, whatever the checkpoint's dtype; autocast gives bf16/fp16
-        self.model: Any = model.to(device=self.device, dtype=torch.float32)
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         names = {int(i): str(n) for i, n in self.model.config.id2label.items()}
         # project label -> the model's class index, through the spec's label mapping

@@ -16,7 +16,7 @@ from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
 from evaluation.runs.scoring import prediction_row
-from evaluation.specs.services import source_to_load
+from evaluation.specs.services import runner_options
 
 
 def run_language_model(
@@ -27,12 +27,9 @@ def run_language_model(
     else the project's, else the source on its line."""
     project = release.project
     scorer = LanguageModelScorer(
-        source_to_load(spec),
+        **runner_options(spec),
         seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
-        device=spec.device,
-        precision=spec.precision,
         prompt=Prompting.of(project, spec.prompt).prompt,
-        allow_random=spec.allow_random_weights,
     )
     advance(0)  # loading may take a while: show we are alive
     texts = [e["fields"]["text"] for e in examples]

@@ -20,7 +20,7 @@ from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
 from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
-from evaluation.specs.services import source_to_load
+from evaluation.specs.services import runner_options
 
 
 def contexts(
@@ -64,13 +64,7 @@ def _chat(model: PromptedModel) -> Any:
 
 
 def load(spec: ModelSpec) -> PromptedModel:
-    return PromptedModel(
-        source_to_load(spec),
-        seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
-        device=spec.device,
-        precision=spec.precision,
-        allow_random=spec.allow_random_weights,
-    )
+    return PromptedModel(**runner_options(spec), seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ)
 
 
 def run_choices(

@@ -13,7 +13,7 @@ from evaluation.models import ModelSpec
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 from evaluation.runners.qa import ExtractiveQA
-from evaluation.specs.services import source_to_load
+from evaluation.specs.services import runner_options, source_to_load
 
 
 def prediction_row(example: dict[str, Any], **values: Any) -> dict[str, Any]:
@@ -39,13 +39,7 @@ def run_classifier(
         dicts = [e["fields"] for e in examples]
         result = predict_python(source_to_load(spec), dicts, spec.batch_size, advance)
     else:
-        model = SequenceClassifier(
-            source_to_load(spec),
-            device=spec.device,
-            precision=spec.precision,
-            max_length=spec.max_length,
-            allow_random=spec.allow_random_weights,
-        )
+        model = SequenceClassifier(**runner_options(spec), max_length=spec.max_length)
         _check_mapping(spec, list(model.id2label.values()), project.labels)
         advance(0)  # loading may take a while: show we are alive
         result = model.predict(fields, spec.batch_size, advance)
@@ -100,13 +94,10 @@ def run_reader(
     else:
         question, context = qa_fields(project)
         model = ExtractiveQA(
-            source_to_load(spec),
-            device=spec.device,
-            precision=spec.precision,
+            **runner_options(spec),
             max_length=spec.max_length,
             stride=spec.stride,
             max_answer_tokens=spec.max_answer_tokens,
-            allow_random=spec.allow_random_weights,
         )
         advance(0)  # loading may take a while: show we are alive
         texts = model.predict(

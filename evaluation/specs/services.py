@@ -257,6 +257,18 @@ def source_to_load(spec: ModelSpec) -> str:
     return str(folder)
 
 
+def runner_options(spec: ModelSpec) -> dict[str, Any]:
+    """What every torch runner loads a spec's model with (evaluation/runners/loading.py): its
+    source as this worker may load it, its device and precision, and whether it may have
+    random weights."""
+    return {
+        "source": source_to_load(spec),
+        "device": spec.device,
+        "precision": spec.precision,
+        "allow_random": spec.allow_random_weights,
+    }
+
+
 def is_trusted(spec: ModelSpec) -> bool:
     """Registered by staff, or by an operator on the command line (no user)."""
     return spec.created_by is None or spec.created_by.is_staff
