@@ -68,12 +68,11 @@ def gold_answer(
         correct=right,
         **response,
     )
-    sql.insert_answer(record, json.dumps(flags))
-    paused = False
-    if phase == GoldAnswer.Phase.QUALIFICATION:
+    gold_check = phase == GoldAnswer.Phase.GOLD
+    paused = _count_gold(project, status, right) if gold_check else False
+    sql.write_answer(record, json.dumps(flags), status, mark=gold_check and right)
+    if not gold_check:
         _score_attempt(project, validator, status)
-    else:
-        paused = _count_gold(project, status, right)
     vote = Vote(
         validator=validator, label=label, answer=answer, flags=flags, seconds_spent=seconds_spent
     )
@@ -161,7 +160,7 @@ def _score_attempt(project: Project, validator: Any, status: ValidatorStatus) ->
 
 
 def _count_gold(project: Project, status: ValidatorStatus, right: bool) -> bool:
-    """Count a gold check (one statement, as a real vote's counts); whether it pauses the
+    """Count a gold check on the status (written with the answer); whether it pauses the
     validator now."""
     status.gold_seen += 1
     status.gold_pending = None
@@ -171,7 +170,6 @@ def _count_gold(project: Project, status: ValidatorStatus, right: bool) -> bool:
     ) and status.gold_correct / status.gold_seen < project.setting("gold_min_accuracy")
     if failing:
         status.paused, status.paused_at = True, timezone.now()
-    sql.store_gold_count(status, right=right)
     return failing
 
 

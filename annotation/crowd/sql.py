@@ -6,8 +6,8 @@ tests/annotation/crowd/test_gold_timing.py, the timing `benchmarks/crowd.py`):
 - serving, after the queue has locked its best candidate: `gold_serve` where a real item
   writes its lease (`queue_lease`);
 - answering, once `vote_lock` found no real item: `gold_lock` (the validator's status, locked),
-  `gold_state` (the item and their answer so far), `gold_insert` and `gold_count`, where a real
-  vote runs `vote_state`, `vote_unlease`, `vote_insert` and `vote_count`.
+  `gold_state` (the item and their answer so far) and `gold_write` (the answer and the status),
+  where a real vote runs `vote_state` (which drops its lease), `vote_insert` and `vote_count`.
 """
 
 from typing import Any
@@ -88,42 +88,50 @@ _STATE = Statement(
     item="bigint",
     validator="integer",
 )
-_INSERT = Statement(
-    "gold_insert",
-    f"""INSERT INTO {ANSWER} (gold_item_id, project_id, validator_id, phase, attempt, label,
-                             answer, flags, seconds_spent, correct, created_at)
-        VALUES (%(item)s, %(project)s, %(validator)s, %(phase)s, %(attempt)s, %(label)s,
-                %(answer)s, %(flags)s, %(seconds)s, %(correct)s, %(now)s)""",
+_INSERT_SQL = f"""INSERT INTO {ANSWER} (gold_item_id, project_id, validator_id, phase, attempt,
+                             label, answer, flags, seconds_spent, correct, created_at)
+    VALUES (%(item)s, %(project)s, %(validator)s, %(phase)s, %(attempt)s, %(label)s,
+            %(answer)s, %(flags)s, %(seconds)s, %(correct)s, %(now)s)"""
+_INSERT_TYPES = {
+    "item": "bigint",
+    "phase": "text",
+    "attempt": "smallint",
+    "label": "text",
+    "answer": "text",
+    "flags": "jsonb",
+    "seconds": "integer",
+    "correct": "boolean",
+    "now": "timestamptz",
+}
+# The status as the answer leaves it: the gold counts, the item served, the pause, and after a
+# right gold check the mark moved to their latest vote (their votes after it stop counting if
+# they are paused later).
+_COUNT_SQL = f"""UPDATE {STATUS} s SET gold_seen = %(seen)s, gold_correct = %(right_n)s,
+        gold_pending = %(pending)s, paused = %(paused)s, paused_at = %(paused_at)s,
+        gold_mark = CASE WHEN %(right)s THEN COALESCE(
+            (SELECT max(v.id) FROM {VOTE} v JOIN {ITEM} i ON i.id = v.item_id
+             WHERE v.validator_id = %(validator)s AND i.project_id = %(project)s), 0)
+            ELSE s.gold_mark END
+    WHERE {_MINE}
+    RETURNING s.gold_mark"""
+_COUNT_TYPES = {
+    "seen": "integer",
+    "right_n": "integer",
+    "pending": "bigint",
+    "paused": "boolean",
+    "paused_at": "timestamptz",
+    "right": "boolean",
+}
+# Both in one round trip, as a real vote's insert and counts (SQLite: one after the other).
+_WRITE = Statement(
+    "gold_write",
+    f"WITH answer AS ({_INSERT_SQL}) {_COUNT_SQL}",
     **_WHO,
-    item="bigint",
-    phase="text",
-    attempt="smallint",
-    label="text",
-    answer="text",
-    flags="jsonb",
-    seconds="integer",
-    correct="boolean",
-    now="timestamptz",
+    **_INSERT_TYPES,
+    **_COUNT_TYPES,
 )
-# The gold counts, the served item cleared, and, after a right answer, the mark moved to their
-# latest vote (their votes after it stop counting if they are paused later).
-_COUNT = Statement(
-    "gold_count",
-    f"""UPDATE {STATUS} s SET gold_seen = %(seen)s, gold_correct = %(right_n)s,
-            gold_pending = NULL, paused = %(paused)s, paused_at = %(paused_at)s,
-            gold_mark = CASE WHEN %(right)s THEN COALESCE(
-                (SELECT max(v.id) FROM {VOTE} v JOIN {ITEM} i ON i.id = v.item_id
-                 WHERE v.validator_id = %(validator)s AND i.project_id = %(project)s), 0)
-                ELSE s.gold_mark END
-        WHERE {_MINE}
-        RETURNING s.gold_mark""",
-    **_WHO,
-    seen="integer",
-    right_n="integer",
-    paused="boolean",
-    paused_at="timestamptz",
-    right="boolean",
-)
+_INSERT = Statement("gold_insert", _INSERT_SQL, **_WHO, **_INSERT_TYPES)
+_COUNT = Statement("gold_count", _COUNT_SQL, **_WHO, **_COUNT_TYPES)
 
 
 def _run(statement: Statement, params: dict[str, Any]) -> list[Any]:
@@ -145,37 +153,32 @@ def gold_state(*, item_id: int, validator_id: int) -> GoldItem:
     return item
 
 
-def insert_answer(answer: GoldAnswer, flags_json: str) -> None:
-    _run(
-        _INSERT,
-        {
-            "item": answer.gold_item_id,
-            "project": answer.project_id,
-            "validator": answer.validator_id,
-            "phase": answer.phase,
-            "attempt": answer.attempt,
-            "label": answer.label,
-            "answer": answer.answer,
-            "flags": flags_json,
-            "seconds": answer.seconds_spent,
-            "correct": answer.correct,
-            "now": connection.ops.adapt_datetimefield_value(answer.created_at),
-        },
-    )
-
-
-def store_gold_count(status: ValidatorStatus, *, right: bool) -> None:
-    """Write the status's gold counts and pause as they are now (`status.gold_mark` is set
-    from the database)."""
-    [(status.gold_mark,)] = _run(
-        _COUNT,
-        {
-            "project": status.project_id,
-            "validator": status.validator_id,
-            "seen": status.gold_seen,
-            "right_n": status.gold_correct,
-            "paused": status.paused,
-            "paused_at": connection.ops.adapt_datetimefield_value(status.paused_at),
-            "right": right,
-        },
-    )
+def write_answer(
+    answer: GoldAnswer, flags_json: str, status: ValidatorStatus, *, mark: bool
+) -> None:
+    """Store the answer, and the validator's status as it stands now (with `mark`, the mark
+    moved to their latest vote; `status.gold_mark` is read back)."""
+    params = {
+        "project": answer.project_id,
+        "validator": answer.validator_id,
+        "item": answer.gold_item_id,
+        "phase": answer.phase,
+        "attempt": answer.attempt,
+        "label": answer.label,
+        "answer": answer.answer,
+        "flags": flags_json,
+        "seconds": answer.seconds_spent,
+        "correct": answer.correct,
+        "now": connection.ops.adapt_datetimefield_value(answer.created_at),
+        "seen": status.gold_seen,
+        "right_n": status.gold_correct,
+        "pending": status.gold_pending,
+        "paused": status.paused,
+        "paused_at": connection.ops.adapt_datetimefield_value(status.paused_at),
+        "right": mark,
+    }
+    if connection.vendor == "postgresql":
+        [(status.gold_mark,)] = _run(_WRITE, params)
+    else:
+        _run(_INSERT, params)
+        [(status.gold_mark,)] = _run(_COUNT, params)

@@ -57,10 +57,9 @@ _LOCK = Statement(
 )
 # What this validator already has on the item, the other validators' live leases, and whether
 # their votes count: read in a fresh statement once the lock is held, so that it sees what
-# committed before.
-_STATE = Statement(
-    "vote_state",
-    f"""SELECT (SELECT v.id FROM {VOTE} v
+# committed before. On PostgreSQL the same round trip drops their lease on it (rolled back with
+# the vote if it is refused), and says whether a live one was there.
+_STATE_READ = f"""SELECT (SELECT v.id FROM {VOTE} v
                 WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
                (SELECT count(*) FROM {LEASE} l WHERE l.item_id = %(item)s
                 AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
@@ -69,20 +68,18 @@ _STATE = Statement(
                            AND NOT s.qualified),
                (SELECT CASE WHEN s.paused THEN 'paused' ELSE s.qualification END
                 FROM {STATUS} s
-                WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s)""",
-    item="bigint",
-    validator="integer",
-    now="timestamptz",
+                WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s)"""
+_UNLEASE_SQL = f"""DELETE FROM {LEASE} WHERE item_id = %(item)s AND validator_id = %(validator)s
+    RETURNING expires_at > %(now)s AS live"""
+_MINE_NOW = {"item": "bigint", "validator": "integer", "now": "timestamptz"}
+_STATE = Statement(
+    "vote_state",
+    f"WITH mine AS ({_UNLEASE_SQL}) {_STATE_READ}, (SELECT bool_or(live) FROM mine)",
+    **_MINE_NOW,
     project="bigint",
 )
-_UNLEASE = Statement(
-    "vote_unlease",
-    f"DELETE FROM {LEASE} WHERE item_id = %(item)s AND validator_id = %(validator)s"
-    " RETURNING expires_at > %(now)s",
-    item="bigint",
-    validator="integer",
-    now="timestamptz",
-)
+_STATE_ELSEWHERE = Statement("vote_state_read", _STATE_READ, **_MINE_NOW, project="bigint")
+_UNLEASE = Statement("vote_unlease", _UNLEASE_SQL, **_MINE_NOW)  # SQLite: no DELETE in WITH
 _INSERT = Statement(
     "vote_insert",
     f"""INSERT INTO {VOTE} (item_id, validator_id, label, answer, flags, seconds_spent,
@@ -118,19 +115,18 @@ def lock_item(*, project_id: int, item_id: int) -> ValidationItem | None:
 
 def vote_state(
     *, project_id: int, item_id: int, validator_id: int, now: datetime
-) -> tuple[int | None, int, bool, str]:
+) -> tuple[int | None, int, bool, str, bool]:
     """(this validator's vote on the item or None, the other validators' live leases on it,
-    whether this validator's votes count, and their crowd gate: "paused", or their
-    qualification test's outcome, "" when they have not passed it)."""
+    whether this validator's votes count, their crowd gate: "paused", or their qualification
+    test's outcome, "" when they have not passed it; and whether they held a live lease on
+    it, which is dropped)."""
     params = {"item": item_id, "validator": validator_id, "now": _time(now)}
-    [(existing, others, counts, gate)] = _run(_STATE, project=project_id, **params)
-    return existing, others, bool(counts), gate or ""
-
-
-def drop_lease(*, item_id: int, validator_id: int, now: datetime) -> bool:
-    """Remove this validator's lease on the item; whether a live one was there."""
-    rows = _run(_UNLEASE, item=item_id, validator=validator_id, now=_time(now))
-    return bool(rows and rows[0][0])
+    if connection.vendor == "postgresql":
+        [(existing, others, counts, gate, live)] = _run(_STATE, project=project_id, **params)
+    else:
+        [(existing, others, counts, gate)] = _run(_STATE_ELSEWHERE, project=project_id, **params)
+        live = any(row[0] for row in _run(_UNLEASE, **params))
+    return existing, others, bool(counts), gate or "", bool(live)
 
 
 def insert_vote(vote: Vote, flags_json: str) -> int:

@@ -67,13 +67,12 @@ def _do_vote(
         return vote, created, partial(answering.discount, project, validator, paused)
     vote = check_vote(project, item, validator, now=now, **response)
     item = vote.item
-    existing, others, vote.counts, gate = sql.vote_state(
+    existing, others, vote.counts, gate, leased = sql.vote_state(
         project_id=project.pk, item_id=item_id, validator_id=validator.pk, now=now
     )
     if existing is not None:
         return check_repeat(existing, vote), False, None
     gates.check_vote_gate(project, gate)
-    leased = sql.drop_lease(item_id=item_id, validator_id=validator.pk, now=now)
     check_room(project, item, leased=leased, others=others)
     if not leased:
         check_servable(project, item, validator)
