@@ -39,7 +39,7 @@ def field_problem(project: Any, fields: dict[str, Any], name: str, what: str) ->
     """text_problem of one field of a row, where a field the project makes optional (a minimal
     pair's source) may be missing or empty: the one field rule of every import."""
     value = fields.get(name)
-    if name in project.optional_field_names and (value is None or value == ""):
+    if (value is None or value == "") and name in project.optional_field_names:
         return None
     return text_problem(value, what)
 

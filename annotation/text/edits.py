@@ -9,7 +9,7 @@ import difflib
 import functools
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from rapidfuzz.distance import Levenshtein
 
@@ -43,11 +43,19 @@ def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     return int(Levenshtein.distance(a, b))
 
 
-@functools.lru_cache(maxsize=16)
 def _token_distance(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    """levenshtein of two texts' tokens (as _tokens keeps them: found by identity), for a
-    set import, which measures each edit twice in a row (its rules, then its row)."""
-    return levenshtein(a, b)
+    """levenshtein of two texts' tokens, the last pair's kept (found by identity, as _tokens
+    keeps them): a set import measures each edit twice in a row (its rules, then its row)."""
+    global _last_distance
+    last = _last_distance  # read once, replaced whole: threads see one pair or the other
+    if last[0] is a and last[1] is b:
+        return last[2]
+    distance = levenshtein(a, b)
+    _last_distance = (a, b, distance)
+    return distance
+
+
+_last_distance: tuple[Any, Any, int] = (None, None, 0)
 
 
 def edit_distance(original: str, edited: str) -> float:

@@ -124,7 +124,7 @@ def test_real_sets_are_stored_and_warned_about_as_one_at_a_time(
     assert len(stored) == len(pairs) == Example.objects.filter(project=project).count()
     expected_warnings = []
     edits._tokens.cache_clear()
-    edits._token_distance.cache_clear()
+    edits._last_distance = (None, None, 0)
     for n, (original, contrast) in enumerate(pairs):
         p = stored[f"imdb-{n}"]
         assert p.fields == {"text": contrast["Text"]}
