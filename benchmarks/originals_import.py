@@ -14,9 +14,15 @@ until a poll of the job (every 50 ms) sees `succeeded`; the job's own timestamps
 into the request (upload, storing, the job made), the queue (until the worker claimed it), the
 run and the poll's lag. The same file imported in this process (import_now, no HTTP, no queue)
 is printed beside it. IMPORT_MAX_BYTES is raised for the 10x files (a 200k-line votes file is
-about 200 MB). Redis db 9 is the broker; files and logs go to a new folder under $TMPDIR.
+about 200 MB). The broker is $BENCH_BROKER (Redis db 9 if unset); files and logs go to a new
+folder under $TMPDIR.
 
-    .venv/bin/python benchmarks/originals_import.py [--api [--runs 2] [--sizes 20000 200000]]
+The Data page's trigram indexes (migration 0023) are written in each import's transaction: with
+--trigrams both, every import runs with them (as deployed), then again after they are dropped
+from the benchmark's database, in the same run; that gap is their cost on imports.
+
+    .venv/bin/python benchmarks/originals_import.py [--api [--api-only] [--runs 2]
+        [--sizes 20000 200000] [--kinds originals sets votes] [--trigrams kept|dropped|both]]
 """
 
 import argparse
@@ -37,7 +43,7 @@ from job_drill import Worker, imdb_jsonl, start_gunicorn
 from seed import URL, bench_database, text
 
 LABEL_STUDIO_ROWS_PER_S = 5183
-BROKER = "redis://127.0.0.1:6379/9"
+BROKER = os.environ.get("BENCH_BROKER", "redis://127.0.0.1:6379/9")
 POLL_SECONDS = 0.05
 # (API path under the project, form fields besides the file) by kind; sets come accepted.
 KINDS = {
@@ -160,7 +166,19 @@ def follow(port: int, path: str, token: str) -> Any:
         time.sleep(POLL_SECONDS)
 
 
-def through_api(kind: str, n: int, run: int, content: bytes, port: int, admin: Any) -> None:
+def drop_trigrams() -> None:
+    """Drop the Data page's trigram indexes from the benchmark's database (migration 0023)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for table in ("annotation_example", "annotation_perturbation"):
+            cursor.execute(f"DROP INDEX IF EXISTS {table}_fields_trgm")
+    connection.close()
+
+
+def through_api(
+    kind: str, n: int, run: int, content: bytes, port: int, admin: Any, indexed: bool
+) -> None:
     """One upload of `content` as `kind` into a new project, followed until it finished."""
     from django.core.files import File
     from rest_framework.authtoken.models import Token
@@ -175,7 +193,7 @@ def through_api(kind: str, n: int, run: int, content: bytes, port: int, admin: A
             labels=["positive", "negative"], tags=[{"name": "imdb"}],
         )  # fmt: skip
 
-    slug = f"{kind}-{n}-{run}"
+    slug = f"{kind}-{n}-{run}-{'trgm' if indexed else 'plain'}"
     project(slug)
     token = Token.objects.get_or_create(user=admin)[0].key
     path, fields = KINDS[kind]
@@ -205,7 +223,7 @@ def through_api(kind: str, n: int, run: int, content: bytes, port: int, admin: A
     print(f"    in-process, the same file: {rate_of(n, started)}", flush=True)
 
 
-def api(kinds: list[str], sizes: list[int], runs: int) -> None:
+def api(kinds: list[str], sizes: list[int], runs: int, trigrams: str) -> None:
     import redis
     from django.contrib.auth.models import User
     from django.db import connection
@@ -223,12 +241,17 @@ def api(kinds: list[str], sizes: list[int], runs: int) -> None:
            "CONTRASTLAB_VAR_DIR": str(folder / "var")}  # fmt: skip
     server, port = start_gunicorn(env, folder)
     worker = Worker(env, folder)
+    passes = {"kept": [True], "dropped": [False], "both": [True, False]}[trigrams]
     try:
-        for kind in kinds:
-            for n in sizes:
-                content = files[kind](n)
-                for run in range(1, runs + 1):
-                    through_api(kind, n, run, content, port, admin)
+        for indexed in passes:
+            if not indexed:
+                drop_trigrams()
+            print(f"-- the Data page's trigram indexes {'kept' if indexed else 'dropped'}")
+            for kind in kinds:
+                for n in sizes:
+                    content = files[kind](n)
+                    for run in range(1, runs + 1):
+                        through_api(kind, n, run, content, port, admin, indexed)
     finally:
         worker.stop()
         server.send_signal(signal.SIGTERM)
@@ -238,16 +261,24 @@ def api(kinds: list[str], sizes: list[int], runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--api", action="store_true", help="also import through the API")
+    parser.add_argument("--api-only", action="store_true", help="skip the in-process figures")
     parser.add_argument("--runs", type=int, default=2, help="API runs of each kind and size")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
     parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
+    parser.add_argument(
+        "--trigrams",
+        choices=["kept", "dropped", "both"],
+        default="kept",
+        help="the Data page's trigram indexes: kept (as deployed), dropped, or both in turn",
+    )
     args = parser.parse_args()
     if args.api:
         os.environ["IMPORT_MAX_BYTES"] = str(512 * 1024 * 1024)  # the 10x files, everywhere
     bench_database()
-    in_process()
+    if not args.api_only:
+        in_process()
     if args.api:
-        api(args.kinds, args.sizes, args.runs)
+        api(args.kinds, args.sizes, args.runs, args.trigrams)
 
 
 if __name__ == "__main__":
