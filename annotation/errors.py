@@ -170,7 +170,8 @@ STATE_RULES = {
     "above the project's votes per item",
     "projects_validation_vote_create": "the label is not one of the project's, or the project "
     "takes the other of a label and an answer",
-    "projects_validators_create": "no account has this username",
+    "projects_validators_create": "no account has this username, or not one of `qualified` and "
+    "`action` is given",
     "projects_examples_import_create": "the file is not in the format its name or `format` "
     "says, or its rows break the project's rules: every problem is listed with its line",
     "projects_import_votes_create": "the file is not in the format its name or `format` says, "

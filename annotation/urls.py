@@ -200,6 +200,7 @@ page_urls = [
     ),
     path("p/<slug:slug>/disputes/", validation_views.disputes_page, name="disputes"),
     path("p/<slug:slug>/studies/", crowd_views.studies_page, name="studies"),
+    path("p/<slug:slug>/studies/guide/", crowd_views.studies_guide, name="studies-guide"),
     path(
         "p/<slug:slug>/studies/<id:pk>/payments/",
         crowd_views.study_payments,
@@ -207,6 +208,7 @@ page_urls = [
     ),
     path("p/<slug:slug>/study/<str:token>/", crowd_views.study_enter, name="study-enter"),
     path("p/<slug:slug>/study/<str:token>/done/", crowd_views.study_done, name="study-done"),
+    path("p/<slug:slug>/study/<str:token>/leave/", crowd_views.study_leave, name="study-leave"),
     path("p/<slug:slug>/releases/", release_views.releases_page, name="releases"),
     path("p/<slug:slug>/releases/<id:pk>/", release_views.release_detail, name="release-detail"),
     path("p/<slug:slug>/import/sets/", import_views.set_import_page, name="set-import"),

@@ -10,10 +10,14 @@ from annotation.crowd.studies import PARTICIPANT
 
 
 def allowed(path: str, slug: str) -> bool:
-    """Whether a participant of project `slug` may open `path`."""
+    """Whether a participant of project `slug` may open `path`: their project's validation and
+    study pages, and any study's link itself (whose page asks which participant goes on)."""
     project = re.escape(slug)
     pages = rf"/p/{project}/(validate|study)/|/api/projects/{project}/validation/"
-    return bool(re.match(rf"(?:{pages}|/accounts/logout/$|/static/)", path))
+    return bool(re.match(rf"(?:{pages}|{STUDY_LINK}|/accounts/logout/$|/static/)", path))
+
+
+STUDY_LINK = r"/p/[-\w]+/study/[-\w]+/$"
 
 
 class ParticipantScope:

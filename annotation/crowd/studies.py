@@ -57,7 +57,11 @@ def study_create(
     """A study link for `project`; its gold pool is filled for the gates."""
     if platform not in Study.Platform.values:
         raise DomainError("platform is prolific or mturk.", field="platform")
-    items = items_per_participant or project.setting("items_per_participant")
+    items = (
+        project.setting("items_per_participant")
+        if items_per_participant is None
+        else items_per_participant
+    )
     if not 1 <= items <= 10_000:
         raise DomainError(
             "items_per_participant is from 1 to 10000.", field="items_per_participant"

@@ -1,20 +1,25 @@
-"""The crowd's pages: the study link a participant arrives by, their completion page, and the
-admin's Studies page (study links, payments, the gold pool and the comprehension questions)."""
+"""The crowd's pages: the study link a participant arrives by (their start page), their
+completion page and leaving; the admin's Studies page (study links, payments, the gold pool
+and the comprehension questions) and its guide, read from docs/validation.md."""
 
 import json
+import posixpath
+import re
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_POST
 
 from annotation.crowd import gates, pool, studies
 from annotation.crowd.studies import PARTICIPANT
 from annotation.downloads import download
-from annotation.errors import DomainError, flash_refusal
+from annotation.errors import DomainError
 from annotation.models import GoldAnswer, Participant, Project, Study
 from annotation.permissions import Role, project_for
 from annotation.projects import services
@@ -23,28 +28,94 @@ BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
-    """Where the platform sends a participant: make or resume their account, sign them in to
-    it, and start their items. Someone signed in to an account of their own is not switched."""
+    """Where the platform sends a participant, with their id in the query: make or resume their
+    account, sign them in to it, and show the study's start page (this address without the
+    query, which their header's brand links to). Someone signed in to an account of their own
+    is not switched; a session of another participant asks which one goes on (a POST of
+    `switch` takes the new one)."""
     study = get_object_or_404(
         Study.objects.select_related("project"), project__slug=slug, token=token
     )
-    context: dict[str, Any] = {"study": study, "project": study.project}
+    context: dict[str, Any] = {"study": study, "project": study.project, "study_page": True}
     if request.GET.get("assignmentId") == studies.MTURK_PREVIEW:
-        return render(request, "annotation/study_enter.html", {**context, "preview": True})
+        context.update(_intro(study), preview=True)
+        return render(request, "annotation/study_enter.html", context)
     user: Any = request.user
-    if user.is_authenticated and not request.session.get(PARTICIPANT):
+    mark = request.session.get(PARTICIPANT) if user.is_authenticated else None
+    if user.is_authenticated and not mark:
         context["signed_in"] = user.username
         return render(request, "annotation/study_enter.html", context, status=409)
+    found = Participant.objects.select_related("study", "project", "user")
+    current = found.filter(pk=mark["participant"], user_id=user.pk).first() if mark else None
+    if current is not None and not any(k in request.GET for k in ("PROLIFIC_PID", "workerId")):
+        if current.study.token != token:  # their own study's page
+            return redirect("study-enter", slug=current.project.slug, token=current.study.token)
+        return _start_page(request, current)
     try:
         arrival = studies.arrival_of(request.GET)
-        participant = studies.participant_arrive(study=study, arrival=arrival)
     except DomainError as error:
         context["error"] = error.message
         return render(request, "annotation/study_enter.html", context, status=error.status)
-    if user.pk != participant.user_id:
+    same = current is not None and (current.project_id, current.external_id) == (
+        study.project_id,
+        arrival.external_id,
+    )
+    if current is not None and not same:
+        if request.method != "POST" or request.POST.get("switch") != "1":
+            context.update(current=current, arriving=arrival.external_id)
+            return render(request, "annotation/study_enter.html", context, status=409)
+        logout(request)
+    participant = studies.participant_arrive(study=study, arrival=arrival)
+    if request.user.pk != participant.user_id:
         login(request, participant.user, backend=BACKEND)
-    request.session[PARTICIPANT] = {"project": slug, "participant": participant.pk}
-    return redirect("validate", slug=slug)
+    request.session[PARTICIPANT] = {
+        "project": slug,
+        "participant": participant.pk,
+        "token": participant.study.token,
+        "external_id": participant.external_id,
+    }
+    return redirect("study-enter", slug=slug, token=participant.study.token)
+
+
+def _start_page(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """What the task is, the guidelines, how many items and that some check the work; then
+    Start (or Go on, for one who has begun). One who finished reads their code."""
+    study, project = participant.study, participant.project
+    if studies.participant_finished(participant) or gates.ended(project, participant.user):
+        return redirect("study-done", slug=project.slug, token=study.token)
+    context = {"study": study, "project": project, **_intro(study)}
+    context["done"] = studies.items_done(participant)
+    return render(request, "annotation/study_start.html", context)
+
+
+def _intro(study: Study) -> dict[str, Any]:
+    project = study.project
+    return {
+        "guidelines": project.current_guidelines(),
+        "labels": project.all_labels,
+        "quiz_on": gates.quiz_on(project),
+        "gold_on": project.setting("gold_rate") > 0,
+        "lease_minutes": max(1, project.setting("lease_ttl") // 60),
+    }
+
+
+@require_POST
+def study_leave(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """A participant leaves: signed out, and told how to come back (their link resumes)."""
+    study = get_object_or_404(
+        Study.objects.select_related("project"), project__slug=slug, token=token
+    )
+    participant = studies.participant_of(request, slug)
+    if participant is not None:
+        logout(request)
+    context = {
+        "study": study,
+        "project": study.project,
+        "study_page": True,
+        "done": studies.items_done(participant) if participant is not None else None,
+        "lease_minutes": max(1, study.project.setting("lease_ttl") // 60),
+    }
+    return render(request, "annotation/study_left.html", context)
 
 
 def study_done(request: HttpRequest, slug: str, token: str) -> HttpResponse:
@@ -73,28 +144,30 @@ def study_done(request: HttpRequest, slug: str, token: str) -> HttpResponse:
 @login_required
 def studies_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.ADMIN)
+    typed: dict[str, Any] = {}
+    status = 200
     if request.method == "POST":
-        _studies_action(request, project)
-        return redirect("studies", slug=slug)
+        try:
+            _studies_action(request, project)
+        except DomainError as error:  # the page again, with what the admin typed and why
+            typed = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
+            typed["error"], status = error.message, error.status
+        else:
+            return redirect("studies", slug=slug)
     questions = project.setting("qualification_questions")
     context = {
         "project": project,
         "studies": studies.study_figures(project),
         "platforms": Study.Platform.choices,
-        "pool_size": _pool_size(project),
-        "questions": "\n".join(json.dumps(q, ensure_ascii=False) for q in questions),
+        "pool_size": pool.pool_size(project),
+        "questions": typed.get(
+            "questions", "\n".join(json.dumps(_in_order(q), ensure_ascii=False) for q in questions)
+        ),
+        "has_questions": bool(questions),
+        "typed": typed,
         "settings": {key: project.setting(key) for key in CROWD_SETTINGS},
     }
-    return render(request, "annotation/studies.html", context)
-
-
-def _pool_size(project: Project) -> int:
-    """The gold pool's size; an empty pool under the gates is filled first, from the labelled
-    originals and accepted items (as the first test drawn would fill it)."""
-    size = pool.pool_size(project)
-    if size == 0 and gates.gates_on(project):
-        size = pool.pool_refresh(project)
-    return size
+    return render(request, "annotation/studies.html", context, status=status)
 
 
 CROWD_SETTINGS = (
@@ -110,29 +183,37 @@ CROWD_SETTINGS = (
 
 
 def _studies_action(request: HttpRequest, project: Project) -> None:
-    try:
-        if "refresh_pool" in request.POST:
-            size = pool.pool_refresh(project)
-            messages.success(request, f"The gold pool holds {size} items.")
-        elif "questions" in request.POST:
-            questions = _questions(request.POST["questions"])
-            services.project_update(
-                project=project, user=request.user, settings={"qualification_questions": questions}
-            )
-            messages.success(request, f"{len(questions)} comprehension questions saved.")
-        else:
-            items = request.POST.get("items_per_participant", "").strip()
-            study = studies.study_create(
-                project=project,
-                actor=request.user,
-                name=request.POST.get("name", ""),
-                platform=request.POST.get("platform", ""),
-                items_per_participant=int(items) if items.isdigit() else None,
-                completion_code=request.POST.get("completion_code", "").strip(),
-            )
-            messages.success(request, f"Study {study.name} created: paste its link below.")
-    except DomainError as error:
-        flash_refusal(request, error)
+    if "refresh_pool" in request.POST:
+        messages.success(request, f"The gold pool holds {pool.pool_refresh(project)} items.")
+    elif "questions" in request.POST:
+        questions = _questions(request.POST["questions"])
+        services.project_update(
+            project=project, user=request.user, settings={"qualification_questions": questions}
+        )
+        size = gates.pool_for_gates(project)
+        messages.success(
+            request,
+            f"{len(questions)} comprehension questions saved."
+            + (f" The gold pool holds {size} items." if size is not None else ""),
+        )
+    else:
+        items = request.POST.get("items_per_participant", "").strip()
+        if items and not items.isdigit():
+            raise DomainError("items_per_participant is from 1 to 10000.")
+        study = studies.study_create(
+            project=project,
+            actor=request.user,
+            name=request.POST.get("name", ""),
+            platform=request.POST.get("platform", ""),
+            items_per_participant=int(items) if items else None,
+            completion_code=request.POST.get("completion_code", "").strip(),
+        )
+        messages.success(request, f"Study {study.name} created: paste its link below.")
+
+
+def _in_order(question: dict[str, Any]) -> dict[str, Any]:
+    """A question's keys in the order the page's help writes them (the database sorts them)."""
+    return {k: question[k] for k in ("fields", "label", "answers") if k in question}
 
 
 def _questions(text: str) -> list[Any]:
@@ -184,3 +265,39 @@ def validate_context(request: HttpRequest, project: Project, context: dict[str, 
     context["undoable"] = None
     context["gated"] = True
     return None
+
+
+GUIDE = ("validation.md", "## Validation with a crowd")
+
+
+@login_required
+def studies_guide(request: HttpRequest, slug: str) -> HttpResponse:
+    """The crowd setup, step by step, as docs/validation.md has it (the one copy): the
+    Studies page links here, as the docs are not served otherwise."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    name, heading = GUIDE
+    path = settings.BASE_DIR / "docs" / name
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    context = {"project": project, "guide": doc_section(text, heading), "source": f"docs/{name}"}
+    return render(request, "annotation/studies_guide.html", context)
+
+
+def doc_section(text: str, heading: str) -> str:
+    """The Markdown under the heading that starts with `heading`, up to the next heading of its
+    level, with links to other files of the repository written as their paths (not served)."""
+    lines = text.splitlines()
+    found = [n for n, line in enumerate(lines) if line.startswith(heading)]
+    if not found:
+        return ""
+    start = found[0] + 1
+    level = heading.split(" ")[0] + " "
+    end = next((n for n in range(start, len(lines)) if lines[n].startswith(level)), len(lines))
+    return LOCAL_LINK.sub(_as_path, "\n".join(lines[start:end]))
+
+
+LOCAL_LINK = re.compile(r"\[([^\]]+)\]\((?!https?://|#)([^)\s]+)\)")
+
+
+def _as_path(link: re.Match[str]) -> str:
+    path = posixpath.normpath(f"docs/{link[2]}")
+    return f"`{path}`" if link[1] in (path, link[2]) else f"{link[1]} (`{path}`)"

@@ -248,7 +248,10 @@ def check_questions(
     questions: list[dict[str, Any]], field_names: list[str], labels: list[str]
 ) -> None:
     """Each comprehension question fills the project's fields and answers with one of its
-    labels (or, in free-text projects, with answers or an extra label)."""
+    labels (or, in free-text projects, with answers or an extra label). A label is matched
+    regardless of case and surrounding spaces ("Positive" for "positive"), and the question
+    is changed to the project's spelling, which is what gets stored."""
+    spelling = _spellings(labels)
     for n, question in enumerate(questions, start=1):
         unknown = sorted(set(question["fields"]) - set(field_names))
         if unknown or not any(question["fields"].values()):
@@ -258,6 +261,14 @@ def check_questions(
             )
         label = question.get("label", "")
         if label and label not in labels:
-            raise DomainError(
-                f"qualification question {n}: {label!r} is not one of {', '.join(labels)}."
-            )
+            if label.strip().casefold() not in spelling:
+                raise DomainError(
+                    f"qualification question {n}: {label!r} is not one of {', '.join(labels)}."
+                )
+            question["label"] = spelling[label.strip().casefold()]
+
+
+def _spellings(labels: list[str]) -> dict[str, str]:
+    """Each label by its case-folded form, where no other label folds to the same."""
+    folded = [label.strip().casefold() for label in labels]
+    return {f: label for f, label in zip(folded, labels, strict=True) if folded.count(f) == 1}

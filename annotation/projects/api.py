@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.crowd import gates
 from annotation.data.api import project_delete_answer
 from annotation.errors import DomainError
 from annotation.pagination import page_of, paginated
@@ -67,6 +68,7 @@ class ProjectDetailView(APIView):
         if request.data.get("slug", slug) != slug:  # type: ignore[union-attr]  # a dict: valid
             raise DomainError("the slug cannot change.", field="slug")
         project = services.project_update(project=project, user=request.user, **data.validated_data)
+        gates.pool_for_gates(project)  # a gate on: the gold pool filled now (docs/validation.md)
         return Response(ProjectOutputSerializer(project).data)
 
     @extend_schema(

@@ -159,15 +159,29 @@ class ValidatorQualifyView(APIView):
 
     @extend_schema(request=QualifySerializer, responses=QualifiedSerializer)
     def post(self, request: Request, slug: str, username: str) -> Response:
+        """`{qualified}` qualifies or unqualifies a validator; `{action: "retest"}` gives one
+        who failed the qualification test one more attempt (docs/validation.md)."""
         project = project_for(request.user, slug, Role.ADMIN)
         validator = get_user_model().objects.filter(username=username).first()
         data = QualifySerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        quality.validator_set_qualified(
-            project=project,
-            validator_id=validator.pk if validator else 0,
-            qualified=data.validated_data["qualified"],
-            actor=request.user,
-        )
-        answer = {"validator": username, **data.validated_data}
+        choice = data.validated_data
+        if ("qualified" in choice) == ("action" in choice):
+            raise DomainError("give qualified or action, one of them.")
+        validator_id = validator.pk if validator else 0
+        if "action" in choice:
+            gates.allow_retest(project=project, validator_id=validator_id, actor=request.user)
+        else:
+            quality.validator_set_qualified(
+                project=project,
+                validator_id=validator_id,
+                qualified=choice["qualified"],
+                actor=request.user,
+            )
+        status_ = gates.status_of(project, validator)
+        answer = {
+            "validator": username,
+            "qualified": status_.qualified,
+            "qualification": gates.gate_figures(project, status_)["qualification"],
+        }
         return Response(QualifiedSerializer(answer).data)

@@ -49,7 +49,18 @@ class AdjudicateSerializer(serializers.Serializer):
 
 
 class QualifySerializer(serializers.Serializer):
-    qualified = serializers.BooleanField()
+    """One of the two: `qualified`, or `action`."""
+
+    qualified = serializers.BooleanField(
+        required=False,
+        help_text="true requalifies (and resumes a paused validator), false unqualifies",
+    )
+    action = serializers.ChoiceField(
+        choices=["retest"],
+        required=False,
+        help_text="retest: one more attempt at the qualification test, for a validator who "
+        "failed it (409 otherwise)",
+    )
 
 
 class AdjudicatedSerializer(serializers.Serializer):
@@ -60,6 +71,10 @@ class AdjudicatedSerializer(serializers.Serializer):
 class QualifiedSerializer(serializers.Serializer):
     validator = serializers.CharField()
     qualified = serializers.BooleanField()
+    qualification = serializers.CharField(
+        allow_null=True,
+        help_text="the test's outcome now: pending, passed, failed; null without a test",
+    )
 
 
 class ValidatorFiguresSerializer(serializers.Serializer):

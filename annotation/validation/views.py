@@ -166,8 +166,11 @@ def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResp
         try:
             gates.allow_retest(project=project, validator_id=user_id, actor=request.user)
         except DomainError as error:
-            raise Http404(error.message) from None
-        messages.success(request, "The validator may take the test once more.")
+            if error.code == "not_found":
+                raise Http404(error.message) from None
+            flash_refusal(request, error)  # not failed (any more): a retest given meanwhile
+        else:
+            messages.success(request, "The validator may take the test once more.")
         return redirect("validators", slug=slug)
     qualified = request.POST.get("qualified") == "1"
     try:

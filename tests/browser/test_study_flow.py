@@ -42,6 +42,8 @@ def test_a_participant_goes_from_the_study_link_to_the_completion_code(
     participant = browser.new_context(base_url=live_server.url).new_page()
     participant.set_default_timeout(15_000)
     participant.goto(arrival)
+    expect(participant.locator("#study-items")).to_contain_text("You will label 5 items")
+    participant.click("#start")
     expect(participant.locator("#vote-form")).to_be_visible()
     assert participant.locator("nav.tabs").count() == 0  # no page but this one
     keys = {"positive": "1", "negative": "2"}

@@ -53,7 +53,9 @@ REFUSALS = {
     "POST /projects/{slug}/perturbations/": r'^\{"pivot":\["No original with id',
     "POST /projects/{slug}/releases/": r"add up to 1|min_agreement for \w+ must be from 0 to",
     "POST /projects/{slug}/validation/{item}/vote/": r'"field":"(label|answer)"\}$',
-    "POST /projects/{slug}/validators/{username}/": r"^\{\"detail\":\"no (user|validator)",
+    "POST /projects/{slug}/validators/{username}/": (
+        r"^\{\"detail\":\"(no (user|validator)|give qualified or action, one of them)"
+    ),
     "POST /projects/{slug}/examples/import/": r'^\{"errors":\[|{FILE}',
     "POST /projects/{slug}/import/votes/": r'^\{"errors":\[|{FILE}',
     "POST /projects/{slug}/import/sets/": (  # the files that its `format` needs

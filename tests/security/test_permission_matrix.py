@@ -113,15 +113,16 @@ MATRIX = {
     "api-study-payments": (("get", ADMINS),),
     "studies": (("get", ADMINS), ("post", ADMINS)),
     "study-payments": (("get", ADMINS),),
+    "studies-guide": (("get", ADMINS),),
 }
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
-# invitation's link is for the account it names (test_accounts.py); a study's link and its
-# done page are for anyone with the link, as its participant (tests/annotation/crowd/).
+# invitation's link is for the account it names (test_accounts.py); a study's link, its done
+# page and leaving are for anyone with the link, as its participant (tests/annotation/crowd/).
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
                  "project-list", "project-start", "password-set", "password-set-done",
                  "project-new", "project-new-published", "api-import-published-new",
-                 "project-join", "study-enter", "study-done"}  # fmt: skip
+                 "project-join", "study-enter", "study-done", "study-leave"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

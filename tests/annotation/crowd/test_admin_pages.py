@@ -1,7 +1,7 @@
 """What the admin's pages and the participant's done page say under the crowd gates (issue 49
-walk): a failed test reads as ended with a retest offered, the gold pool is filled when a gate
-is on, a resumed pause stays on the payments record, test items count among a study's items,
-and running out of items is said."""
+walk): a failed test reads as ended with a retest offered, the gold pool is filled when the
+settings turn a gate on, a resumed pause stays on the payments record, test items count among
+a study's items, and running out of items is said."""
 
 import csv
 import io
@@ -16,6 +16,7 @@ from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
 from tests.annotation.crowd.conftest import answer_next, configure, wrong_label
 from tests.annotation.crowd.test_studies import arrive, label_one
+from tests.annotation.projects.test_setup_pages import form_data
 from tests.factories import ExampleFactory, ProjectFactory, member
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +29,7 @@ def admin_client(user):  # type: ignore[no-untyped-def]
 
 
 def row_of(page: str, username: str) -> str:
-    (row,) = [r for r in page.split("<tr>") if f"<td>{username}</td>" in r]
+    (row,) = [r for r in page.split("<tr>") if f'<td data-label="Validator">{username}</td>' in r]
     return row
 
 
@@ -71,12 +72,27 @@ def test_a_retest_failed_again_ends_the_work_again(crowd_project, workers, peopl
     assert next_item(project=crowd_project, validator=worker) is None
     status = ValidatorStatus.objects.get(project=crowd_project, validator=worker)
     assert (status.qualification, status.quiz_attempt) == ("failed", 2)
-    # A validator who did not fail has no retest to give: 404, nothing changes.
-    assert admin.post(f"/p/{crowd_project.slug}/validators/{workers[1].pk}/qualify/",
+    # A validator who did not fail has no retest to give: the page says so, nothing changes;
+    # someone who is no validator here is not found.
+    answer = admin.post(f"/p/{crowd_project.slug}/validators/{workers[1].pk}/qualify/",
+                        {"retest": "1"}, follow=True)  # fmt: skip
+    assert "This validator has not failed the test." in answer.content.decode()
+    assert AuditLog.objects.filter(action="qualification_retest").count() == 1
+    outsider = people["outsider"]
+    assert admin.post(f"/p/{crowd_project.slug}/validators/{outsider.pk}/qualify/",
                       {"retest": "1"}).status_code == 404  # fmt: skip
 
 
-def test_the_studies_page_fills_the_pool_once_a_gate_is_on(people):
+def settings_values(project):  # type: ignore[no-untyped-def]
+    """What the Settings page shows of `project`, to post back with a change."""
+    return {"name": project.name, "task_type": project.task_type, "fields": project.fields,
+            "labels": project.labels, "extra_labels": project.extra_labels,
+            "settings": project.settings, "tags": [], "guidelines": ""}  # fmt: skip
+
+
+def test_saving_the_settings_with_a_gate_on_fills_the_pool(people, client_for):
+    """The pool was filled only when the Studies page was opened (second walk, #7): now when the
+    Settings page or the API saves a gate on, so that the test can draw before anyone looks."""
     project = ProjectFactory(slug="fresh")
     admin_user = member(project, "fresh-admin", "admin")
     labelled = 5
@@ -85,14 +101,25 @@ def test_the_studies_page_fills_the_pool_once_a_gate_is_on(people):
                        fields={"text": f"Review {n}."})  # fmt: skip
     ExampleFactory(project=project, external_id="unlabelled", label="", fields={"text": "x"})
     admin = admin_client(admin_user)
-    page = admin.get(f"/p/{project.slug}/studies/").content.decode()
-    assert "holds 0 items" in page  # no gate: nothing filled yet
-    configure(project, qualification_items=3)
-    page = admin.get(f"/p/{project.slug}/studies/").content.decode()
-    assert f"The gold pool holds {labelled} items" in page
+    url = f"/p/{project.slug}/settings/"
+    values = settings_values(project)
+    saved = admin.post(url, form_data(values, setting_qualification_items=0), follow=True)
+    assert "Project saved." in saved.content.decode()
+    assert GoldItem.objects.filter(project=project).count() == 0  # no gate: nothing filled
+    saved = admin.post(url, form_data(values, setting_qualification_items=3), follow=True)
+    assert f"The gold pool holds {labelled} items" in saved.content.decode()
     assert GoldItem.objects.filter(project=project, kind="pool").count() == labelled
-    assert "Refresh the pool" in page and "Add new accepted items" not in page
-    assert 'id="pool-empty"' not in page
+    page = admin.get(f"/p/{project.slug}/studies/").content.decode()
+    assert f"The gold pool holds {labelled} items" in page and 'id="pool-empty"' not in page
+    # The API's settings update does the same, for a gold rate alone.
+    other = ProjectFactory(slug="fresh-api")
+    api_admin = member(other, "api-admin", "admin")
+    ExampleFactory(project=other, label="negative", fields={"text": "Dull."})
+    api = client_for(api_admin)
+    answer = api.patch(f"/api/projects/{other.slug}/", {"settings": {"gold_rate": 0.1}},
+                       format="json")  # fmt: skip
+    assert answer.status_code == 200
+    assert GoldItem.objects.filter(project=other, kind="pool").count() == 1
 
 
 def test_the_studies_page_says_an_empty_pool_cannot_feed_the_test(people):

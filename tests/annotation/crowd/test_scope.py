@@ -43,9 +43,10 @@ def test_a_participant_reaches_their_validation_pages_alone(participant_client, 
     token = participant_client.post("/api/auth/token/", {"username": "prolific-x", "password": ""})
     assert token.status_code == 404
     page = participant_client.get(f"/p/{slug}/validate/").content.decode()
-    # No link to any page the account may not open.
+    # No link to any page the account may not open: its study's page, and static files.
     links = set(re.findall(r'href="(/[^"]*)"', page))
-    assert links <= {"/static/css/app.css"} | {u for u in links if u.startswith("/static/")}
+    study_page = f"/p/{slug}/study/{participant_client.study.token}/"  # type: ignore[attr-defined]
+    assert links - {u for u in links if u.startswith("/static/")} == {study_page}
 
 
 def test_a_participant_of_one_project_cannot_open_anothers_study(participant_client, people):

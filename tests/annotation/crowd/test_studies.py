@@ -46,7 +46,9 @@ def label_one(client, project):  # type: ignore[no-untyped-def]
 def test_a_participant_labels_their_items_and_gets_the_code(study, crowd_project):
     client = Client()
     answer = arrive(client, study)
-    assert answer.status_code == 302 and answer.url == f"/p/{crowd_project.slug}/validate/"
+    assert (
+        answer.status_code == 302 and answer.url == f"/p/{crowd_project.slug}/study/{study.token}/"
+    )
     (participant,) = Participant.objects.all()
     user = participant.user
     assert (user.email, user.has_usable_password()) == ("", False)
@@ -118,7 +120,7 @@ def test_mturk_ids_and_preview(crowd_project, people):
     preview = client.get(url, {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"})
     assert preview.status_code == 200 and not Participant.objects.exists()
     answer = client.get(url, {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "3AB", "hitId": "H1"})
-    assert answer.status_code == 302
+    assert answer.status_code == 302 and answer.url == url
     participant = Participant.objects.get()
     assert (participant.external_id, participant.assignment) == ("A1B2C3D4E5F6G7", "3AB")
 
