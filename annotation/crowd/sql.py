@@ -37,13 +37,13 @@ _MINE = "s.project_id = %(project)s AND s.validator_id = %(validator)s"
 _SERVE = Statement(
     "gold_serve",
     f"""WITH drawn AS ({_DRAW})
-        UPDATE {STATUS} s SET gold_pending = drawn.id FROM drawn WHERE {_MINE}
+        UPDATE {STATUS} AS s SET gold_pending = drawn.id FROM drawn WHERE {_MINE}
         RETURNING drawn.*""",
     **_WHO,
 )
 _MARK = Statement(
     "gold_mark_served",
-    f"UPDATE {STATUS} s SET gold_pending = %(gold)s WHERE {_MINE}",
+    f"UPDATE {STATUS} AS s SET gold_pending = %(gold)s WHERE {_MINE}",
     **_WHO,
     gold="bigint",
 )
@@ -106,14 +106,14 @@ _INSERT_TYPES = {
 # The status as the answer leaves it: the gold counts, the item served, the pause, and after a
 # right gold check the mark moved to their latest vote (their votes after it stop counting if
 # they are paused later).
-_COUNT_SQL = f"""UPDATE {STATUS} s SET gold_seen = %(seen)s, gold_correct = %(right_n)s,
+_COUNT_SQL = f"""UPDATE {STATUS} AS s SET gold_seen = %(seen)s, gold_correct = %(right_n)s,
         gold_pending = %(pending)s, paused = %(paused)s, paused_at = %(paused_at)s,
         gold_mark = CASE WHEN %(right)s THEN COALESCE(
             (SELECT max(v.id) FROM {VOTE} v JOIN {ITEM} i ON i.id = v.item_id
              WHERE v.validator_id = %(validator)s AND i.project_id = %(project)s), 0)
-            ELSE s.gold_mark END
+            ELSE gold_mark END
     WHERE {_MINE}
-    RETURNING s.gold_mark"""
+    RETURNING gold_mark"""
 _COUNT_TYPES = {
     "seen": "integer",
     "right_n": "integer",
