@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import URLPattern, path
 
-from annotation.jobs.pages import job_action
+from annotation.jobs.pages import JobPages, job_action
 from evaluation.analyses import api as analyses_api
 from evaluation.analyses import views as analyses_views
 from evaluation.runs import api as runs_api
@@ -24,7 +24,7 @@ for action in ("cancel", "retry"):
     api_urls += [
         path(
             f"evaluations/<id:pk>/{action}/",
-            runs_api.JobActionView.as_view(action=action),
+            runs_api.RunActionView.as_view(action=action),
             name=f"api-evaluation-{action}",
         ),
         path(
@@ -34,36 +34,33 @@ for action in ("cancel", "retry"):
         ),
     ]
 
+
+def job_page_urls(prefix: str, name: str, pages: JobPages) -> list[URLPattern]:
+    """Under a job's page: its progress bar, and its cancel and retry (the one page action)."""
+    return [
+        path(
+            f"p/<slug:slug>/{prefix}/<id:pk>/progress/",
+            runs_views.job_progress,
+            {"pages": pages},
+            name=f"{name}-progress",
+        ),
+        path(
+            f"p/<slug:slug>/{prefix}/<id:pk>/<str:action>/",
+            job_action,
+            {"pages": pages},
+            name=f"{name}-action",
+        ),
+    ]
+
+
 page_urls = [
     path("p/<slug:slug>/models/", specs_views.models_page, name="models"),
     path("p/<slug:slug>/models/prompt/", specs_views.prompt_page, name="prompt"),
     path("p/<slug:slug>/evaluations/", runs_views.runs_page, name="runs"),
     path("p/<slug:slug>/evaluations/compare/", runs_views.compare_page, name="runs-compare"),
     path("p/<slug:slug>/evaluations/<id:pk>/", runs_views.run_page, name="run"),
-    path(
-        "p/<slug:slug>/evaluations/<id:pk>/progress/",
-        runs_views.job_progress,
-        {"pages": runs_views.RUN_PAGES},
-        name="run-progress",
-    ),
-    path(
-        "p/<slug:slug>/evaluations/<id:pk>/<str:action>/",
-        job_action,
-        {"pages": runs_views.RUN_PAGES},
-        name="run-action",
-    ),
+    *job_page_urls("evaluations", "run", runs_views.RUN_PAGES),
     path("p/<slug:slug>/analyses/", analyses_views.analyses_page, name="analyses"),
     path("p/<slug:slug>/analyses/<id:pk>/", analyses_views.analysis_page, name="analysis"),
-    path(
-        "p/<slug:slug>/analyses/<id:pk>/progress/",
-        runs_views.job_progress,
-        {"pages": analyses_views.ANALYSIS_PAGES},
-        name="analysis-progress",
-    ),
-    path(
-        "p/<slug:slug>/analyses/<id:pk>/<str:action>/",
-        job_action,
-        {"pages": analyses_views.ANALYSIS_PAGES},
-        name="analysis-action",
-    ),
+    *job_page_urls("analyses", "analysis", analyses_views.ANALYSIS_PAGES),
 ]

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -38,6 +37,7 @@ from annotation.imports.serializers import (
     VoteImportInputSerializer,
     VotesResultSerializer,
 )
+from annotation.jobs.api import JobActionView
 from annotation.models import ImportJob, Project
 from annotation.permissions import (
     Role,
@@ -204,13 +204,16 @@ class NewProjectPublishedImportView(APIView):
         return Response(answer, status=status.HTTP_201_CREATED)
 
 
+def admin_import_job(user: Any, slug: str, pk: int) -> ImportJob:
+    """The project's import job `pk`, for its admins."""
+    return get_object_or_404(ImportJob, project=project_for(user, slug, Role.ADMIN), pk=pk)
+
+
 class ImportJobView(APIView):
     @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, slug: str, pk: int) -> Response:
         """The background import job `pk`."""
-        project = project_for(request.user, slug, Role.ADMIN)
-        job = get_object_or_404(ImportJob, project=project, pk=pk)
-        return Response(ImportJobSerializer(job).data)
+        return Response(ImportJobSerializer(admin_import_job(request.user, slug, pk)).data)
 
     @extend_schema(request=None, responses=MOVED, deprecated=True)
     def delete(self, request: Request, slug: str, pk: int) -> Response:
@@ -234,18 +237,10 @@ class BatchView(APIView):
         return batch_undo_answer(request, slug, pk)
 
 
-REFUSED_ACTION = OpenApiResponse(
-    description="cancel: it has finished; retry: it succeeded, or its files are gone"
-)
+class ImportJobActionView(JobActionView):
+    """Cancel a queued or running background import (nothing of it is committed), or retry a
+    failed or cancelled one from its stored files."""
 
-
-class ImportJobActionView(APIView):
-    @extend_schema(request=None, responses={200: ImportJobSerializer, 409: REFUSED_ACTION})
-    def post(self, request: Request, slug: str, pk: int, action: str) -> Response:
-        """Cancel a queued or running background import (nothing of it is committed), or
-        retry a failed or cancelled one from its stored files."""
-        project = project_for(request.user, slug, Role.ADMIN)
-        job = get_object_or_404(ImportJob, project=project, pk=pk)
-        if action not in JOB_ACTIONS:
-            raise Http404("The actions are cancel and retry.")
-        return Response(ImportJobSerializer(JOB_ACTIONS[action](job)).data)
+    find = staticmethod(admin_import_job)
+    actions = JOB_ACTIONS
+    output = ImportJobSerializer

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.jobs.api import JobActionView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import raw_field
 from evaluation.access import (
@@ -18,7 +19,6 @@ from evaluation.access import (
 )
 from evaluation.analyses import services
 from evaluation.models import Analysis
-from evaluation.runs.api import JobActionView
 
 
 class AnalysisOutputSerializer(serializers.ModelSerializer):
@@ -82,10 +82,8 @@ class AnalysisDetailView(APIView):
 
 
 class AnalysisActionView(JobActionView):
+    """Cancel a queued or running analysis, or retry a failed or cancelled one."""
+
     find = staticmethod(admin_analysis)
     actions = services.ACTIONS
     output = AnalysisOutputSerializer
-
-    @extend_schema(request=None, responses=AnalysisOutputSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        return super().post(request, pk)

@@ -1,7 +1,5 @@
-"""Evaluation runs over the API (docs/api.md). Admins only. Cancel and retry serve analyses
-too (JobActionView)."""
+"""Evaluation runs over the API (docs/api.md). Admins only."""
 
-from collections.abc import Callable
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -13,6 +11,7 @@ from rest_framework.views import APIView
 
 from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
+from annotation.jobs.api import JobActionView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import admin_release, raw_field
 from annotation.text.parsing import parse_id
@@ -140,16 +139,10 @@ class RunPredictionsView(APIView):
         return download(rows, fmt, name)
 
 
-class JobActionView(APIView):
-    """Cancel or retry a run or an analysis: `find` checks access and loads it, `actions` are
-    its services by name, `output` its serializer."""
+class RunActionView(JobActionView):
+    """Cancel a queued or running evaluation run (and its shards), or retry a failed or
+    cancelled one."""
 
-    action = ""
-    find: Callable[[Any, int], Any] = staticmethod(admin_run)
-    actions: dict[str, Callable[..., Any]] = services.ACTIONS
-    output: Any = RunOutputSerializer
-
-    @extend_schema(request=None, responses=RunOutputSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        job = type(self).find(request.user, pk)
-        return Response(self.output(self.actions[self.action](job)).data)
+    find = staticmethod(admin_run)
+    actions = services.ACTIONS
+    output = RunOutputSerializer
