@@ -37,11 +37,17 @@ def timed_phases() -> dict[str, float]:
 
         setattr(owner, name, timed)
 
-    wrap(services, "choose", "choosing (DB: perturbations and vote counts)")
-    wrap(bundle.BundleWriter, "write_data",
-         "sets, files and entries (DB reads and COPY with foreign-key checks, beside the "
-         "JSON and TSV; sets.jsonl compressed in a thread)")  # fmt: skip
-    wrap(services, "release_statistics", "statistics (DB; other files zipped meanwhile)")
+    from annotation.releases import copied
+    from annotation.releases import sql as release_sql
+
+    wrap(services, "choose", "choosing (rows' path: perturbations and vote counts)")
+    wrap(release_sql, "choose", "choosing (SQL, into a temporary table)")
+    wrap(release_sql, "store_entries", "release entries (INSERT ... SELECT)")
+    files = "sets and files (COPY into Arrow beside the files' thread; rows' path: DB reads"
+    wrap(bundle.BundleWriter, "write_data", f"{files} and the entries' COPY beside them)")
+    wrap(copied.Columns, "per_split", "agreement per split (from the chunks' tallies)")
+    wrap(services, "release_statistics", "statistics (rows' path; other files zipped meanwhile)")
+    wrap(services, "figures", "statistics (validators, times; other files zipped meanwhile)")
     wrap(bundle.BundleWriter, "finish", "waiting for the zip; card, manifest, hash")
     return phases
 
@@ -55,6 +61,10 @@ def measure(mode: str, sets: int) -> None:
     from annotation.releases.services import release_create
 
     phases = timed_phases() if mode == "phases" else {}
+    if mode == "rows":  # the rows' path, which the code before this change always took
+        from annotation.releases import copied
+
+        copied.applies = lambda project: False
 
     settings.MEDIA_ROOT = OUT / "media"
     project = Project.objects.get(slug=export_slug(sets))
@@ -63,7 +73,7 @@ def measure(mode: str, sets: int) -> None:
         pids = {os.getpid(), cursor.fetchone()[0]}  # this process and its PostgreSQL backend
     cpu = cpu_seconds(pids)
     started = time.perf_counter()
-    if mode in ("release", "phases"):
+    if mode in ("release", "phases", "rows"):
         release = release_create(
             project=project,
             user=None,
@@ -92,8 +102,13 @@ def measure(mode: str, sets: int) -> None:
     seconds = time.perf_counter() - started
     if phases:
         phases["the rest (pseudonyms, commit)"] = seconds - sum(phases.values())
-    result = {"seconds": seconds, "cpu_seconds": cpu_seconds(pids) - cpu, "rss_mb": peak_rss_mb(),
-              "bytes": size, "phases": phases}  # fmt: skip
+    result = {
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds(pids) - cpu,
+        "rss_mb": peak_rss_mb(),
+        "bytes": size,
+        "phases": phases,
+    }
     print(json.dumps(result))
 
 
@@ -115,6 +130,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", type=int, default=100_000)
     parser.add_argument("--measure")
+    parser.add_argument("--pairs", type=int, default=1, help="releases, each beside the rows' path")
+    parser.add_argument(
+        "--rows",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the rows' path too (default: up to 100k sets)",
+    )
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, args.sets)
@@ -129,21 +151,36 @@ def main() -> None:
 
         with connection.cursor() as cursor:  # statistics for the planner, as autovacuum would
             cursor.execute("VACUUM ANALYZE")
-    floor, ours, split = (run(mode, args.sets) for mode in ("none", "release", "phases"))
+    rows = args.rows if args.rows is not None else args.sets <= 100_000
+    floor = run("none", args.sets)
+    pairs = [
+        (run("release", args.sets), run("rows", args.sets) if rows else None)
+        for _ in range(args.pairs)
+    ]
+    split = run("phases", args.sets)
     goal = 4 * args.sets / 100_000 if args.sets <= 100_000 else 45 * args.sets / 1_000_000
     print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
-    print(
-        f"streamed release: {ours['seconds']:.1f} s ({ours['cpu_seconds']:.1f} s of CPU, "
-        f"with its PostgreSQL backend's), peak RSS {ours['rss_mb']:.0f} MB, "
-        f"zip {ours['bytes'] / 1e6:.1f} MB (target: {goal:.0f} s for {args.sets:,} sets -> "
-        f"{ours['seconds'] / goal:.2f}x, memory flat)"
-    )
+    for ours, before in pairs:
+        print(
+            f"streamed release: {ours['seconds']:.1f} s ({ours['cpu_seconds']:.1f} s of CPU, "
+            f"with its PostgreSQL backend's), peak RSS {ours['rss_mb']:.0f} MB, "
+            f"zip {ours['bytes'] / 1e6:.1f} MB (target: {goal:.0f} s for {args.sets:,} sets -> "
+            f"{ours['seconds'] / goal:.2f}x)"
+        )
+        if before is not None:
+            print(
+                f"  the rows' path (the code before), next: {before['seconds']:.1f} s "
+                f"({before['cpu_seconds']:.1f} s of CPU), peak RSS {before['rss_mb']:.0f} MB: "
+                f"time {ours['seconds'] / before['seconds']:.2f}x, "
+                f"CPU {ours['cpu_seconds'] / before['cpu_seconds']:.2f}x"
+            )
     print(f"where the time goes (a separate run of the release: {split['seconds']:.1f} s):")
     for phase, seconds in split["phases"].items():
         print(f"  {seconds:5.1f} s  {phase}")
     if args.sets > 100_000:  # the naive export holds every set in memory: ~12 GB at 1M sets
         print("naive in-memory export: not run beyond 100k sets")
         return
+    ours = pairs[0][0]
     naive = run("naive", args.sets)
     print(
         f"naive in-memory export: {naive['seconds']:.1f} s, peak RSS {naive['rss_mb']:.0f} MB, "

@@ -208,6 +208,7 @@ def test_hand_written_sql_lives_in_few_modules_and_names_no_table():
         "annotation.sql",
         "annotation.validation.sql",
         "annotation.crowd.sql",
+        "annotation.releases.sql",
         "annotation.bulk",
     }
 

@@ -27,7 +27,8 @@ from django.conf import settings
 from annotation.models import Project, Release, release_id
 from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256, zip_file, zip_member
-from annotation.releases.table import Chunk, TableViews
+from annotation.releases.members import Members
+from annotation.releases.table import Chunk, TableViews, paired_header
 from annotation.validation.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"
@@ -56,15 +57,6 @@ class Chosen:
 Row = tuple[Chosen, dict[str, Any], dict[str, Any]]
 
 
-def _paired_header(project: Project) -> list[str]:
-    """The paired TSVs' header: the columns of the project's latest paired TSV import (IMDb's
-    Sentiment and Text), or label and the field's name."""
-    name = project.field_names[0]
-    batch = project.import_batches.filter(format="paired_tsv").order_by("-created_at").first()
-    columns = batch.mapping if batch is not None else {}
-    return [columns.get("label", "label"), columns.get(name, name)]
-
-
 class BundleWriter:
     """Writes a release's bundle in a temporary folder: `write_data`, then `finish` with the
     card. Used as a context manager, which removes the folder."""
@@ -76,7 +68,7 @@ class BundleWriter:
         self.free_text = project.is_free_text
         self.answer_rules = AnswerRules.of(project)
         self.paired = project.task_type == "classification" and len(project.fields) == 1
-        self.paired_header = _paired_header(project) if self.paired else []
+        self.paired_header = paired_header(project) if self.paired else []
         self.counts: dict[str, Any] = {
             "sets": Counter(),
             "perturbations": Counter(),
@@ -115,13 +107,19 @@ class BundleWriter:
             self.zip.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def write_data(self, rows: Iterable[Row], alone: Iterable[dict[str, Any]] = ()) -> None:
-        """Write the data files from the release's rows in pivot order, then its sets of one
+    def write_data(
+        self,
+        rows: Iterable[Row],
+        alone: Iterable[dict[str, Any]] = (),
+        columns: Iterable[Members] = (),
+    ) -> None:
+        """Write the data files from the release's rows in pivot order (or its chunks in
+        `columns`, counted by their reader: annotation.releases.copied), then its sets of one
         (`alone`: originals with no perturbation, services.sets_of_one), counting what they hold
         (`counts_summary`, `seconds`), SETS_AT_ONCE sets at a time: every file is derived from
-        each chunk's table on a thread of their own (annotation.releases.table) while this one
-        reads the next. sets.jsonl goes straight into the zip, compressed as it is written;
-        then a thread adds the other files to the zip while the caller goes on (`finish`)."""
+        each chunk's table on a thread of its own (annotation.releases.table) while this one
+        reads the next. sets.jsonl goes into the zip as it is written; then a thread adds the
+        other files while the caller goes on (`finish`)."""
         (self.work / "paired").mkdir()
         self.zip = zipfile.ZipFile(self.work / "bundle.zip", "x", zipfile.ZIP_DEFLATED)
         self.sets_file = HashingFile(zip_member(self.zip, SETS_FILE))
@@ -129,6 +127,8 @@ class BundleWriter:
         self.examples_file = self._file(EXAMPLES_FILE)
         self.lm_eval = LmEvalExport(self.project, self.work, self._file)
         self.views = TableViews(self.project, self.work, self._file, self, self.paired_header)
+        for members in columns:
+            self.views.add_members(members)
         records = chain(self._sets(rows), (self._set_of_one(o) for o in alone))
         while chunk := list(islice(records, SETS_AT_ONCE)):
             self.views.add(chunk)

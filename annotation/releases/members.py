@@ -67,6 +67,22 @@ class Members:
         self.splits = list(dict.fromkeys(r["split"] for r in records))
         self.order = _member_order(self.sizes)
 
+    @classmethod
+    def of_columns(
+        cls, originals: dict[str, Any], perturbed: dict[str, Any], sizes: np.ndarray, order: Any
+    ) -> "Members":
+        """Members whose columns are already built (annotation.releases.copied): plain, with
+        the fields in `order`, each set's `set_id` and `split` among the originals' columns."""
+        m = cls.__new__(cls)
+        m.truth, m.field_order = "label", tuple(order)
+        m.originals, m.perturbed, m.sizes = originals, perturbed, sizes
+        m.owners = np.repeat(np.arange(len(sizes)), sizes)
+        for name in ("set_id", "split"):
+            perturbed[name] = originals[name].take(m.owners)
+        m.splits = originals["split"].unique().to_pylist()
+        m.order = _member_order(sizes)
+        return m
+
     @property
     def plain(self) -> bool:
         """Whether the JSON lines can be derived from the columns: labels, not answers (which

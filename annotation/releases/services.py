@@ -9,6 +9,7 @@ from concurrent.futures import Future
 from contextlib import closing
 from typing import Any
 
+from django.db import connection, transaction
 from django.db.models import IntegerField, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
@@ -35,9 +36,10 @@ from annotation.models import (
     user_or_none,
 )
 from annotation.models.config import SPLITS
-from annotation.releases import bundle
+from annotation.releases import bundle, copied
+from annotation.releases import sql as release_sql
 from annotation.releases.card import dataset_card
-from annotation.releases.statistics import pseudonyms, release_statistics
+from annotation.releases.statistics import figures, pseudonyms, release_statistics
 from annotation.validation.answers import AnswerRules, Response
 
 
@@ -232,15 +234,38 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
     if Release.objects.filter(project=project, version=version).exists():
         raise DomainError(f"version {version} exists; releases never change, pick a new one.")
     cleaned = clean_options(project, options)
-    chosen = choose(project, cleaned)
     alone = sets_of_one(project)
+    if copied.applies(project):
+        try:
+            with transaction.atomic():  # a savepoint: a chunk that is not plain undoes it
+                release, n = _create_from_columns(project, user, version, cleaned, alone)
+        except copied.NotPlain:
+            release, n = _create_from_rows(project, user, version, cleaned, alone)
+        except copied.Gone:
+            raise DomainError(PUBLISH_RACE, code="conflict") from None
+    else:
+        release, n = _create_from_rows(project, user, version, cleaned, alone)
+    release.save(update_fields=["bundle", "sha256", "manifest", "counts", "statistics"])
+    AuditLog.record(
+        actor=user,
+        action="release_created",
+        project=project,
+        release=release.pk,
+        version=version,
+        perturbations=n,
+    )
+    return release
+
+
+def _create_from_rows(
+    project: Project, user: Any, version: str, cleaned: dict[str, Any], alone: list[dict]
+) -> tuple[Release, int]:
+    """A release written from its rows, as the driver reads them."""
+    chosen = choose(project, cleaned)
     if not chosen and not alone:
         raise DomainError("no accepted perturbation passes the release filters.")
     release = Release.objects.create(
-        project=project,
-        version=version,
-        created_by=user_or_none(user),
-        options=cleaned,
+        project=project, version=version, created_by=user_or_none(user), options=cleaned
     )
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
     with bundle.BundleWriter(project, release, authors) as writer:
@@ -253,16 +278,38 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
             release.counts["waiting_for_answer"] = waiting
         release.statistics = release_statistics(project, release, chosen, writer.seconds)
         writer.finish(dataset_card(project, release))
-    release.save(update_fields=["bundle", "sha256", "manifest", "counts", "statistics"])
-    AuditLog.record(
-        actor=user,
-        action="release_created",
-        project=project,
-        release=release.pk,
-        version=version,
-        perturbations=len(chosen),
-    )
-    return release
+    return release, len(chosen)
+
+
+def _create_from_columns(
+    project: Project, user: Any, version: str, cleaned: dict[str, Any], alone: list[dict]
+) -> tuple[Release, int]:
+    """A release chosen, stored and read in SQL, its sets read as columns
+    (annotation.releases.copied): no Python object per perturbation."""
+    accepted = Perturbation.objects.filter(project=project, status=Perturbation.Status.ACCEPTED)
+    split_of = _split_sets(accepted, cleaned)
+    with connection.cursor() as cursor:
+        n = release_sql.choose(cursor, project.pk, project.all_labels, cleaned, split_of)
+        del split_of
+        if not n and not alone:
+            raise DomainError("no accepted perturbation passes the release filters.")
+        release = Release.objects.create(
+            project=project, version=version, created_by=user_or_none(user), options=cleaned
+        )
+        authors = pseudonyms(project, "expert", release_sql.authors(cursor))
+        with bundle.BundleWriter(project, release, authors) as writer:
+            columns = copied.Columns(project, cursor, authors)
+            writer.write_data((), alone, columns.chunks(writer, bundle.SETS_AT_ONCE))
+            # Stored while a thread zips the files. A perturbation deleted since it was chosen
+            # fails its foreign key here: PUBLISH_RACE, nothing published.
+            with immediate_constraints():
+                release_sql.store_entries(cursor, release.pk)
+            release.counts = writer.counts_summary()
+            release.statistics = figures(
+                project, release, columns.per_split(), columns.seconds, columns.total_seconds
+            )
+            writer.finish(dataset_card(project, release))
+    return release, n
 
 
 def _released_rows(

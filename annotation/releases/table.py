@@ -106,9 +106,7 @@ class TableViews:
         self.paired = project.task_type == "classification" and len(self.field_names) == 1
         # The lm_eval docs of classification (not minimal pairs, not free text) from columns.
         self.prompting = Prompting.of(project)
-        plain_docs = project.task_type == "classification" and not self.free_text
-        plain_docs = plain_docs and "\x00" not in self.prompting.prompt  # _queries' markers
-        self.choices = orjson.dumps(self.prompting.words).decode() if plain_docs else ""
+        self.choices = orjson.dumps(self.prompting.words).decode() if plain_docs(project) else ""
         self.gold = pa.array(list(project.labels), TEXT)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.tsvs: dict[str, tuple[HashingFile, HashingFile]] = {}
@@ -125,8 +123,16 @@ class TableViews:
             pending, self.pending = self.pending, None
             pending.result()  # re-raises the thread's error
 
+    def add_members(self, m: Members) -> None:
+        """`add` for a chunk already in columns, plain, whose docs are plain too."""
+        assert m.plain and self.choices, "a chunk without its records derives every file"
+        self.wait()
+        self.pending = self.pool.submit(self._derive, m, [])
+
     def _write(self, records: list[dict[str, Any]]) -> None:
-        m = Members(records, self.field_names, self.free_text)
+        self._derive(Members(records, self.field_names, self.free_text), records)
+
+    def _derive(self, m: Members, records: list[dict[str, Any]]) -> None:
         docs = bool(self.choices) and m.plain
         if m.plain:
             self._json_lines(m, docs)
@@ -320,6 +326,22 @@ class TableViews:
             self.pool.shutdown()
             for writer in self.writers.values():
                 writer.close()
+
+
+def paired_header(project: Project) -> list[str]:
+    """The paired TSVs' header: the columns of the project's latest paired TSV import (IMDb's
+    Sentiment and Text), or label and the field's name."""
+    name = project.field_names[0]
+    batch = project.import_batches.filter(format="paired_tsv").order_by("-created_at").first()
+    columns = batch.mapping if batch is not None else {}
+    return [columns.get("label", "label"), columns.get(name, name)]
+
+
+def plain_docs(project: Project) -> bool:
+    """Whether the project's lm_eval docs derive from columns: classification with labels,
+    and a prompt without _queries' markers."""
+    plain = project.task_type == "classification" and not project.is_free_text
+    return plain and "\x00" not in Prompting.of(project).prompt
 
 
 def _offsets(sizes: np.ndarray) -> pa.Array:
