@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.authoring.views import TAG_KEYS
+from annotation.crowd import gates
 from annotation.errors import DomainError, ImportRejected
 from annotation.models import Perturbation, Project, Vote
 from annotation.pagination import table_page
@@ -133,10 +134,12 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
                 messages.success(request, f"Project {project.name} created. Import its originals.")
                 return redirect("project-import", slug=project.slug)
             services.project_update(project=project, user=request.user, **changes)
+            pool = gates.pool_for_gates(project)
         except DomainError as error:
             form.add_error(None, error.message)
         else:
-            messages.success(request, "Project saved.")
+            filled = "" if pool is None else f" The gold pool holds {pool} items (Studies)."
+            messages.success(request, f"Project saved.{filled}")
             return redirect("project-settings", slug=project.slug)
     context = {
         "project": project,
