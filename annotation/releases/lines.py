@@ -1,10 +1,15 @@
 """JSON lines from Arrow columns, byte for byte as orjson writes the same dicts: each value
 becomes its JSON text by Arrow's kernels (strings escaped as orjson escapes them), then
-objects are these texts joined row by row, so that no dict is built for a row."""
+objects are these texts joined row by row, so that no dict is built for a row. And TSV rows,
+as annotation.text.cells writes them."""
+
+from collections.abc import Callable
 
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from annotation.text.cells import spreadsheet_cell
 
 TEXT = pa.string()
 # orjson's escapes; any other character below U+0020 is written \u00XX, and none above.
@@ -120,3 +125,44 @@ def buffer(lines: pa.Array) -> memoryview:
     offsets = pa.array([0, len(ended)], pa.int32())
     whole = pc.binary_join(pa.ListArray.from_arrays(offsets, ended), "\n")
     return memoryview(whole[0].as_buffer())
+
+
+# TSV rows (annotation.text.cells) ------------------------------------------------------------
+
+
+def tsv_cells(values: pa.Array) -> pa.Array:
+    """Each value as annotation.text.cells writes it in a TSV row: a line that starts like a
+    formula (or with an apostrophe) gets an apostrophe, and a cell holding a tab, a line break
+    or a quote is quoted. Cells of several lines, which are few, go through spreadsheet_cell."""
+    text = pc.cast(values, TEXT)
+    cells = _where(text, "^[=+\\-@\t\r']", lambda some: pc.binary_join_element_wise("'", some, ""))
+    lines = pc.match_substring_regex(text, "[\r\n]")
+    if pc.any(lines).as_py():
+        indices = pc.indices_nonzero(lines)
+        escaped = [spreadsheet_cell(v) for v in text.take(indices).to_pylist()]
+        cells = pc.replace_with_mask(cells, lines, pa.array(escaped, TEXT))
+    return _where(cells, '[\t\n\r"]', _quoted)
+
+
+def _quoted(cells: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise('"', pc.replace_substring(cells, '"', '""'), '"', "")
+
+
+def _where(values: pa.Array, pattern: str, change: Callable[[pa.Array], pa.Array]) -> pa.Array:
+    """`values` with `change` made to those that match `pattern` (few): only those copied."""
+    matches = pc.fill_null(pc.match_substring_regex(values, pattern), False)
+    if not pc.any(matches).as_py():
+        return values
+    return pc.replace_with_mask(values, matches, change(values.filter(matches)))
+
+
+def tsv_lines(columns: list[pa.Array]) -> bytes:
+    """Rows of these columns as TSV lines (tsv_line's), in one buffer."""
+    if not len(columns[0]):
+        return b""
+    cells = [tsv_cells(column) for column in columns]
+    lines = pc.binary_join_element_wise(*cells, "\t")
+    whole = pc.binary_join(
+        pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n"
+    )
+    return whole[0].as_buffer().to_pybytes() + b"\n"

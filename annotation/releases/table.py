@@ -33,8 +33,9 @@ from annotation.models import Project
 from annotation.prompting import Prompting
 from annotation.releases import lines
 from annotation.releases.files import HashingFile, file_sha256
+from annotation.releases.lines import tsv_lines
 from annotation.releases.members import EXTRA, TEXT, VOTES, Members, votes_array
-from annotation.text.cells import spreadsheet_cell, tsv_line
+from annotation.text.cells import tsv_line
 
 Chunk = bytes | memoryview  # a chunk's lines, as annotation.releases.lines.buffer gives them
 
@@ -110,24 +111,28 @@ class TableViews:
         self.gold = pa.array(list(project.labels), TEXT)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.tsvs: dict[str, tuple[HashingFile, HashingFile]] = {}
-        self.pool = ThreadPoolExecutor(1)
-        self.pending: Future[None] | None = None
+        # The JSON lines on one thread, Parquet and TSV on another: each file in chunk order.
+        self.pools = (ThreadPoolExecutor(1), ThreadPoolExecutor(1))
+        self.pending: list[Future[None]] = []
 
     def add(self, records: list[dict[str, Any]]) -> None:
         """Write a chunk of set records on the thread, once the chunk before is written."""
         self.wait()
-        self.pending = self.pool.submit(self._write, records)
+        self.pending = [self.pools[0].submit(self._write, records)]
 
     def wait(self) -> None:
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            pending.result()  # re-raises the thread's error
+        pending, self.pending = self.pending, []
+        for future in pending:
+            future.result()  # re-raises the thread's error
 
     def add_members(self, m: Members) -> None:
         """`add` for a chunk already in columns, plain, whose docs are plain too."""
         assert m.plain and self.choices, "a chunk without its records derives every file"
         self.wait()
-        self.pending = self.pool.submit(self._derive, m, [])
+        self.pending = [
+            self.pools[0].submit(self._json_lines, m, True),
+            self.pools[1].submit(self._tables, m),
+        ]
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         self._derive(Members(records, self.field_names, self.free_text), records)
@@ -138,6 +143,10 @@ class TableViews:
             self._json_lines(m, docs)
         if not docs:
             self.sink.write_records(records, lines=not m.plain)
+        self._tables(m)
+
+    def _tables(self, m: Members) -> None:
+        """The chunk's rows in the Parquet files and the paired TSVs."""
         examples, sets = self._examples(m), self._sets(m)
         for split in m.splits:
             self._parquet("examples", split, examples.filter(pc.equal(examples["split"], split)))
@@ -308,7 +317,8 @@ class TableViews:
     def finish(self) -> dict[str, str]:
         """Close the files once the last chunk is written. Their digests."""
         self.wait()
-        self.pool.shutdown()
+        for pool in self.pools:
+            pool.shutdown()
         digests = {}
         for key, writer in self.writers.items():
             writer.close()
@@ -323,7 +333,8 @@ class TableViews:
         try:
             self.wait()
         finally:
-            self.pool.shutdown()
+            for pool in self.pools:
+                pool.shutdown()
             for writer in self.writers.values():
                 writer.close()
 
@@ -364,31 +375,3 @@ def _json(name: str, column: pa.Array) -> pa.Array:
     if pa.types.is_list(kind):
         return lines.string_lists(column)
     return lines.numbers(column)
-
-
-def tsv_cells(values: pa.Array) -> pa.Array:
-    """Each value as annotation.text.cells writes it in a TSV row: a line that starts like a
-    formula (or with an apostrophe) gets an apostrophe, and a cell holding a tab, a line break
-    or a quote is quoted. Cells of several lines, which are few, go through spreadsheet_cell."""
-    text = pc.cast(values, TEXT)
-    starts = pc.match_substring_regex(text, "^[=+\\-@\t\r']")
-    cells = pc.if_else(starts, pc.binary_join_element_wise("'", text, ""), text)
-    lines = pc.match_substring_regex(text, "[\r\n]")
-    if pc.any(lines).as_py():
-        indices = pc.indices_nonzero(lines)
-        escaped = [spreadsheet_cell(v) for v in text.take(indices).to_pylist()]
-        cells = pc.replace_with_mask(cells, lines, pa.array(escaped, TEXT))
-    quoted = pc.binary_join_element_wise('"', pc.replace_substring(cells, '"', '""'), '"', "")
-    return pc.if_else(pc.match_substring_regex(cells, '[\t\n\r"]'), quoted, cells)
-
-
-def tsv_lines(columns: list[pa.Array]) -> bytes:
-    """Rows of these columns as TSV lines (tsv_line's), in one buffer."""
-    if not len(columns[0]):
-        return b""
-    cells = [tsv_cells(column) for column in columns]
-    lines = pc.binary_join_element_wise(*cells, "\t")
-    whole = pc.binary_join(
-        pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n"
-    )
-    return whole[0].as_buffer().to_pybytes() + b"\n"

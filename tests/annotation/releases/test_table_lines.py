@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from annotation.models import Release
@@ -29,6 +30,7 @@ def written(lines_array: pa.Array) -> list[str]:
     return lines_array.to_pylist()
 
 
+@hypothesis_settings(deadline=None)  # the first call imports Arrow's kernels
 @given(st.lists(st.none() | TEXT, max_size=20))
 def test_strings_are_what_orjson_writes(values):
     column = pa.array(values, pa.string())
@@ -37,12 +39,14 @@ def test_strings_are_what_orjson_writes(values):
     assert written(lines.few_strings(column)) == expected
 
 
+@hypothesis_settings(deadline=None)  # the first call imports Arrow's kernels
 @given(st.lists(st.none() | st.floats(allow_nan=False, allow_infinity=False), max_size=20))
 def test_floats_are_what_orjson_writes(values):
     column = pa.array(values, pa.float64())
     assert written(lines.numbers(column)) == [orjson.dumps(v).decode() for v in values]
 
 
+@hypothesis_settings(deadline=None)  # the first call imports Arrow's kernels
 @given(st.lists(st.lists(TEXT, max_size=3), max_size=8))
 def test_lists_of_strings_and_objects_are_what_orjson_writes(values):
     column = pa.array(values, pa.list_(pa.string()))
@@ -56,6 +60,7 @@ def test_lists_of_strings_and_objects_are_what_orjson_writes(values):
     assert text == "".join(line + "\n" for line in written(joined))
 
 
+@hypothesis_settings(deadline=None)  # the first call imports Arrow's kernels
 @given(st.lists(st.tuples(TEXT, TEXT), max_size=10))
 def test_tsv_lines_are_the_cells_modules_rows(rows):
     columns = [pa.array([row[k] for row in rows], pa.string()) for k in (0, 1)]
