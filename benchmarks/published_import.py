@@ -5,6 +5,9 @@ through the generic sets.jsonl path (what a user had to write a converter for be
 same run. DROP is the largest of the nine: 623 sets, 947 perturbations, ~9,600 originals.
 
     .venv/bin/python benchmarks/published_import.py [--scale 1]
+
+This is in-process. A set import through the API and its worker, against Label Studio's rate
+(issue 50: 20k real IMDb contrast pairs, and 10x), is `originals_import.py --api --kinds sets`.
 """
 
 import argparse

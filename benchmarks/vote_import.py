@@ -8,6 +8,9 @@ Baseline in the same run: the previous importer's way, one INSERT per item and o
 votes, timed on 5,000 items in a rolled-back transaction and scaled to the same size.
 
     .venv/bin/python benchmarks/vote_import.py [--items 100000]
+
+The comparison with Label Studio (issue 50: 20k real IMDb reviews, five votes a line, and 10x)
+is `originals_import.py --api --kinds votes`, through the same API and worker.
 """
 
 import argparse
