@@ -31,7 +31,10 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
     skipped = request.session.get(SKIPPED, {}).get(slug, [])
     item = queue.next_item(project=project, validator=request.user, skip=skipped)
     user: Any = request.user
-    left = queue.items_left(project=project, validator=user)
+    # Under the crowd gates the page shows no "left" count and no undo (crowd.views says
+    # why): neither is read.
+    gated = gates.gates_on(project)
+    left = None if gated else queue.items_left(project=project, validator=user)
     context: dict[str, Any] = {
         "project": project,
         "item": item,
@@ -41,7 +44,7 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
         "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],
         "done": Vote.objects.filter(item__project=project, validator=user).count(),
         "left": left,
-        "undoable": votes.last_undoable(project=project, validator=user),
+        "undoable": None if gated else votes.last_undoable(project=project, validator=user),
         "skipped": len(skipped),
         "related_gap": RELATED_GAP,
     }
