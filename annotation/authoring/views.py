@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from annotation.authoring import selectors
 from annotation.authoring.services import claims, drafts
 from annotation.errors import DomainError, flash_refusal
-from annotation.models import Claim, Example, Perturbation, Project
+from annotation.models import Claim, Example, Perturbation, Project, Tag
 from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
 from annotation.projects.services import tag_create
@@ -27,9 +27,6 @@ from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
-# Outside the text boxes, a key toggles each of the first 26 tags; any tag is found by typing
-# in the tag filter ("/"), where Enter toggles the first tag shown.
-TAG_KEYS = "abcdefghijklmnopqrstuvwxyz"
 
 
 @login_required
@@ -203,7 +200,7 @@ def _existing(project: Project, pivot: Example, draft: Perturbation | None) -> l
 
 def _tags_with_keys(project: Project) -> list[tuple[Any, str | None]]:
     tags = list(project.tags.all())
-    return list(zip_longest(tags, TAG_KEYS[: len(tags)]))
+    return list(zip_longest(tags, Tag.KEYS[: len(tags)]))
 
 
 def _flipped(project: Project, pivot: Example) -> str:

@@ -115,6 +115,10 @@ def user_or_none(user: Any) -> Any:
 class Tag(models.Model):
     """One phenomenon of the project's taxonomy (e.g. negation, tense)."""
 
+    # On the editor, outside the text boxes, a key toggles each of the first 26 tags (in their
+    # order); any tag is found by typing in the tag filter ("/"), where Enter toggles the first.
+    KEYS = "abcdefghijklmnopqrstuvwxyz"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tags")
     name = models.CharField(max_length=64)
     description = models.TextField(blank=True)

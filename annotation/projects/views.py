@@ -11,10 +11,9 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotation.authoring.views import TAG_KEYS
 from annotation.crowd import gates
 from annotation.errors import DomainError, ImportRejected
-from annotation.models import Perturbation, Project, Vote
+from annotation.models import Perturbation, Project, Tag, Vote
 from annotation.pagination import table_page
 from annotation.permissions import (
     Role,
@@ -147,7 +146,7 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
         "fields": fields,
         "tags": tags,
         "preview": preview,
-        "tag_keys": TAG_KEYS,
+        "tag_keys": Tag.KEYS,
         "templates": TASK_NAMES.items(),
         "chosen": values["task_type"],
     }
