@@ -112,7 +112,7 @@ api_urls = [
     ),
     path(
         "projects/<slug:slug>/batches/<id:pk>/",
-        import_api.BatchView.as_view(),
+        data_api.BatchView.as_view(),
         name="api-batch",
     ),
     path(

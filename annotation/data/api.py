@@ -5,7 +5,7 @@ and the audit log."""
 from urllib.parse import urlencode
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -112,13 +112,22 @@ class BulkView(APIView):
         return Response(BulkResultSerializer(answer).data)
 
 
-def batch_undo_answer(request: Request, slug: str, pk: int) -> Response:
-    """DELETE /api/projects/{slug}/batches/{batch}/: undo the import batch `pk` (the `batch`
-    of an import's answer); 409, with the reason, when a published release holds any of it."""
-    project = project_for(request.user, slug, Role.ADMIN)
-    batch = get_object_or_404(ImportBatch, project=project, pk=pk)
-    done = removal.batch_undo(batch=batch, actor=request.user)
-    return Response(RemovalSerializer(done.summary()).data)
+class BatchView(APIView):
+    @extend_schema(
+        request=None,
+        responses={
+            200: RemovalSerializer,
+            409: OpenApiResponse(description="a published release holds some of it: the reason"),
+        },
+    )
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        """Undo the import batch `pk` (the `batch` an import's answer names): its originals,
+        perturbations, items and votes; 409, with the reason, when a published release holds
+        any of it."""
+        project = project_for(request.user, slug, Role.ADMIN)
+        batch = get_object_or_404(ImportBatch, project=project, pk=pk)
+        done = removal.batch_undo(batch=batch, actor=request.user)
+        return Response(RemovalSerializer(done.summary()).data)
 
 
 class AuditView(APIView):

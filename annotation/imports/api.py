@@ -11,8 +11,6 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from annotation.data.api import batch_undo_answer
-from annotation.data.serializers import RemovalSerializer
 from annotation.imports.background import (
     JOB_ACTIONS,
     files_and_options,
@@ -221,20 +219,6 @@ class ImportJobView(APIView):
         (this route took a batch's id where its GET takes a job's)."""
         project_for(request.user, slug, Role.ADMIN)
         return moved(f"/api/projects/{slug}/batches/{pk}/", "The undo of an import batch")
-
-
-class BatchView(APIView):
-    @extend_schema(
-        request=None,
-        responses={
-            200: RemovalSerializer,
-            409: OpenApiResponse(description="a published release holds some of it: the reason"),
-        },
-    )
-    def delete(self, request: Request, slug: str, pk: int) -> Response:
-        """Undo the import batch `pk` (the `batch` an import's answer names): its originals,
-        perturbations, items and votes."""
-        return batch_undo_answer(request, slug, pk)
 
 
 class ImportJobActionView(JobActionView):
