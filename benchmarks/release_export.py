@@ -42,8 +42,11 @@ def timed_phases() -> dict[str, float]:
 
     wrap(services, "choose", "choosing (rows' path: perturbations and vote counts)")
     wrap(release_sql, "choose", "choosing (SQL, into a temporary table)")
-    wrap(release_sql, "store_entries", "release entries (INSERT ... SELECT)")
-    files = "sets and files (COPY into Arrow beside the files' thread; rows' path: DB reads"
+    wrap(release_sql, "vote_histogram", "votes' histogram (validators, times)")
+    files = (
+        "sets, files and entries (COPY into Arrow and INSERT ... SELECT beside the files' "
+        "threads; rows' path: DB reads"
+    )
     wrap(bundle.BundleWriter, "write_data", f"{files} and the entries' COPY beside them)")
     wrap(copied.Columns, "per_split", "agreement per split (from the chunks' tallies)")
     wrap(services, "release_statistics", "statistics (rows' path; other files zipped meanwhile)")
@@ -130,6 +133,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", type=int, default=100_000)
     parser.add_argument("--measure")
+    parser.add_argument("--phases", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--pairs", type=int, default=1, help="releases, each beside the rows' path")
     parser.add_argument(
         "--rows",
@@ -157,7 +161,7 @@ def main() -> None:
         (run("release", args.sets), run("rows", args.sets) if rows else None)
         for _ in range(args.pairs)
     ]
-    split = run("phases", args.sets)
+    split = run("phases", args.sets) if args.phases else {"seconds": 0.0, "phases": {}}
     goal = 4 * args.sets / 100_000 if args.sets <= 100_000 else 45 * args.sets / 1_000_000
     print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
     for ours, before in pairs:

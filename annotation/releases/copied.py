@@ -132,14 +132,14 @@ class Columns:
             "plain": pa.bool_(),
         }
 
-    def chunks(self, writer: Any, sets: int) -> Iterator[Members]:
+    def chunks(self, writer: Any, sets: int, release_id: int) -> Iterator[Members]:
         """The release's sets, `sets` at a time, each chunk counted into the bundle's
-        `writer` (its counts, guideline versions and authors) as it is read."""
+        `writer` (its counts, guideline versions and authors) as it is read, and its release
+        entries stored (while the files' threads write the chunk before)."""
         starts = sql.chunk_starts(self.cursor, sets)
         for k, low in enumerate(starts):
-            params = sql.copy_params(
-                self.names, low, starts[k + 1] if k + 1 < len(starts) else LAST
-            )
+            high = starts[k + 1] if k + 1 < len(starts) else LAST
+            params = sql.copy_params(self.names, low, high)
             o = read(self.cursor, sql.originals(self.names), params, self.types["originals"])
             query = sql.perturbations(self.names, self.labels)
             p = read(self.cursor, query, params, self.types["perturbations"])
@@ -147,6 +147,7 @@ class Columns:
                 raise NotPlain
             members = self._members(o, p)
             self._count(writer, members, p)
+            sql.store_entries(self.cursor, release_id, low, high)
             yield members
 
     def _members(self, o: pa.Table, p: pa.Table) -> Members:

@@ -299,14 +299,20 @@ def _create_from_columns(
         authors = pseudonyms(project, "expert", release_sql.authors(cursor))
         with bundle.BundleWriter(project, release, authors) as writer:
             columns = copied.Columns(project, cursor, authors)
-            writer.write_data((), alone, columns.chunks(writer, bundle.SETS_AT_ONCE))
-            # Stored while a thread zips the files. A perturbation deleted since it was chosen
-            # fails its foreign key here: PUBLISH_RACE, nothing published.
+            # Entries stored chunk by chunk, beside the files' threads. A perturbation deleted
+            # since it was chosen fails its foreign key, or its chunk's read: PUBLISH_RACE.
             with immediate_constraints():
-                release_sql.store_entries(cursor, release.pk)
+                chunks = columns.chunks(writer, bundle.SETS_AT_ONCE, release.pk)
+                writer.write_data((), alone, chunks)
             release.counts = writer.counts_summary()
+            histogram = release_sql.vote_histogram(cursor)
             release.statistics = figures(
-                project, release, columns.per_split(), columns.seconds, columns.total_seconds
+                project,
+                release,
+                columns.per_split(),
+                columns.seconds,
+                columns.total_seconds,
+                histogram,
             )
             writer.finish(dataset_card(project, release))
     return release, n

@@ -11,7 +11,7 @@ enough of them agree with its label for its split.
 
 from typing import Any
 
-from annotation.models import Example, Perturbation, ReleaseEntry, ValidationItem
+from annotation.models import Example, Perturbation, ReleaseEntry, ValidationItem, Vote
 from annotation.models.config import SPLITS
 
 CHOSEN = "release_chosen"  # a temporary table, dropped at the transaction's end
@@ -87,15 +87,27 @@ def authors(cursor: Any) -> set[int]:
     return {row[0] for row in cursor.fetchall()}
 
 
-def store_entries(cursor: Any, release_id: int) -> None:
-    """The release's entries, in the order the rows' COPY stored them."""
+def store_entries(cursor: Any, release_id: int, low: int, high: int) -> None:
+    """The release's entries of the sets from pivot `low`, below `high`, in pivot order."""
     cursor.execute(
         f"""INSERT INTO {_table(ReleaseEntry)}
               (release_id, perturbation_id, set_id, split, label, answers)
             SELECT %s, id, set_id, split, label, '[]'::jsonb FROM {CHOSEN}
-            ORDER BY pivot_id, id""",
-        [release_id],
+            WHERE pivot_id >= %s AND pivot_id < %s ORDER BY pivot_id, id""",
+        [release_id, low, high],
     )
+
+
+def vote_histogram(cursor: Any) -> list[tuple[int, int, int]]:
+    """(validator, seconds, votes) over the votes on the chosen perturbations' items, as
+    statistics.figures counts them."""
+    cursor.execute(
+        f"""SELECT v.validator_id, v.seconds_spent, count(*) FROM {_table(Vote)} v
+            JOIN {_table(ValidationItem)} i ON i.id = v.item_id
+            JOIN {CHOSEN} c ON c.id = i.perturbation_id
+            GROUP BY v.validator_id, v.seconds_spent"""
+    )
+    return cursor.fetchall()
 
 
 def chunk_starts(cursor: Any, sets: int) -> list[int]:

@@ -3,6 +3,7 @@ perturbations, the annotators' time, and the pseudonyms that name them publicly.
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -61,18 +62,21 @@ def figures(
     per_split: dict[str, Any],
     seconds: Counter[int],
     total_seconds: int,
+    histogram: Iterable[tuple[int, int, int]] | None = None,
 ) -> dict[str, Any]:
     """The statistics of a release with its agreement per split, from its perturbations'
-    recorded seconds (a histogram of those above 0) and their total."""
+    recorded seconds (a histogram of those above 0) and their total, and the votes on them
+    as (validator, seconds, votes), if already counted."""
     # Who voted, and how long each vote took, from one small histogram query over the votes on
     # the items of the release's perturbations.
-    released = ReleaseEntry.objects.filter(release=release).values("perturbation_id")
-    histogram = (
-        Vote.objects.filter(item__perturbation_id__in=released)
-        .values_list("validator_id", "seconds_spent")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    if histogram is None:
+        released = ReleaseEntry.objects.filter(release=release).values("perturbation_id")
+        histogram = (
+            Vote.objects.filter(item__perturbation_id__in=released)
+            .values_list("validator_id", "seconds_spent")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
     validators: set[int] = set()
     vote_seconds: Counter[int] = Counter()
     for validator_id, spent, n in histogram:
