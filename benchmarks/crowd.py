@@ -6,7 +6,8 @@ same answers' randomness, runs twice: without the gates, and with a qualificatio
 gold checks. Reports how many careless participants were stopped and after how many items,
 how many good ones were stopped by mistake, and the share of accepted perturbations that the
 careless ones decided (their counted votes were needed for the majority); beside it, the
-server time of serving a gold item against a real one, and of a vote with and without gates.
+server time of serving a gold item against a real one (median and 90th percentile, and their
+difference; the statements each ran), and of a vote with and without gates.
 
     BENCH_DB=contrastlab_crowd .venv/bin/python benchmarks/crowd.py [--items 60] [--split test]
 """
@@ -21,6 +22,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
 from common import require_data
 from seed import bench_database
 
@@ -163,8 +165,33 @@ def figures(project: Any, people: list[dict[str, Any]], times: Any) -> dict[str,
         ).count(),
         "ms_median": {k: round(statistics.median(v) * 1000, 2) for k, v in times.items() if v},
         "queries_median": {k: statistics.median(v) for k, v in QUERIES.items() if v},
+        "queries_range": {k: [min(v), max(v)] for k, v in QUERIES.items() if v},
+        "gold_against_real": gold_against_real(times),
         "n": {k: len(v) for k, v in times.items()},
     }
+
+
+def gold_against_real(times: dict[str, list[float]]) -> dict[str, Any]:
+    """Server time of a page that serves a gold item against one that serves a real item, and
+    of their answers: median and 90th percentile in ms, and gold's difference to real."""
+    out: dict[str, Any] = {}
+    for what in ("serve", "vote"):
+        gold, real = times[f"{what}_gold"], times[f"{what}_real"]
+        if not gold or not real:
+            continue
+        figures = {
+            kind: {"median": _ms(values, 50), "p90": _ms(values, 90)}
+            for kind, values in (("gold", gold), ("real", real))
+        }
+        figures["gold_minus_real"] = {
+            q: round(figures["gold"][q] - figures["real"][q], 2) for q in ("median", "p90")
+        }
+        out[what] = figures
+    return out
+
+
+def _ms(values: list[float], q: int) -> float:
+    return round(float(np.percentile(values, q)) * 1000, 2)
 
 
 def main() -> None:

@@ -6,6 +6,12 @@ next to a one-client baseline measured in the same run.
 
     .venv/bin/python benchmarks/validation_load.py [--resolved 100000] [--seconds 60]
 
+With --baseline-code DIR (a checkout of the code before: `git worktree add DIR <commit>`), each
+of --rounds rounds runs this tree's server and DIR's on the same database, in alternating order,
+each at saturation and paced at --rate: the ratio of each figure is read within a round, so that
+a busy machine's load weighs on both alike. --gates turns the gold checks on in the project
+(gold_rate 0.1, pausing nobody: the clients answer at random); without it they are off.
+
 With --seed-api the project is built as a user builds it, through the API (a vote import of the
 resolved items, a set import of the open pool), with no ANALYZE but the imports' own; the load
 then runs again after a manual ANALYZE, for the ratio.
@@ -23,10 +29,11 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from common import ROOT, cpu_seconds
-from seed import URL, bench_database, seed_through_api, seed_validation
+from seed import DB, URL, bench_database, seed_through_api, seed_validation
 
 
 def client_loop(
@@ -83,16 +90,27 @@ def processes() -> dict[int, tuple[str, int]]:
 
 
 def cpu_by_part(server: int) -> dict[str, float]:
-    """CPU seconds so far of gunicorn (the server and its workers), PostgreSQL, and this
-    process (the load generator)."""
+    """CPU seconds so far of gunicorn (the server and its workers), PostgreSQL's backends of
+    the benchmark's database (others' work on a shared machine left out), and this process
+    (the load generator)."""
     table = processes()
     tree = {server} | {pid for pid, (_, parent) in table.items() if parent == server}
-    postgres = {pid for pid, (name, _) in table.items() if name.startswith("postgres")}
+    postgres = {
+        pid for pid, (name, _) in table.items() if name.startswith("postgres") and ours(pid)
+    }
     return {
         "gunicorn": cpu_seconds(tree),
         "postgres": cpu_seconds(postgres),
         "load generator": sum(os.times()[:2]),
     }
+
+
+def ours(pid: int) -> bool:
+    """Whether a PostgreSQL backend serves the benchmark's database (its title names it)."""
+    try:
+        return f" {DB} ".encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def run_clients(tokens: list[str], port: int, seconds: float, rate: float = 0) -> dict:
@@ -158,9 +176,9 @@ def report(name: str, r: dict) -> dict:
     return figures
 
 
-def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen:
-    """Gunicorn as Compose runs it (throttling included); large imports in the request, as the
-    seeding sends them without a worker."""
+def start_server(args: argparse.Namespace, port: int, code: Path = ROOT) -> subprocess.Popen:
+    """Gunicorn as Compose runs it (throttling included), running the checkout `code`; large
+    imports in the request, as the seeding sends them without a worker."""
     env = {
         **os.environ,
         "DATABASE_URL": URL,
@@ -170,14 +188,78 @@ def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen:
         "IMPORT_BACKGROUND_BYTES": str(1 << 30),
         "IMPORT_BACKGROUND_LINES": str(1 << 30),
         "CACHE_URL": "redis://127.0.0.1:6379/13",  # throttling counts, as Compose keeps them
+        "PYTHONPATH": str(code),
     }
     command = [sys.executable, "-m", "gunicorn", "config.wsgi:application",
                "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
                "--worker-class", args.worker_class, "--threads", str(args.threads),
                "--timeout", "600", "--log-level", "warning"]  # fmt: skip
-    server = subprocess.Popen(command, cwd=ROOT, env=env)
+    server = subprocess.Popen(command, cwd=code, env=env)
     time.sleep(4)
     return server
+
+
+def set_gates(project: Any, on: bool) -> None:
+    """Gold checks at 10% (pausing nobody), or no gate at all."""
+    from annotation.crowd import pool
+
+    gold = {"gold_rate": 0.1, "gold_min_accuracy": 0.0} if on else {"gold_rate": 0.0}
+    project.settings = {**project.settings, **gold, "qualification_items": 0}
+    project.save()
+    if on:
+        print(f"gates on: gold checks at 10%, a pool of {pool.pool_refresh(project)} gold items")
+
+
+def cpu_ms(before: dict, after: dict, run: dict) -> dict[str, float]:
+    """CPU ms per vote of gunicorn and of PostgreSQL's backends in a run: unlike wall times, what
+    a busy machine's other work leaves alone."""
+    votes = max(1, run["status"].get(201, 0))
+    return {f"cpu_{k}_ms": (after[k] - before[k]) / votes * 1000 for k in ("gunicorn", "postgres")}
+
+
+def compare(args: argparse.Namespace, tokens: list[str], port: int) -> None:
+    """This tree against --baseline-code, alternating, --rounds times."""
+    codes = [("before", Path(args.baseline_code).resolve()), ("after", ROOT)]
+    rows: dict[str, list[dict]] = {"before": [], "after": []}
+    for round_ in range(args.rounds):
+        for name, code in codes if round_ % 2 == 0 else codes[::-1]:
+            server = start_server(args, port, code)
+            try:
+                run_clients(tokens[:1], port, 3)  # warm: connections, prepared statements
+                label = f"round {round_ + 1}, {name}"
+                before = cpu_by_part(server.pid)
+                loaded = run_clients(tokens, port, args.seconds)
+                figures = report(f"{label}, {args.clients} clients", loaded)
+                figures.update(cpu_ms(before, cpu_by_part(server.pid), loaded))
+                paced = run_clients(tokens, port, args.seconds, args.rate or 100)
+                paced_figures = report(f"{label}, paced at {args.rate or 100:.0f} votes/s", paced)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                server.wait()
+            rows[name].append({**figures, **{f"paced_{k}": v for k, v in paced_figures.items()}})
+    print("after / before, per round (below 1: less time, or fewer votes/s):")
+    for key in rows["after"][0]:
+        pairs = [(a[key], b[key]) for a, b in zip(rows["after"], rows["before"], strict=True)]
+        ratios = " / ".join(f"{a / b:.2f}x" for a, b in pairs if a and b)
+        after = " / ".join(f"{a:.1f}" for a, _ in pairs if a)
+        before = " / ".join(f"{b:.1f}" for _, b in pairs if b)
+        print(f"  {key}: {ratios}  (after {after}; before {before})")
+
+
+def over_assigned(project: Any) -> int:
+    """Items with more votes than votes_per_item (5): there must be none."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT item_id FROM annotation_vote v"
+            " JOIN annotation_validationitem i ON i.id = v.item_id WHERE i.project_id = %s"
+            " GROUP BY item_id HAVING count(*) > 5) t",
+            [project.pk],
+        )
+        over = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM annotation_validationitem WHERE counted_votes > 5")
+        return int(over + cursor.fetchone()[0])
 
 
 def main() -> None:
@@ -193,6 +275,9 @@ def main() -> None:
         "--rate", type=float, default=0, help="also run the clients paced at this many votes/s"
     )
     parser.add_argument("--py-spy", help="record gunicorn with py-spy into this file")
+    parser.add_argument("--baseline-code", help="a checkout of the code before, to alternate with")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the comparison")
+    parser.add_argument("--gates", action="store_true", help="gold checks on (10%%)")
     parser.add_argument(
         "--trigger-baseline",
         action="store_true",
@@ -229,11 +314,16 @@ def main() -> None:
         print(f"seeding {args.resolved} resolved items (5 votes each), {args.open} open items")
         project, clients = seed_validation(args.resolved, args.open, clients=args.clients)
     tokens = [Token.objects.get_or_create(user=u)[0].key for u in clients[: args.clients]]
+    set_gates(project, args.gates)
     seeded_votes = Vote.objects.count()
     print(f"seeded {Vote.objects.count()} votes on {ValidationItem.objects.count()} items")
     if not args.seed_api:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
+        if args.baseline_code:
+            compare(args, tokens, port)
+            print(f"over-assigned items: {over_assigned(project)}")
+            return
         server = start_server(args, port)
     assert server is not None
     try:
@@ -299,16 +389,7 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT item_id FROM annotation_vote v"
-            " JOIN annotation_validationitem i ON i.id = v.item_id WHERE i.project_id = %s"
-            " GROUP BY item_id HAVING count(*) > 5) t",
-            [project.pk],
-        )
-        over = cursor.fetchone()[0]
-        cursor.execute("SELECT count(*) FROM annotation_validationitem WHERE counted_votes > 5")
-        over += cursor.fetchone()[0]
+    over = over_assigned(project)
     print(f"votes now: {Vote.objects.count()} (seeded {seeded_votes}); over-assigned items: {over}")
     print(
         f"targets: p99 < 50 ms -> next {loaded['next_p99_ms']:.1f} ms "
