@@ -1,10 +1,14 @@
 """Release export of 100k contrast sets (docs/performance.md: under 4 s, 1M under 45 s, flat memory)
 
 Each measurement runs in its own process so that peak RSS is its own: first Django alone
-(the floor), then ContrastLab's streamed release, then a naive export that builds every set in
-memory and writes one JSON document.
+(the floor), then ContrastLab's release (a label project: read by COPY into Arrow), each beside
+the same release forced onto the rows' path (which free-text projects and SQLite take; up to
+100k sets unless --rows), then a run timing its phases, then a naive export that builds every
+set in memory and writes one JSON document (up to 100k sets). A missing project is seeded in
+SQL (benchmarks/seed.py: 1M sets in about 4 minutes of inserts, then the trigram indexes).
 
-    .venv/bin/python benchmarks/release_export.py [--sets 100000]
+    BENCH_DB=h50x_100k .venv/bin/python benchmarks/release_export.py --pairs 2
+    BENCH_DB=h50x_1m .venv/bin/python benchmarks/release_export.py --sets 1000000
 """
 
 import argparse
@@ -14,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from common import OUT, cpu_seconds, peak_rss_mb
 from seed import bench_database, export_slug, seed_export
@@ -161,7 +166,9 @@ def main() -> None:
         (run("release", args.sets), run("rows", args.sets) if rows else None)
         for _ in range(args.pairs)
     ]
-    split = run("phases", args.sets) if args.phases else {"seconds": 0.0, "phases": {}}
+    split: dict[str, Any] = (
+        run("phases", args.sets) if args.phases else {"seconds": 0, "phases": {}}
+    )
     goal = 4 * args.sets / 100_000 if args.sets <= 100_000 else 45 * args.sets / 1_000_000
     print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
     for ours, before in pairs:
@@ -173,7 +180,7 @@ def main() -> None:
         )
         if before is not None:
             print(
-                f"  the rows' path (the code before), next: {before['seconds']:.1f} s "
+                f"  the rows' path (free text's, SQLite's), next: {before['seconds']:.1f} s "
                 f"({before['cpu_seconds']:.1f} s of CPU), peak RSS {before['rss_mb']:.0f} MB: "
                 f"time {ours['seconds'] / before['seconds']:.2f}x, "
                 f"CPU {ours['cpu_seconds'] / before['cpu_seconds']:.2f}x"

@@ -214,7 +214,7 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
 
     original, original_joins = texts(0, "g")
     edited, edited_joins = texts(4, "e.g")
-    params = {
+    params: dict[str, Any] = {
         "project": project.pk,
         "author": author.pk,
         "tag": tag.pk,

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
@@ -30,7 +31,6 @@ from annotation.releases import sql as release_sql
 from annotation.releases.services import release_create
 from annotation.releases.statistics import SplitAgreement
 from annotation.validation.stats import agreement_figures
-from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def nli_project() -> Project:
         ],
     )
     tags = [Tag.objects.create(project=project, name=n) for n in ("zeta", "négation", "Alpha")]
-    author, other = UserFactory(username="a1"), UserFactory(username="a2")
+    author, other = (User.objects.create(username=name) for name in ("a1", "a2"))
     votes = [
         {"contradiction": 4, "entailment": 1},
         {"contradiction": 2, "unsure": 3},
