@@ -44,7 +44,8 @@ class Gone(Exception):
 def applies(project: Project) -> bool:
     names = set(project.field_names)
     bundle_keys = COLUMNS | {name for name, _ in EXTRA}
-    return connection.vendor == "postgresql" and plain_docs(project) and not names & bundle_keys
+    plain = bool(names) and not names & bundle_keys
+    return connection.vendor == "postgresql" and plain_docs(project) and plain
 
 
 def field_order(names: list[str]) -> tuple[str, ...]:
