@@ -4,7 +4,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Job, Project, Release
-from annotation.validation.answers import AnswerRules
+from annotation.text.answers import AnswerRules
 
 
 def default_stop() -> list[str]:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Project
+from annotation.text.answers import AnswerRules, answer_text
 from annotation.text.edits import fields_edit_distance, normalize_whitespace, tokenize
-from annotation.validation.answers import AnswerRules, answer_text
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from annotation.models import Claim, Example, Perturbation, Project, Tag
 from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
 from annotation.projects.services import tag_create
+from annotation.text.answers import answer_text, split_spans
 from annotation.text.edits import word_diff
 from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
 from annotation.text.parsing import parse_id
-from annotation.validation.answers import answer_text, split_spans
 from annotation.validation.votes import vote_counts
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)

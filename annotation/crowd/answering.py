@@ -16,8 +16,8 @@ from annotation.crowd import sql
 from annotation.crowd.gates import ENDED, FAILED, PASSED, PAUSED, exempt, is_gold, quiz_on
 from annotation.errors import DomainError
 from annotation.models import AuditLog, GoldAnswer, GoldItem, Project, ValidatorStatus, Vote
+from annotation.text.answers import AnswerRules, Response
 from annotation.validation import quality
-from annotation.validation.answers import AnswerRules, Response
 
 NOT_SERVED = "This item was not served to you; fetch the next item instead."
 

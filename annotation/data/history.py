@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.data import records
 from annotation.models import AuditLog, Example, Perturbation, ValidationItem, Vote
-from annotation.validation.answers import AnswerRules, Response, answer_text
+from annotation.text.answers import AnswerRules, Response, answer_text
 from annotation.validation.resolution import resolution_status
 
 

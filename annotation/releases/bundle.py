@@ -29,7 +29,7 @@ from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256, zip_file, zip_member
 from annotation.releases.members import Members
 from annotation.releases.table import Chunk, TableViews, paired_header
-from annotation.validation.answers import AnswerRules
+from annotation.text.answers import AnswerRules
 
 SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"

@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation.models import Project, Release
 from annotation.releases.bundle import EXAMPLES_FILE, SETS_FILE
 from annotation.releases.exports import hub_header, task_prefix
-from annotation.validation.answers import AnswerRules
+from annotation.text.answers import AnswerRules
 
 
 def dataset_card(project: Project, release: Release) -> str:

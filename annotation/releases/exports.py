@@ -20,7 +20,7 @@ import orjson
 from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from annotation.releases.files import HashingFile, file_sha256
-from annotation.validation.answers import AnswerRules, answer_text
+from annotation.text.answers import AnswerRules, answer_text
 
 LM_EVAL = "lm_eval"
 UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py

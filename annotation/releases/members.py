@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from annotation.validation.answers import answer_text
+from annotation.text.answers import answer_text
 
 TEXT = pa.string()
 VOTES = pa.list_(pa.struct([("response", TEXT), ("count", pa.int64())]))

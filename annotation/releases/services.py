@@ -40,7 +40,7 @@ from annotation.releases import bundle, copied
 from annotation.releases import sql as release_sql
 from annotation.releases.card import dataset_card
 from annotation.releases.statistics import figures, pseudonyms, release_statistics
-from annotation.validation.answers import AnswerRules, Response
+from annotation.text.answers import AnswerRules, Response
 
 
 def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:

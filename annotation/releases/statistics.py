@@ -11,9 +11,9 @@ from django.db.models import Count, Max
 
 from annotation.models import Project, Pseudonym, Release, ReleaseEntry, Vote
 from annotation.releases import bundle
+from annotation.text.answers import AnswerRules
 from annotation.validation.agreement import NAN, histogram_median, row_sums
 from annotation.validation.answer_stats import answer_block, responses_of
-from annotation.validation.answers import AnswerRules
 from annotation.validation.stats import agreement_block
 
 

@@ -5,8 +5,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from annotation.models.projects import plain_text
+from annotation.text.answers import answer_text
 from annotation.text.fields import field_html, markdown_html
-from annotation.validation.answers import answer_text
 
 register = template.Library()
 

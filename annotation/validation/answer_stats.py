@@ -8,8 +8,8 @@ from itertools import combinations
 from typing import Any
 
 from annotation.models import Project, ValidationItem, Vote
+from annotation.text.answers import AnswerRules, Response
 from annotation.validation.agreement import capped_histogram, value_histogram
-from annotation.validation.answers import AnswerRules, Response
 
 ANSWER = "(an answer)"  # how typed answers are counted beside extra labels
 

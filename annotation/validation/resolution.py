@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from django.utils import timezone
 
 from annotation.models import Perturbation, ValidationItem
+from annotation.text.answers import AnswerRules, Response
 from annotation.validation import sql
-from annotation.validation.answers import AnswerRules, Response
 
 
 def majority_of(labels: list[str], majority: int) -> str:

@@ -16,8 +16,8 @@ from annotation.crowd import answering, gates
 from annotation.errors import DomainError
 from annotation.models import Perturbation, Project, ValidationItem, Vote
 from annotation.models.config import clean_seconds_spent
+from annotation.text.answers import AnswerRules
 from annotation.validation import quality, sql
-from annotation.validation.answers import AnswerRules
 from annotation.validation.queue import lease_again
 from annotation.validation.resolution import item_resolve
 

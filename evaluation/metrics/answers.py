@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.validation.answers import SQUAD, AnswerRules
+from annotation.text.answers import SQUAD, AnswerRules
 from evaluation.metrics.contrast import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,

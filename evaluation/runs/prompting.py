@@ -15,7 +15,7 @@ import numpy as np
 from annotation.models import Release
 from annotation.prompting import Prompting
 from annotation.releases.bundle import read_examples
-from annotation.validation.answers import answer_text
+from annotation.text.answers import answer_text
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel

@@ -6,7 +6,7 @@ from typing import Any
 
 from annotation.errors import DomainError
 from annotation.models import Release
-from annotation.validation.answers import AnswerRules, answer_text
+from annotation.text.answers import AnswerRules, answer_text
 from evaluation.metrics.answers import ScoredAnswer, qa_metrics
 from evaluation.metrics.contrast import Scored, contrast_metrics, exact_match_by_group
 from evaluation.models import ModelSpec

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.imports.published.services import import_published
 from annotation.models import Perturbation, ValidationItem
 from annotation.projects.services import project_create
-from annotation.validation.answers import AnswerRules, Response
+from annotation.text.answers import AnswerRules, Response
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
 from evaluation.runs.scoring import scored_answers

@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotation.authoring.selectors import live_perturbations, unclaimed_pivots
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Claim, Example, Perturbation, Project
-from annotation.validation.answers import AnswerRules, clean_answers
+from annotation.text.answers import AnswerRules, clean_answers
 
 Status = Perturbation.Status
 

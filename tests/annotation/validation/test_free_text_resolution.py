@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from annotation.authoring.services.drafts import perturbation_save
 from annotation.models import Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.services import project_create
-from annotation.validation.answers import SQUAD, Response
+from annotation.text.answers import SQUAD, Response
 from annotation.validation.queue import next_item
 from annotation.validation.votes import vote_cast
 from tests.factories import ExampleFactory, member

@@ -1,6 +1,6 @@
 """Published free-text sets scored from a predictions file under their datasets' own rules,
 each checked against an independent computation written in the tests: DROP's metric from its
-definition (tests.annotation.validation.test_drop.py, itself checked against lm-evaluation-harness's
+definition (tests/annotation/test_drop.py, itself checked against lm-evaluation-harness's
 port of drop_eval.py) for DROP and Quoref, ROPES's script's rules for ROPES, whose originals and
 perturbations share ids (told apart by role)."""
 
@@ -13,10 +13,10 @@ from django.test import Client
 
 from annotation.imports.published.services import import_published
 from annotation.releases.bundle import read_examples
-from annotation.validation.answers import AnswerRules
+from annotation.text.answers import AnswerRules
 from evaluation.runs.execute import run_evaluation
 from tests.annotation.imports import published_files
-from tests.annotation.validation.test_drop import by_hand
+from tests.annotation.test_drop import by_hand
 from tests.factories import UserFactory
 from tests.oracles.consistency import consistency
 from tests.oracles.squad import best_exact_match

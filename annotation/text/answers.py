@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.validation.drop import drop_best, normalize_span
+from annotation.text.drop import drop_best, normalize_span
 
 Answer = str | list[str]  # a text, or the spans of one multi-span answer
 SPAN_SEPARATOR = " | "
