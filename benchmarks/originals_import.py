@@ -57,7 +57,7 @@ def in_process() -> None:
     """The in-process figures of 40-word texts, and one INSERT per row."""
     from django.db import transaction
 
-    from annotation.imports.originals import import_examples
+    from annotation.imports.services.originals import import_examples
     from annotation.models import Example
     from annotation.projects import services
 
@@ -183,7 +183,7 @@ def through_api(
     from django.core.files import File
     from rest_framework.authtoken.models import Token
 
-    from annotation.imports.services import import_now
+    from annotation.imports.services.running import import_now
     from annotation.models import ImportJob
     from annotation.projects import services
 

@@ -71,7 +71,7 @@ def main() -> None:
 
     from annotation.imports.published.datasets import DATASETS
     from annotation.imports.published.services import import_published
-    from annotation.imports.sets import import_sets, parse_sets_jsonl
+    from annotation.imports.services.sets import import_sets, parse_sets_jsonl
     from annotation.projects.services import project_create
 
     settings.IMPORT_MAX_BYTES = 1 << 31

@@ -21,7 +21,7 @@ def main() -> None:
     from django.conf import settings
 
     from annotation.imports.paired import parse_paired_tsv
-    from annotation.imports.sets import import_sets
+    from annotation.imports.services.sets import import_sets
     from annotation.models import Project
     from annotation.projects import services
     from annotation.releases.services import release_create

@@ -76,7 +76,7 @@ def seed_imported(items: int):  # type: ignore[no-untyped-def]
     import, 100k lines at a time)."""
     from vote_import import build_file
 
-    from annotation.imports.votes import import_votes
+    from annotation.imports.services.votes import import_votes
     from annotation.projects import services
 
     project = services.project_create(

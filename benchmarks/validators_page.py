@@ -23,7 +23,7 @@ def main() -> None:
     from django.test import Client
 
     from annotation import pagination
-    from annotation.imports.votes import import_votes
+    from annotation.imports.services.votes import import_votes
     from annotation.projects.services import project_create
 
     admin = User.objects.create_superuser("bench-admin", "a@example.org", "pw")

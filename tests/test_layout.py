@@ -140,9 +140,6 @@ OPENS_TRANSACTIONS = {"atomic", "atomic_or_conflict", "select_for_update"}
 NOT_YET_SERVICES = {
     "annotation.crowd.gates",
     "annotation.crowd.studies",
-    "annotation.imports.originals",
-    "annotation.imports.sets",
-    "annotation.imports.votes",
     "annotation.validation.adjudication",
     "annotation.validation.quality",
     "annotation.validation.queue",

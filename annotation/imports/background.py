@@ -15,8 +15,8 @@ from django.db import transaction
 
 from annotation import jobs
 from annotation.errors import DomainError
-from annotation.imports.services import import_now
 from annotation.imports.preview import staged_of, sweep_uploads
+from annotation.imports.services.running import import_now
 from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob, Project, user_or_none
 

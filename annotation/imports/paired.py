@@ -6,8 +6,8 @@ from pathlib import PurePath
 from typing import Any
 
 from annotation.errors import ImportRejected
-from annotation.imports.originals import ParsedRow, parse_file
 from annotation.imports.readers import LineError
+from annotation.imports.services.originals import ParsedRow, parse_file
 from annotation.models import Project
 
 

@@ -17,10 +17,10 @@ from django.conf import settings
 from django.core.files import File
 
 from annotation.errors import DomainError, ImportRejected, group_errors
-from annotation.imports.originals import RowParser, targets
 from annotation.imports.paired import parse_paired_tsv
 from annotation.imports.readers import LineError, decode, guess_format, read_rows, resolve_label
-from annotation.imports.sets import check_sets, parse_sets_jsonl
+from annotation.imports.services.originals import RowParser, targets
+from annotation.imports.services.sets import check_sets, parse_sets_jsonl
 from annotation.models import Project
 
 PREVIEW_ROWS = 5

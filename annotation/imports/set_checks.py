@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.authoring.rules import edit_problems
-from annotation.imports.originals import ParsedRow
 from annotation.imports.readers import LineError, field_problem
+from annotation.imports.services.originals import ParsedRow
 from annotation.models import Project
-from annotation.validation.answers import AnswerRules
+from annotation.text.answers import AnswerRules
 
 
 def check_text(project: Project, line: int | None, fields: Any, what: str) -> list[LineError]:

@@ -1,4 +1,4 @@
-"""The rows a set import writes (annotation.imports.sets, inside its transaction): the new
+"""The rows a set import writes (annotation.imports.services.sets, inside its transaction): the new
 originals, the perturbations and their tags, as plain rows by COPY (annotation.bulk), where
 Django's bulk_create spent 9 of a 20k-set import's 22 s building and quoting model instances
 (benchmarks/originals_import.py)."""

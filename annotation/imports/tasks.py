@@ -5,7 +5,7 @@ and the route of "annotation.tasks.*", still find it."""
 from celery import shared_task
 
 from annotation import jobs
-from annotation.imports.services import run_import
+from annotation.imports.services.running import run_import
 
 
 @shared_task(

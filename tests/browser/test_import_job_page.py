@@ -4,7 +4,7 @@ buttons (the one cancel/retry action every kind of job shares)."""
 import pytest
 from playwright.sync_api import expect
 
-from annotation.imports.services import run_import
+from annotation.imports.services.running import run_import
 from annotation.models import Example, ImportJob
 from tests.browser.conftest import screenshot
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotation.imports.votes import import_votes
+from annotation.imports.services.votes import import_votes
 from annotation.models import Example, Perturbation, Project, Release, Vote
 from tests.browser.conftest import screenshot
 from tests.factories import project_creator

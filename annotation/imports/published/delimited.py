@@ -8,7 +8,6 @@ from difflib import SequenceMatcher
 from itertools import groupby
 
 from annotation.errors import LineError
-from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
@@ -21,6 +20,7 @@ from annotation.imports.published.reading import (
     same_text,
     table,
 )
+from annotation.imports.services.originals import ParsedRow
 from annotation.text.edits import normalize_whitespace
 
 

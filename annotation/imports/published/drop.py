@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Any
 
 from annotation.errors import ImportRejected, LineError
-from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
@@ -19,6 +18,7 @@ from annotation.imports.published.reading import (
     refuse,
     text_of,
 )
+from annotation.imports.services.originals import ParsedRow
 
 
 def _drop_answer(answer: Any) -> Any:

@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Any
 
 from annotation.errors import LineError
-from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
@@ -19,6 +18,7 @@ from annotation.imports.published.reading import (
     text_of,
 )
 from annotation.imports.readers import decode, read_jsonl
+from annotation.imports.services.originals import ParsedRow
 
 
 def boolq(files: Files) -> Read:

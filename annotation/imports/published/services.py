@@ -14,10 +14,10 @@ from annotation.imports.paired import ParsedSet
 from annotation.imports.published.datasets import DATASETS, Dataset
 from annotation.imports.published.reading import Files, KeptNote
 from annotation.imports.readers import id_problem, resolve_label
-from annotation.imports.sets import import_sets
+from annotation.imports.services.sets import import_sets
 from annotation.models import Project
 from annotation.projects.services import project_create
-from annotation.validation.answers import clean_answers
+from annotation.text.answers import clean_answers
 
 
 @dataclass

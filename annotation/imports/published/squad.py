@@ -6,7 +6,6 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from annotation.errors import ImportRejected, LineError
-from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
@@ -20,6 +19,7 @@ from annotation.imports.published.reading import (
     refuse,
     text_of,
 )
+from annotation.imports.services.originals import ParsedRow
 
 
 def _squad_questions(name: str, data: bytes) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:

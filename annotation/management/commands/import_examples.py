@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import ImportRejected
-from annotation.imports.originals import import_examples
+from annotation.imports.services.originals import import_examples
 from annotation.models import Project
 
 

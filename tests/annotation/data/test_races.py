@@ -16,7 +16,7 @@ from django.db.models.signals import post_delete
 
 from annotation.data.services import removal
 from annotation.errors import DomainError
-from annotation.imports.originals import import_examples
+from annotation.imports.services.originals import import_examples
 from annotation.models import (
     AuditLog,
     Example,

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.errors import ImportRejected
-from annotation.imports.originals import import_examples
+from annotation.imports.services.originals import import_examples
 from annotation.models import AuditLog, Example, ImportBatch
 from tests.factories import ExampleFactory, ProjectFactory
 

@@ -15,7 +15,7 @@ from django.db import OperationalError, connection
 
 from annotation.data.services import actions, removal
 from annotation.errors import DomainError
-from annotation.imports.originals import import_examples
+from annotation.imports.services.originals import import_examples
 from annotation.models import (
     AuditLog,
     Example,

@@ -10,10 +10,10 @@ from django.core.files import File
 
 from annotation import jobs
 from annotation.errors import DomainError, ImportRejected
-from annotation.imports.originals import import_examples
 from annotation.imports.published.services import import_published
-from annotation.imports.sets import run_set_import
-from annotation.imports.votes import import_votes
+from annotation.imports.services.originals import import_examples
+from annotation.imports.services.sets import run_set_import
+from annotation.imports.services.votes import import_votes
 from annotation.models import ImportJob, Project
 
 Kind = ImportJob.Kind

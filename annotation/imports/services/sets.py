@@ -15,7 +15,6 @@ from annotation.bulk import analyze
 from annotation.errors import ImportRejected
 from annotation.imports import paired
 from annotation.imports.accounts import inactive_user
-from annotation.imports.originals import ParsedRow
 from annotation.imports.paired import ParsedSet
 from annotation.imports.readers import (
     LineError,
@@ -25,6 +24,7 @@ from annotation.imports.readers import (
     read_jsonl,
     resolve_label,
 )
+from annotation.imports.services.originals import ParsedRow
 from annotation.imports.set_checks import (
     alone,
     check_perturbation,
@@ -50,8 +50,8 @@ from annotation.models import (
 )
 from annotation.models.config import SPLITS
 from annotation.releases.bundle import parse_set_record
+from annotation.text.answers import AnswerRules, clean_answers
 from annotation.text.edits import fields_edit_distance
-from annotation.validation.answers import AnswerRules, clean_answers
 
 
 class SetsImported(NamedTuple):

@@ -27,8 +27,8 @@ from annotation.imports.readers import (
 )
 from annotation.models import AuditLog, Example, ImportBatch, Project, user_or_none
 from annotation.models.config import SPLITS
+from annotation.text.answers import AnswerRules, clean_answers
 from annotation.text.parsing import strict_json_loads
-from annotation.validation.answers import AnswerRules, clean_answers
 
 Progress = Callable[[str, int, int], None]
 
