@@ -3,9 +3,10 @@ qualification test, or a gold check served while working. The answer is recorded
 validator's, inside the vote's own transaction, in as many statements as a real vote
 (annotation.crowd.sql), and answered as a vote is (the same shape; a repeat is not an error).
 
-A gold check that brings their accuracy below gold_min_accuracy pauses them; then, a step of
-its own after the commit (as an unqualifying), their votes since their last passed gold item
-stop counting (`discount`)."""
+A gold check that brings their accuracy below gold_min_accuracy pauses them (`gold_answer`
+returns their status); the vote's own step after the commit then takes their votes since their
+last passed gold item out of the counts, as an unqualifying does (annotation.validation.votes:
+the gates sit below validation, which serves and counts through them)."""
 
 import json
 from typing import Any
@@ -17,7 +18,6 @@ from annotation.crowd.gates import ENDED, FAILED, PASSED, PAUSED, exempt, is_gol
 from annotation.errors import DomainError
 from annotation.models import AuditLog, GoldAnswer, GoldItem, Project, ValidatorStatus, Vote
 from annotation.text.answers import AnswerRules, Response
-from annotation.validation import quality
 
 NOT_SERVED = "This item was not served to you; fetch the next item instead."
 
@@ -171,20 +171,3 @@ def _count_gold(project: Project, status: ValidatorStatus, right: bool) -> bool:
     if failing:
         status.paused, status.paused_at = True, timezone.now()
     return failing
-
-
-def discount(project: Project, validator: Any, status: ValidatorStatus) -> None:
-    """After the commit of the answer that paused them: their votes since their last passed gold
-    item stop counting, and the pause is in the audit log."""
-    votes = quality.votes_discounted(
-        project=project, validator_id=validator.pk, after_vote=status.gold_mark
-    )
-    AuditLog.record(
-        actor=None,
-        action="validator_paused",
-        project=project,
-        validator=validator.pk,
-        gold_seen=status.gold_seen,
-        gold_accuracy=round(status.gold_correct / status.gold_seen, 4),
-        votes_discounted=votes,
-    )

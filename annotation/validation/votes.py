@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.crowd import answering, gates
 from annotation.errors import DomainError
-from annotation.models import Perturbation, Project, ValidationItem, Vote
+from annotation.models import AuditLog, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.models.config import clean_seconds_spent
 from annotation.text.answers import AnswerRules
 from annotation.validation import quality, sql
@@ -64,7 +64,7 @@ def _do_vote(
         )
         if paused is None:
             return vote, created, None
-        return vote, created, partial(answering.discount, project, validator, paused)
+        return vote, created, partial(_paused_by_gold, project, validator, paused)
     vote = check_vote(project, item, validator, now=now, **response)
     item = vote.item
     existing, others, vote.counts, gate, leased = sql.vote_state(
@@ -90,6 +90,23 @@ def _do_vote(
         item_resolve(item=item)
         return vote, True, partial(quality.resolution_recorded, item=item)
     return vote, True, None
+
+
+def _paused_by_gold(project: Project, validator: Any, status: ValidatorStatus) -> None:
+    """After the commit of the gold answer that paused them: their votes since their last
+    passed gold item stop counting, and the pause is in the audit log."""
+    votes = quality.votes_discounted(
+        project=project, validator_id=validator.pk, after_vote=status.gold_mark
+    )
+    AuditLog.record(
+        actor=None,
+        action="validator_paused",
+        project=project,
+        validator=validator.pk,
+        gold_seen=status.gold_seen,
+        gold_accuracy=round(status.gold_correct / status.gold_seen, 4),
+        votes_discounted=votes,
+    )
 
 
 def check_vote(
