@@ -150,6 +150,11 @@ page_urls = [
     ),
     path("p/<slug:slug>/", project_views.project_dashboard, name="project-dashboard"),
     path("p/<slug:slug>/settings/", project_views.project_settings, name="project-settings"),
+    path(
+        "p/<slug:slug>/settings/questions/",
+        project_views.project_questions,
+        name="project-questions",
+    ),
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
     path("p/<slug:slug>/import/votes/", import_views.vote_import_page, name="vote-import"),
     path(

@@ -22,7 +22,6 @@ from annotation.downloads import download
 from annotation.errors import DomainError
 from annotation.models import GoldAnswer, Participant, Project, Study
 from annotation.permissions import Role, project_for
-from annotation.projects import services
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -143,17 +142,28 @@ def study_done(request: HttpRequest, slug: str, token: str) -> HttpResponse:
 
 @login_required
 def studies_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Study links, payments, the gold pool and the comprehension questions. The questions are
+    a setting of the project, which its settings save (annotation.projects.views)."""
     project = project_for(request.user, slug, Role.ADMIN)
-    typed: dict[str, Any] = {}
-    status = 200
     if request.method == "POST":
         try:
             _studies_action(request, project)
-        except DomainError as error:  # the page again, with what the admin typed and why
-            typed = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
-            typed["error"], status = error.message, error.status
-        else:
-            return redirect("studies", slug=slug)
+        except DomainError as error:
+            return studies_refused(request, project, error)
+        return redirect("studies", slug=slug)
+    return _studies_render(request, project, {}, 200)
+
+
+def studies_refused(request: HttpRequest, project: Project, error: DomainError) -> HttpResponse:
+    """The Studies page again, with what the admin typed in its form and why it was refused."""
+    typed = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
+    typed["error"] = error.message
+    return _studies_render(request, project, typed, error.status)
+
+
+def _studies_render(
+    request: HttpRequest, project: Project, typed: dict[str, Any], status: int
+) -> HttpResponse:
     questions = project.setting("qualification_questions")
     context = {
         "project": project,
@@ -185,17 +195,6 @@ CROWD_SETTINGS = (
 def _studies_action(request: HttpRequest, project: Project) -> None:
     if "refresh_pool" in request.POST:
         messages.success(request, f"The gold pool holds {pool.pool_refresh(project)} items.")
-    elif "questions" in request.POST:
-        questions = _questions(request.POST["questions"])
-        services.project_update(
-            project=project, user=request.user, settings={"qualification_questions": questions}
-        )
-        size = gates.pool_for_gates(project)
-        messages.success(
-            request,
-            f"{len(questions)} comprehension questions saved."
-            + (f" The gold pool holds {size} items." if size is not None else ""),
-        )
     else:
         items = request.POST.get("items_per_participant", "").strip()
         if items and not items.isdigit():
@@ -214,14 +213,6 @@ def _studies_action(request: HttpRequest, project: Project) -> None:
 def _in_order(question: dict[str, Any]) -> dict[str, Any]:
     """A question's keys in the order the page's help writes them (the database sorts them)."""
     return {k: question[k] for k in ("fields", "label", "answers") if k in question}
-
-
-def _questions(text: str) -> list[Any]:
-    """One JSON object per line."""
-    try:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except ValueError as error:
-        raise DomainError(f"Each line must be one JSON object: {error}.") from None
 
 
 @login_required

@@ -1,5 +1,7 @@
-"""Project pages: the project list, a project's dashboard, and its members."""
+"""Project pages: the project list, a project's dashboard, its settings (the Studies page's
+comprehension questions among them) and its members."""
 
+import json
 from typing import Any
 
 from django.contrib import messages
@@ -10,8 +12,10 @@ from django.contrib.auth.views import redirect_to_login
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation.crowd import gates
+from annotation.crowd import views as crowd_views
 from annotation.errors import DomainError, ImportRejected
 from annotation.models import Perturbation, Project, Tag, Vote
 from annotation.pagination import table_page
@@ -151,6 +155,33 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
         "chosen": values["task_type"],
     }
     return render(request, "annotation/project_settings.html", context)
+
+
+@login_required
+@require_POST
+def project_questions(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Studies page's comprehension questions, one JSON object a line, saved as the setting
+    they are; with a gate on, the gold pool is filled at once. Refused, the Studies page shows
+    again with what was typed and why."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    try:
+        questions = _questions(request.POST.get("questions", ""))
+        services.project_update(
+            project=project, user=request.user, settings={"qualification_questions": questions}
+        )
+        size = gates.pool_for_gates(project)
+    except DomainError as error:
+        return crowd_views.studies_refused(request, project, error)
+    filled = f" The gold pool holds {size} items." if size is not None else ""
+    messages.success(request, f"{len(questions)} comprehension questions saved.{filled}")
+    return redirect("studies", slug=slug)
+
+
+def _questions(text: str) -> list[Any]:
+    try:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as error:
+        raise DomainError(f"Each line must be one JSON object: {error}.") from None
 
 
 @login_required

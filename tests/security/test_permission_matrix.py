@@ -112,6 +112,7 @@ MATRIX = {
     "api-studies": (("get", ADMINS), ("post", ADMINS)),
     "api-study-payments": (("get", ADMINS),),
     "studies": (("get", ADMINS), ("post", ADMINS)),
+    "project-questions": (("post", ADMINS),),
     "study-payments": (("get", ADMINS),),
     "studies-guide": (("get", ADMINS),),
 }

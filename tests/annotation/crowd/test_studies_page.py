@@ -21,7 +21,7 @@ def admin(people):  # type: ignore[no-untyped-def]
 
 
 def test_refused_questions_stay_in_the_form_with_the_reason(crowd_project, admin):
-    url = f"/p/{crowd_project.slug}/studies/"
+    url = f"/p/{crowd_project.slug}/settings/questions/"  # the Studies page's questions form
     typed = (
         '{"fields": {"text": "Loved it."}, "label": "positive"}\n'
         '{"fields": {"text": "Meh."}, "label": "great"}'
@@ -53,8 +53,12 @@ def test_question_labels_match_in_any_case_and_keep_the_projects_spelling(crowd_
     typed = [{"fields": {"text": "Loved it."}, "label": "Positive"},
              {"fields": {"text": "Awful."}, "label": " NEGATIVE "}]  # fmt: skip
     lines = "\n".join(json.dumps(q) for q in typed)
-    answer = admin.post(f"/p/{crowd_project.slug}/studies/", {"questions": lines}, follow=True)
-    assert "2 comprehension questions saved." in answer.content.decode()
+    answer = admin.post(
+        f"/p/{crowd_project.slug}/settings/questions/", {"questions": lines}, follow=True
+    )
+    page = answer.content.decode()
+    assert "2 comprehension questions saved." in page  # back on the Studies page, its form
+    assert f'id="questions-form" action="/p/{crowd_project.slug}/settings/questions/"' in page
     crowd_project.refresh_from_db()
     stored = crowd_project.setting("qualification_questions")
     assert [q["label"] for q in stored] == ["positive", "negative"]
