@@ -9,7 +9,7 @@ from annotation.authoring.services.drafts import perturbation_save
 from annotation.models import Example, Membership, Project
 from annotation.projects import services
 from annotation.releases.services import release_create
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.votes import vote_cast
 
 DEMO_SLUG = "demo-sentiment"
 QA_SLUG = "demo-reading"

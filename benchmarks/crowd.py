@@ -39,7 +39,7 @@ def build(split: str, slug: str, gates: bool) -> Any:
     """A project of the split's contrast sets, open for validation, and its study link."""
     from django.contrib.auth.models import User
 
-    from annotation.crowd import studies
+    from annotation.crowd.services import studies
     from annotation.imports.published.services import import_published
 
     admin, _ = User.objects.get_or_create(username="crowd-admin", is_staff=True)

@@ -32,7 +32,7 @@ def measure(size: int) -> dict:
     from django.test import Client
 
     from annotation.models import Lease
-    from annotation.validation.queue import items_left, next_item
+    from annotation.validation.services.queue import items_left, next_item
 
     started = time.monotonic()
     project, (validator,) = seed_validation(0, size, validators=0, clients=1)

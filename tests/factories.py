@@ -121,7 +121,7 @@ def serve(item, validator):  # type: ignore[no-untyped-def]
 
 def vote_all(item, validators, labels):  # type: ignore[no-untyped-def]
     """Cast one vote per validator on an item served to each, through the real service."""
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services.votes import vote_cast
 
     for validator, label in zip(validators, labels, strict=False):
         serve(item, validator)

@@ -134,17 +134,6 @@ def test_no_import_goes_back_up_a_layer():
 # jobs and bulk.atomic_or_conflict, do it for them); views, selectors and the worker's job
 # bodies call them. Issue 51 found the writes named drafts, claims, dispatch, removal, actions.
 OPENS_TRANSACTIONS = {"atomic", "atomic_or_conflict", "select_for_update"}
-# Writes not yet in their folder's services, in folders that others were changing when the rule
-# came (issue 51, item 6). Each entry goes when its module moves into services/; the test fails
-# on an entry that is no longer needed.
-NOT_YET_SERVICES = {
-    "annotation.crowd.gates",
-    "annotation.crowd.studies",
-    "annotation.validation.adjudication",
-    "annotation.validation.quality",
-    "annotation.validation.queue",
-    "annotation.validation.votes",
-}
 
 
 def opens_transactions(path: Path) -> bool:
@@ -164,8 +153,7 @@ def test_only_services_open_transactions_in_a_workflow_folder():
         and "services" not in name.split(".")
         and opens_transactions(path)
     }
-    assert writers - NOT_YET_SERVICES == set()
-    assert NOT_YET_SERVICES - writers == set(), "now in services: remove from NOT_YET_SERVICES"
+    assert writers == set()
 
 
 def test_modules_stay_small_and_apps_stay_shallow():

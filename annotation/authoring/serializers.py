@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotation.models import Example
 from annotation.models.config import MAX_SECONDS_SPENT
-from annotation.validation.votes import vote_counts
+from annotation.validation.services.votes import vote_counts
 
 
 class PivotSerializer(serializers.Serializer):

@@ -24,7 +24,7 @@ from annotation.text.answers import answer_text, split_spans
 from annotation.text.edits import word_diff
 from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
 from annotation.text.parsing import parse_id
-from annotation.validation.votes import vote_counts
+from annotation.validation.services.votes import vote_counts
 
 AUTHORS = (Role.EXPERT, Role.ADMIN)
 

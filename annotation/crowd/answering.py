@@ -4,9 +4,10 @@ validator's, inside the vote's own transaction, in as many statements as a real 
 (annotation.crowd.sql), and answered as a vote is (the same shape; a repeat is not an error).
 
 A gold check that brings their accuracy below gold_min_accuracy pauses them (`gold_answer`
-returns their status); the vote's own step after the commit then takes their votes since their
-last passed gold item out of the counts, as an unqualifying does (annotation.validation.votes:
-the gates sit below validation, which serves and counts through them)."""
+returns their status); the vote's own step after the commit then takes their votes since
+their last passed gold item out of the counts, as an unqualifying does
+(annotation.validation.services.votes: the gates sit below validation, which serves and counts
+through them)."""
 
 import json
 from typing import Any

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.downloads import download
 from annotation.models import Study
 from annotation.permissions import Role, project_for

@@ -12,13 +12,11 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Q
 
 from annotation.crowd import pool
 from annotation.errors import DomainError
 from annotation.models import (
-    AuditLog,
     GoldAnswer,
     GoldItem,
     Membership,
@@ -63,13 +61,10 @@ def check_vote_gate(project: Project, gate: str) -> None:
         )
 
 
-def status_of(project: Project, validator: Any, *, lock: bool = False) -> ValidatorStatus:
-    rows = ValidatorStatus.objects.select_for_update() if lock else ValidatorStatus.objects
-    status = rows.filter(project=project, validator=validator).first()
+def status_of(project: Project, validator: Any) -> ValidatorStatus:
+    status = ValidatorStatus.objects.filter(project=project, validator=validator).first()
     if status is None:
         status, _ = ValidatorStatus.objects.get_or_create(project=project, validator=validator)
-        if lock:
-            status = ValidatorStatus.objects.select_for_update().get(pk=status.pk)
     return status
 
 
@@ -101,30 +96,6 @@ def pool_for_gates(project: Project) -> int | None:
     in it yet: when the project's settings are saved (the Settings page, the Studies page's
     questions, the API) and when a study is made. The pool's size; None while no gate is on."""
     return pool.pool_refresh(project) if gates_on(project) else None
-
-
-def allow_retest(*, project: Project, validator_id: int, actor: Any) -> None:
-    """An admin gives a validator who failed the test one more attempt: the next item served
-    draws it, and failing it ends their work again (their earlier attempts stay recorded).
-    404 for a user who is not a validator here; 409 for one who has not failed the test."""
-    with transaction.atomic():
-        status = (
-            ValidatorStatus.objects.select_for_update()
-            .filter(project=project, validator_id=validator_id, qualification=FAILED)
-            .first()
-        )
-        if (
-            status is None
-            and not Membership.objects.filter(project=project, user_id=validator_id).exists()
-        ):
-            raise DomainError("No such validator in this project.", code="not_found")
-        if status is None:
-            raise DomainError("This validator has not failed the test.", code="conflict")
-        status.qualification, status.quiz_items = "", []  # the next attempt is its last
-        status.save(update_fields=["qualification", "quiz_items"])
-        AuditLog.record(
-            actor=actor, action="qualification_retest", project=project, validator=validator_id
-        )
 
 
 # Serving --------------------------------------------------------------------------------------

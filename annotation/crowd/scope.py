@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django.http import Http404, HttpRequest, HttpResponse
 
-from annotation.crowd.studies import PARTICIPANT
+from annotation.crowd.services.studies import PARTICIPANT
 
 
 def allowed(path: str, slug: str) -> bool:

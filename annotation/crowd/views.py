@@ -16,8 +16,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.crowd import gates, pool, studies
-from annotation.crowd.studies import PARTICIPANT
+from annotation.crowd import gates, pool
+from annotation.crowd.services import studies
+from annotation.crowd.services.studies import PARTICIPANT
 from annotation.downloads import download
 from annotation.errors import DomainError
 from annotation.models import GoldAnswer, Participant, Project, Study

@@ -12,7 +12,7 @@ from annotation.imports.paired import ParsedSet
 from annotation.imports.set_checks import repeated, truth_of
 from annotation.models import SET_OF_ONE, Example, ImportBatch, Perturbation, Project, Tag
 from annotation.text.edits import fields_edit_distance, normalize_whitespace
-from annotation.validation.queue import items_open_for
+from annotation.validation.services.queue import items_open_for
 
 
 class Pivot(NamedTuple):

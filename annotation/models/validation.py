@@ -210,7 +210,7 @@ class VoteSeconds(models.Model):
 
 class ValidatorStatus(models.Model):
     """Whether a validator's votes count in a project, and their agreement so far: the only
-    record of it (annotation.validation.quality keeps it)."""
+    record of it (annotation.validation.services.quality keeps it)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="validators")
     validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)

@@ -40,7 +40,7 @@ from annotation.projects.forms import (
     template_values,
 )
 from annotation.projects.services import invites
-from annotation.validation.queue import items_left
+from annotation.validation.services.queue import items_left
 from annotation.validation.stats import project_stats, tag_coverage
 
 # Where each role starts in a project (README, "Where each role starts"), the first that

@@ -11,7 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.crowd import gates, studies
+from annotation.crowd import gates
+from annotation.crowd.services import qualification, studies
 from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
 from annotation.models import GoldItem, Perturbation, ValidationItem
@@ -19,7 +20,7 @@ from annotation.pagination import page_of, paginated
 from annotation.permissions import Role, project_for
 from annotation.text.fields import field_html
 from annotation.text.parsing import json_only
-from annotation.validation import adjudication, downloads, quality, queue, votes
+from annotation.validation import downloads
 from annotation.validation.serializers import (
     STATS,
     AdjudicatedSerializer,
@@ -33,6 +34,7 @@ from annotation.validation.serializers import (
     VoteInputSerializer,
     VoteResultSerializer,
 )
+from annotation.validation.services import adjudication, quality, queue, votes
 from annotation.validation.stats import project_stats, validator_figures
 
 
@@ -175,7 +177,9 @@ class ValidatorQualifyView(APIView):
             raise DomainError("give qualified or action, one of them.")
         validator_id = validator.pk if validator else 0
         if "action" in choice:
-            gates.allow_retest(project=project, validator_id=validator_id, actor=request.user)
+            qualification.allow_retest(
+                project=project, validator_id=validator_id, actor=request.user
+            )
         else:
             quality.validator_set_qualified(
                 project=project,

@@ -30,7 +30,7 @@ from annotation.validation.agreement import (
     value_histogram,
 )
 from annotation.validation.answer_stats import answer_stats
-from annotation.validation.quality import agreement_of
+from annotation.validation.services.quality import agreement_of
 
 Status = Perturbation.Status
 ItemStatus = ValidationItem.Status

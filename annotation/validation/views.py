@@ -10,12 +10,13 @@ from django.views.decorators.http import require_POST
 
 from annotation.crowd import gates
 from annotation.crowd import views as crowd_views
+from annotation.crowd.services import qualification
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
 from annotation.pagination import table_page
 from annotation.permissions import Role, project_for
 from annotation.text.edits import word_diff
-from annotation.validation import adjudication, quality, queue, votes
+from annotation.validation.services import adjudication, quality, queue, votes
 from annotation.validation.sql import RELATED_GAP
 from annotation.validation.stats import validator_figures
 
@@ -167,7 +168,7 @@ def validator_qualify(request: HttpRequest, slug: str, user_id: int) -> HttpResp
     project = project_for(request.user, slug, Role.ADMIN)
     if request.POST.get("retest") == "1":
         try:
-            gates.allow_retest(project=project, validator_id=user_id, actor=request.user)
+            qualification.allow_retest(project=project, validator_id=user_id, actor=request.user)
         except DomainError as error:
             if error.code == "not_found":
                 raise Http404(error.message) from None

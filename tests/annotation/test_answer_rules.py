@@ -14,8 +14,8 @@ from annotation.imports.published.services import import_published
 from annotation.models import Perturbation, ValidationItem
 from annotation.projects.services import project_create
 from annotation.text.answers import AnswerRules, Response
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from evaluation.runs.scoring import scored_answers
 from tests.annotation.imports.test_published_real import GARDNER, TABLE_2, files_of
 from tests.factories import UserFactory, member

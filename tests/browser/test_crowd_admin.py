@@ -6,10 +6,10 @@ setup guide is a link; the Studies and Validators tables work at a phone's width
 import pytest
 from playwright.sync_api import expect
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import GoldItem, ValidatorStatus
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.annotation.crowd.conftest import wrong_label
 from tests.browser.conftest import screenshot
 from tests.factories import ExampleFactory, member

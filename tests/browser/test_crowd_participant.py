@@ -6,7 +6,7 @@ browser is asked about, not switched to silently; an MTurk worker gets the same 
 import pytest
 from playwright.sync_api import expect
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import Guidelines, Participant
 from tests.browser.conftest import screenshot
 from tests.factories import ExampleFactory, submitted_perturbation

@@ -78,7 +78,7 @@ def test_qa_sets_are_written_and_validated_by_keyboard(page, login, qa_project, 
     assert (vote.answer, vote.label) == ("in 1911", "")
     assert vote.seconds_spent >= 0
 
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services.votes import vote_cast
 
     item = vote.item
     for validator, answer in zip(crowd[1:], ["1911", "1911.", "The 1911", "1903"], strict=True):

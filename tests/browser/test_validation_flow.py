@@ -48,7 +48,7 @@ def test_validator_labels_five_items_by_keyboard_alone(page, login, project, peo
 def test_admin_dashboard_shows_agreement_charts(page, login, project, people):
     project.settings = {**project.settings, "control_rate": 0}
     project.save()
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services.votes import vote_cast
     from tests.factories import member
 
     crowd = [member(project, f"c{i}", "validator") for i in range(5)]

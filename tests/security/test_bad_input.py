@@ -260,7 +260,7 @@ def test_every_api_error_is_json_a_server_error_included(project, people, monkey
     from django.db import OperationalError
     from rest_framework.test import APIClient
 
-    from annotation.validation import queue
+    from annotation.validation.services import queue
 
     def database_gone(**_):  # type: ignore[no-untyped-def]
         raise OperationalError("server closed the connection unexpectedly")

@@ -26,7 +26,7 @@ from annotation.models import (
 from annotation.models.config import clean_seconds_spent
 from annotation.text.answers import AnswerRules, clean_answers
 from annotation.text.edits import fields_edit_distance, normalize_whitespace
-from annotation.validation.queue import item_close_for, items_open_for
+from annotation.validation.services.queue import item_close_for, items_open_for
 
 Status = Perturbation.Status
 

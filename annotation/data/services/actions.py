@@ -5,7 +5,7 @@ filters names the count it expects, as the page confirmed it). Each is checked w
 anything changes, answers what it did and what it left (with why), and
 goes into the audit log in the same transaction: what is done is always recorded, and a
 failure leaves nothing done. Items are locked by id before the validators' counters, as votes
-lock them, and the project row never (annotation.validation.quality)."""
+lock them, and the project row never (annotation.validation.services.quality)."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +17,9 @@ from annotation.data import selectors
 from annotation.data.services.removal import items_delete
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Project, ReleaseEntry, ValidationItem
-from annotation.validation.adjudication import EXTRA_VOTES
-from annotation.validation.quality import items_send_back
-from annotation.validation.queue import items_open_for
+from annotation.validation.services.adjudication import EXTRA_VOTES
+from annotation.validation.services.quality import items_send_back
+from annotation.validation.services.queue import items_open_for
 
 ACTIONS = ("delete", "send_back", "accept", "reject", "tag", "untag")
 MAX_SELECTION = 500  # rows ticked on pages

@@ -32,7 +32,7 @@ from annotation.models import (
     ValidationItem,
     Vote,
 )
-from annotation.validation.quality import items_removed
+from annotation.validation.services.quality import items_removed
 
 DELETE_RACE = (
     "A release was published, or these rows were written to, while they were being deleted: "

@@ -23,8 +23,8 @@ from annotation.imports.readers import (
 )
 from annotation.models import AuditLog, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.models.config import SPLITS
-from annotation.validation.quality import Deltas, votes_imported
 from annotation.validation.resolution import majority_of
+from annotation.validation.services.quality import Deltas, votes_imported
 
 
 def _parse_line(

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project, ValidatorStatus
-from annotation.validation.quality import counters_recounted, counters_repair
+from annotation.validation.services.quality import counters_recounted, counters_repair
 
 
 class Command(BaseCommand):

@@ -258,7 +258,7 @@ def test_experts_see_only_their_own_perturbations_and_admins_see_all(
 
 
 def test_withdraw_only_before_validation_starts(project, pivot, people, client_for):
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services.votes import vote_cast
 
     expert = client_for(people["expert"])
     first = post(expert, project, submission()).json()

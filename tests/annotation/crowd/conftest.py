@@ -7,8 +7,8 @@ import pytest
 
 from annotation.crowd import pool
 from annotation.models import GoldItem, ValidationItem
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import ExampleFactory, member, submitted_perturbation
 
 

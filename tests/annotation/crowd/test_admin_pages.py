@@ -10,10 +10,10 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import AuditLog, GoldItem, Participant, ValidatorStatus
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.annotation.crowd.conftest import answer_next, configure, wrong_label
 from tests.annotation.crowd.test_studies import arrive, label_one
 from tests.annotation.projects.test_setup_pages import form_data

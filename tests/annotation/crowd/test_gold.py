@@ -7,8 +7,8 @@ import pytest
 
 from annotation.crowd import gates
 from annotation.models import AuditLog, GoldAnswer, GoldItem, ValidationItem, ValidatorStatus, Vote
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.annotation.crowd.conftest import answer_next, configure, right_label, wrong_label
 from tests.factories import serve
 
@@ -73,7 +73,7 @@ def test_a_failing_validator_is_paused_and_their_recent_votes_reopen_items(
 
 
 def test_requalifying_lifts_the_pause(crowd_project, workers, people):
-    from annotation.validation.quality import validator_set_qualified
+    from annotation.validation.services.quality import validator_set_qualified
 
     configure(crowd_project, gold_min_count=1, gold_min_accuracy=1.0)
     gold_next(crowd_project, workers[0], right=False)

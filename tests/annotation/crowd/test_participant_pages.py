@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import Guidelines, Participant
 from tests.annotation.crowd.conftest import configure
 from tests.annotation.crowd.test_studies import PID, arrive, label_one

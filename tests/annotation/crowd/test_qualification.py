@@ -5,8 +5,8 @@ import pytest
 
 from annotation.crowd import pool
 from annotation.models import AuditLog, GoldItem, ValidatorStatus, Vote
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.annotation.crowd.conftest import answer_next, configure, right_label, wrong_label
 from tests.factories import ExampleFactory, ProjectFactory, member, serve
 

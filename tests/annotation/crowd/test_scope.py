@@ -6,7 +6,7 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import GoldItem, ValidationItem
 from tests.annotation.crowd.conftest import configure
 from tests.factories import member

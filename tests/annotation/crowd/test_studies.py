@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from annotation.crowd import studies
+from annotation.crowd.services import studies
 from annotation.models import GoldAnswer, Lease, Membership, Participant, Study, Vote
 from tests.annotation.crowd.conftest import configure, right_label
 from tests.factories import member
@@ -97,7 +97,7 @@ def test_a_participant_who_leaves_gives_their_lease_back_after_lease_ttl(study, 
     page = client.get(f"/p/{crowd_project.slug}/validate/").content.decode()
     held = int(page.split('data-item="')[1].split('"')[0])
     other = member(crowd_project, "other", "validator")
-    from annotation.validation.queue import next_item
+    from annotation.validation.services.queue import next_item
 
     served = [next_item(project=crowd_project, validator=other, skip=[]) for _ in range(1)]
     assert held not in [i.pk for i in served]  # leased: the only vote it needs is theirs

@@ -29,7 +29,7 @@ from annotation.models import (
     Vote,
 )
 from annotation.releases import services as releases
-from annotation.validation.queue import next_item
+from annotation.validation.services.queue import next_item
 from tests.factories import (
     ExampleFactory,
     ProjectFactory,
@@ -272,8 +272,8 @@ def test_a_vote_whose_project_is_deleted_before_its_counters_answers_404(
 ):
     """The vote that resolved an item committed; the project was deleted before the voters'
     counters were written, whose key then failed: the vote answered 500."""
-    from annotation.validation import quality
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services import quality
+    from annotation.validation.services.votes import vote_cast
     from tests.factories import serve
 
     project.settings = {**project.settings, "control_rate": 0, "votes_per_item": 2}

@@ -14,8 +14,8 @@ from annotation.errors import DomainError
 from annotation.models import Perturbation, Release, ValidationItem, Vote
 from annotation.releases.services import release_create
 from annotation.text.cells import from_spreadsheet_cell
-from annotation.validation.adjudication import perturbation_adjudicate
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.adjudication import perturbation_adjudicate
+from annotation.validation.services.votes import vote_cast
 from tests.factories import ExampleFactory, member, submitted_perturbation
 
 pytestmark = pytest.mark.django_db
@@ -195,7 +195,7 @@ def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     vote_cast(
         project=extra.item.project, item_id=extra.item.pk, validator=crowd[5], label="negative"
     )
-    from annotation.validation.quality import validator_set_qualified
+    from annotation.validation.services.quality import validator_set_qualified
 
     validator_set_qualified(project=project, validator_id=crowd[0].pk, qualified=False, actor=None)
     # The released items keep their resolution; the unreleased dispute was adjudicated.

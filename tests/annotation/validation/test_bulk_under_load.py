@@ -27,9 +27,9 @@ from annotation.models import (
 )
 from annotation.models.config import DEFAULT_SETTINGS
 from annotation.releases.services import release_create
-from annotation.validation import quality
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services import quality
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
 
 pytestmark = pytest.mark.django_db(transaction=True)

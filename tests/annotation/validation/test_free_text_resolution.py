@@ -14,8 +14,8 @@ from annotation.authoring.services.drafts import perturbation_save
 from annotation.models import Perturbation, ValidationItem, ValidatorStatus, Vote
 from annotation.projects.services import project_create
 from annotation.text.answers import SQUAD, Response
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import ExampleFactory, member
 from tests.oracles.squad import f1_score
 

@@ -9,8 +9,8 @@ import pytest
 
 from annotation.errors import DomainError
 from annotation.models import ValidationItem, Vote
-from annotation.validation.quality import item_reopen, validator_set_qualified
-from annotation.validation.votes import vote_cast, vote_undo
+from annotation.validation.services.quality import item_reopen, validator_set_qualified
+from annotation.validation.services.votes import vote_cast, vote_undo
 from tests.factories import import_votes, submitted_perturbation
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import AuditLog, Perturbation, ValidatorStatus, Vote
-from annotation.validation.queue import next_item
+from annotation.validation.services.queue import next_item
 from tests.factories import submitted_perturbation, vote_all
 
 pytestmark = pytest.mark.django_db

@@ -1,10 +1,10 @@
 import pytest
 
 from annotation.models import AuditLog, ValidationItem, ValidatorStatus, Vote
-from annotation.validation.quality import agreement_of, validator_set_qualified
-from annotation.validation.queue import next_item
+from annotation.validation.services.quality import agreement_of, validator_set_qualified
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from annotation.validation.stats import project_stats
-from annotation.validation.votes import vote_cast
 from tests.factories import submitted_perturbation, vote_all
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_median_seconds_per_vote_equal_pythons_median(no_controls, people, crowd
     statistics.median over the same votes, for odd and even counts alike."""
     import statistics
 
-    from annotation.validation.votes import vote_cast
+    from annotation.validation.services.votes import vote_cast
     from tests.factories import submitted_perturbation
 
     spent = {crowd[0].pk: [3, 10, 4, 8], crowd[1].pk: [7, 1, 30], crowd[2].pk: [5]}

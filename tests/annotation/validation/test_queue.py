@@ -5,8 +5,8 @@ import pytest
 from django.db import connection
 
 from annotation.models import Lease, ValidationItem, Vote
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import ProjectFactory, member, submitted_perturbation, vote_all
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +111,7 @@ def test_items_left_counts_what_the_validator_could_still_be_given(no_controls, 
     checked item by item here, as leases and votes come and go."""
     from django.utils import timezone
 
-    from annotation.validation.queue import items_left
+    from annotation.validation.services.queue import items_left
 
     no_controls.settings = {**no_controls.settings, "votes_per_item": 3, "majority": 2}
     no_controls.save()

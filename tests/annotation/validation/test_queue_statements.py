@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import ValidationItem, ValidatorStatus
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import member, submitted_perturbation
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ import pytest
 from annotation.data.services.removal import project_delete
 from annotation.errors import DomainError
 from annotation.models import ValidationItem, Vote
-from annotation.validation.quality import item_send_back
+from annotation.validation.services.quality import item_send_back
+from annotation.validation.services.votes import vote_cast, vote_undo
 from annotation.validation.stats import vote_figures
-from annotation.validation.votes import vote_cast, vote_undo
 from tests.factories import ProjectFactory, import_votes, submitted_perturbation
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from django.test import Client
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Lease, Perturbation, Vote
-from annotation.validation.queue import next_item
-from annotation.validation.votes import vote_cast
+from annotation.validation.services.queue import next_item
+from annotation.validation.services.votes import vote_cast
 from tests.factories import (
     ExampleFactory,
     ProjectFactory,

@@ -17,9 +17,10 @@ from annotation.errors import DomainError
 from annotation.models import AuditLog, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
 from annotation.models.config import clean_seconds_spent
 from annotation.text.answers import AnswerRules
-from annotation.validation import quality, sql
-from annotation.validation.queue import lease_again
+from annotation.validation import sql
 from annotation.validation.resolution import item_resolve
+from annotation.validation.services import quality
+from annotation.validation.services.queue import lease_again
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
 MAX_ANSWER_CHARS = 2000

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Perturbation, ValidationItem
-from annotation.validation.quality import item_reopen
+from annotation.validation.services.quality import item_reopen
 
 EXTRA_VOTES = 2  # asked for when a no-majority item is reopened: 3 of 5 becomes 4 of 7
 
