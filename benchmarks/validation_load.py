@@ -241,9 +241,9 @@ def compare(args: argparse.Namespace, tokens: list[str], port: int) -> None:
     for key in rows["after"][0]:
         pairs = [(a[key], b[key]) for a, b in zip(rows["after"], rows["before"], strict=True)]
         ratios = " / ".join(f"{a / b:.2f}x" for a, b in pairs if a and b)
-        after = " / ".join(f"{a:.1f}" for a, _ in pairs if a)
-        before = " / ".join(f"{b:.1f}" for _, b in pairs if b)
-        print(f"  {key}: {ratios}  (after {after}; before {before})")
+        new = " / ".join(f"{a:.1f}" for a, _ in pairs if a)
+        old = " / ".join(f"{b:.1f}" for _, b in pairs if b)
+        print(f"  {key}: {ratios}  (after {new}; before {old})")
 
 
 def over_assigned(project: Any) -> int:
