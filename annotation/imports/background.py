@@ -5,7 +5,6 @@ short rows took 20 s in the request, against gunicorn's 30 s timeout."""
 
 import contextlib
 import os
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,11 @@ from django.db import transaction
 
 from annotation import jobs
 from annotation.errors import DomainError
-from annotation.imports.preview import staged_of, sweep_uploads
+from annotation.imports.preview import sweep_uploads
 from annotation.imports.services.running import import_now
 from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob, Project, user_or_none
+from annotation.uploads import imports_folder
 
 FILE_FIELDS = ("file", "original", "contrast")
 
@@ -58,7 +58,7 @@ def import_later(
     services.run_import). The files are whole before any job exists: a web worker killed while
     writing them leaves no job that waits for ever, only a folder no job names."""
     sweep_uploads()
-    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
+    folder = imports_folder() / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     stored = {}
     for field, upload in files.items():
@@ -107,17 +107,3 @@ def import_retry(job: ImportJob) -> ImportJob:
 
 
 JOB_ACTIONS = {"cancel": import_cancel, "retry": import_retry}
-
-
-def uploads_of(project: Project) -> list[Path]:
-    """The folders of a project's uploads: each background import's (MEDIA_ROOT/imports/<id>/,
-    its worker's or not), and each staged preview's. Deleting the project removes them."""
-    imports = Path(settings.MEDIA_ROOT) / "imports"
-    named = project.import_jobs.values_list("files", flat=True)
-    folders = {(imports.parent / f["path"]).parent for files in named for f in files.values()}
-    return sorted(f for f in folders if f.parent == imports) + staged_of(project)
-
-
-def remove_uploads(folders: list[Path]) -> None:
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -3,7 +3,6 @@ the product will read it (columns and label values chosen from the file's own), 
 with that mapping by the import itself (originals.import_examples). A staged upload lives under
 MEDIA_ROOT/staged/<random token>/ and belongs to one user and project."""
 
-import contextlib
 import io
 import json
 import shutil
@@ -22,6 +21,7 @@ from annotation.imports.readers import LineError, decode, guess_format, read_row
 from annotation.imports.services.originals import RowParser, targets
 from annotation.imports.services.sets import check_sets, parse_sets_jsonl
 from annotation.models import Project
+from annotation.uploads import staged_folder
 
 PREVIEW_ROWS = 5
 MAX_LABEL_VALUES = 50
@@ -57,16 +57,12 @@ class Preview:
         return [c for c in self.columns if c not in self.mapping.values()]
 
 
-def _folder() -> Path:
-    return Path(settings.MEDIA_ROOT) / "staged"
-
-
 def stage(project: Project, user: Any, uploads: dict[str, Any]) -> str:
     """Keep uploads (form field -> file) for their preview and commit; their token. Staged
     uploads older than a day go."""
     sweep_uploads()
     token = uuid.uuid4().hex
-    folder = _folder() / token
+    folder = staged_folder() / token
     folder.mkdir(parents=True)
     for name, upload in uploads.items():
         with (folder / name).open("wb") as out:
@@ -81,7 +77,7 @@ def stage(project: Project, user: Any, uploads: dict[str, Any]) -> str:
 def staged(project: Project, user: Any, token: str) -> dict[str, bytes | str]:
     """The staged uploads of this token, if they are this user's for this project: each
     field's bytes, and under "<field>.name" its file name."""
-    folder = _folder() / token
+    folder = staged_folder() / token
     try:
         valid = len(token) == 32 and int(token, 16) >= 0
         meta = json.loads((folder / "meta.json").read_text()) if valid else None
@@ -104,25 +100,15 @@ def as_files(stored: dict[str, bytes | str]) -> dict[str, File]:
     }
 
 
-def staged_of(project: Project) -> list[Path]:
-    """The folders of a project's staged uploads (deleting the project removes them)."""
-    folders = []
-    for folder in _folder().iterdir() if _folder().exists() else ():
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            if json.loads((folder / "meta.json").read_text())["project"] == project.pk:
-                folders.append(folder)
-    return folders
-
-
 def discard(token: str) -> None:
-    shutil.rmtree(_folder() / token, ignore_errors=True)
+    shutil.rmtree(staged_folder() / token, ignore_errors=True)
 
 
 def sweep_uploads() -> None:
     """Staged uploads past their day, and the parts of uploads whose web process was killed
     while receiving them (FILE_UPLOAD_TEMP_DIR)."""
     cutoff = time.time() - STAGED_HOURS * 3600
-    for parent in (_folder(), Path(settings.FILE_UPLOAD_TEMP_DIR)):
+    for parent in (staged_folder(), Path(settings.FILE_UPLOAD_TEMP_DIR)):
         for path in parent.iterdir() if parent.exists() else ():
             if path.stat().st_mtime >= cutoff:
                 continue

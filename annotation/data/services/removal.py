@@ -21,7 +21,6 @@ from django.db.models import Q, QuerySet
 
 from annotation.bulk import atomic_or_conflict
 from annotation.errors import DomainError
-from annotation.imports.background import remove_uploads, uploads_of
 from annotation.models import (
     AuditLog,
     Example,
@@ -32,6 +31,7 @@ from annotation.models import (
     ValidationItem,
     Vote,
 )
+from annotation.uploads import remove_uploads, uploads_of
 from annotation.validation.services.quality import items_removed
 
 DELETE_RACE = (
