@@ -12,7 +12,7 @@ from django.db.models import Count, Max
 from annotation.models import Project, Pseudonym, Release, ReleaseEntry, Vote
 from annotation.releases import bundle
 from annotation.text.answers import AnswerRules
-from annotation.validation.agreement import NAN, histogram_median, row_sums
+from annotation.validation.agreement import NAN, f1_means, histogram_median, row_sums
 from annotation.validation.answer_stats import answer_block, responses_of
 from annotation.validation.stats import agreement_block
 
@@ -176,20 +176,7 @@ class SplitAgreement:
         """human_f1_table's macro F1 and per-label means over the synthetic annotators."""
         if not self.f1_items:
             return NAN, {}
-        scores = np.zeros((self.width, self.n_labels, 3))
-        for a in range(self.width):
-            for j in range(self.n_labels):
-                tp, n_pred, n_gold = (int(x) for x in self.scored[:, a, j])
-                precision = tp / n_pred if n_pred else 0.0
-                recall = tp / n_gold if n_gold else 0.0
-                f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-                scores[a, j] = precision, recall, f1
-        mean = scores.mean(axis=0)
-        per_label = {
-            label: {"precision": float(m[0]), "recall": float(m[1]), "f1": float(m[2])}
-            for label, m in zip(labels, mean, strict=True)
-        }
-        return float(mean[:, 2].mean()), per_label
+        return f1_means(np.moveaxis(self.scored, 0, -1), labels)
 
 
 def _kappa(rows: np.ndarray, weights: np.ndarray, n: int) -> float:

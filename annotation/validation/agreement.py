@@ -113,28 +113,16 @@ def human_f1_table(
     keys[answers < 0] = 2.0  # missing responses stay last: only given ones are shuffled
     answers = np.take_along_axis(answers, np.argsort(keys, axis=1), axis=1)
     n_annotators = answers.shape[1]
-    scores = np.zeros((n_annotators, n_labels, 3))  # precision, recall, f1
+    tallies = np.zeros((n_annotators, n_labels, 3), dtype=np.int64)
     for a in range(n_annotators):
         answered = answers[:, a] >= 0
         predicted, truth = answers[answered, a], gold[answered]
         for j in range(n_labels):
             tp = np.count_nonzero((predicted == j) & (truth == j))
-            n_pred, n_gold = np.count_nonzero(predicted == j), np.count_nonzero(truth == j)
-            precision = tp / n_pred if n_pred else 0.0
-            recall = tp / n_gold if n_gold else 0.0
-            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-            scores[a, j] = precision, recall, f1
-    mean = scores.mean(axis=0)
-    per_label = {
-        label: {
-            "precision": float(mean[j, 0]),
-            "recall": float(mean[j, 1]),
-            "f1": float(mean[j, 2]),
-        }
-        for j, label in enumerate(labels)
-    }
+            tallies[a, j] = tp, np.count_nonzero(predicted == j), np.count_nonzero(truth == j)
+    macro, per_label = f1_means(tallies, labels)
     return {
-        "macro": float(mean[:, 2].mean()),
+        "macro": macro,
         "per_label": per_label,
         "annotators": n_annotators,
         "items": len(gold),
@@ -171,3 +159,23 @@ def value_histogram(values: Iterable[int] | np.ndarray) -> dict[str, int]:
     """How many times each value occurs, keyed by the value as text, in text order."""
     found, counts = np.unique(_integers(values), return_counts=True)
     return dict(sorted(zip(map(str, found.tolist()), counts.tolist(), strict=True)))
+
+
+def f1_means(tallies: np.ndarray, labels: list[str]) -> tuple[float, dict[str, dict[str, float]]]:
+    """Human F1 from `tallies[a, j]` = (true positives, predicted, gold) of synthetic annotator
+    a on label j: each annotator's precision, recall and F1 per label, their means over the
+    annotators per label, and the macro F1 (the mean of those F1s)."""
+    scores = np.zeros((*tallies.shape[:2], 3))
+    for a in range(tallies.shape[0]):
+        for j in range(tallies.shape[1]):
+            tp, n_pred, n_gold = (int(x) for x in tallies[a, j])
+            precision = tp / n_pred if n_pred else 0.0
+            recall = tp / n_gold if n_gold else 0.0
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            scores[a, j] = precision, recall, f1
+    mean = scores.mean(axis=0)
+    per_label = {
+        label: {"precision": float(m[0]), "recall": float(m[1]), "f1": float(m[2])}
+        for label, m in zip(labels, mean, strict=True)
+    }
+    return float(mean[:, 2].mean()), per_label
