@@ -299,13 +299,7 @@ def _send_back(
             "label_votes",
         ]
     )
-    if item.perturbation_id is not None:
-        Perturbation.objects.filter(pk=item.perturbation_id).update(
-            status=Perturbation.Status.SUBMITTED,
-            majority_label="",
-            majority_answers=[],
-            resolved_at=None,
-        )
+    _perturbation_reopened(item)
 
 
 def _reopen(item: ValidationItem, deltas: Deltas) -> None:
@@ -313,6 +307,11 @@ def _reopen(item: ValidationItem, deltas: Deltas) -> None:
     item.status = ValidationItem.Status.OPEN
     item.majority_label, item.majority_answers = "", []
     item.resolved_at = None
+    _perturbation_reopened(item)
+
+
+def _perturbation_reopened(item: ValidationItem) -> None:
+    """The item's perturbation waits for its validation again, with no majority."""
     if item.perturbation_id is not None:
         Perturbation.objects.filter(pk=item.perturbation_id).update(
             status=Perturbation.Status.SUBMITTED,
