@@ -89,6 +89,10 @@ class Example(models.Model):
         related_name="examples",
         db_index=False,
     )
+    # In the Data page's text-search index (migration 0024): an import writes its rows False,
+    # so that its transaction builds no trigram entries, and a worker then sets them True
+    # (annotation.data.search_index); the search reads both kinds of row.
+    searchable = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["id"]
@@ -104,6 +108,9 @@ class Example(models.Model):
             # The Data page's newest-first pages (keyset on id within a project)
             models.Index(fields=["project", "id"], name="example_project_id"),
             models.Index(fields=["batch", "id"], name="example_batch_id"),
+            models.Index(
+                fields=["project", "id"], condition=Q(searchable=False), name="example_unsearchable"
+            ),
         ]
 
     def __str__(self) -> str:

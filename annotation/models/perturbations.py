@@ -91,6 +91,8 @@ class Perturbation(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    # In the Data page's text-search index, as Example.searchable.
+    searchable = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -124,6 +126,11 @@ class Perturbation(models.Model):
             # The Data page's newest-first pages (keyset on id within a project)
             models.Index(fields=["project", "id"], name="perturbation_project_id"),
             models.Index(fields=["batch", "id"], name="perturbation_batch_id"),
+            models.Index(
+                fields=["project", "id"],
+                condition=Q(searchable=False),
+                name="perturbation_unsearchable",
+            ),
         ]
 
     def __str__(self) -> str:
