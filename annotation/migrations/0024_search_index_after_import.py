@@ -38,10 +38,14 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(
-            model_name="example", name="searchable", field=models.BooleanField(default=True)
+            model_name="example",
+            name="searchable",
+            field=models.BooleanField(default=True, db_default=True),
         ),
         migrations.AddField(
-            model_name="perturbation", name="searchable", field=models.BooleanField(default=True)
+            model_name="perturbation",
+            name="searchable",
+            field=models.BooleanField(default=True, db_default=True),
         ),
         migrations.AddIndex(
             model_name="example",

@@ -92,7 +92,7 @@ class Perturbation(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     # In the Data page's text-search index, as Example.searchable.
-    searchable = models.BooleanField(default=True)
+    searchable = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
