@@ -4,7 +4,10 @@ indexes of 0023 become partial, WHERE searchable. An import writes its rows unse
 costs it no trigram extraction (the indexes cut originals from 13-14k rows/s to 2.7k); a worker
 then sets them searchable, a few thousand at a time (annotation.data.search_index). The partial
 btree indexes find the rows still unsearchable, which the search reads without the trigrams.
-SQLite (the demo) has no trigram index: it scans, as before."""
+PostgreSQL keeps no statistics of a partial index's expression, and without them it read every
+row that holds a common text (21.6 s at 1M rows, against 77-85 ms): statistics of the
+expression (CREATE STATISTICS) give them back. SQLite (the demo) has no trigram index: it
+scans, as before."""
 
 from django.db import migrations, models
 
@@ -29,6 +32,12 @@ def _trigrams(schema_editor, where: str):  # type: ignore[no-untyped-def]
             f"CREATE INDEX {table}_fields_trgm ON {table} "
             f"USING gin (UPPER(fields::text) gin_trgm_ops) {where}"
         )
+        schema_editor.execute(f"DROP STATISTICS IF EXISTS {table}_fields_text")
+        if where:
+            schema_editor.execute(
+                f"CREATE STATISTICS {table}_fields_text ON (UPPER(fields::text)) FROM {table}"
+            )
+            schema_editor.execute(f"ANALYZE {table}")
 
 
 class Migration(migrations.Migration):
