@@ -161,6 +161,31 @@ def _decoded(rows: list[Any], json_columns: Iterable[int]) -> list[Any]:
     return decoded
 
 
+def present_values(
+    model: type[models.Model], column: str, values: list[Any], **equal: Any
+) -> set[Any]:
+    """The `values` that `column` holds in `model`'s rows whose other columns are `equal` to
+    what is given (project_id=...): one query on PostgreSQL, `= ANY` of one array, where the
+    ORM's IN lists of 5,000 spent 0.1-0.3 s preparing a 20k-row import's ids one by one."""
+    if connection.vendor != "postgresql":
+        found: set[Any] = set()
+        for start in range(0, len(values), BATCH):
+            rows = model._default_manager.filter(
+                **equal, **{f"{column}__in": values[start : start + BATCH]}
+            )
+            found.update(rows.values_list(column, flat=True))
+        return found
+    quote = connection.ops.quote_name
+    where = "".join(f" AND {quote(name)} = %s" for name in equal)
+    sql = (
+        f"SELECT {quote(column)} FROM {quote(model._meta.db_table)}"
+        f" WHERE {quote(column)} = ANY(%s){where}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(values), *equal.values()])
+        return {row[0] for row in cursor.fetchall()}
+
+
 def reserve_ids(model: type[models.Model], n: int) -> list[int]:
     """n primary keys for rows about to be inserted (PostgreSQL only)."""
     table = model._meta.db_table

@@ -8,7 +8,7 @@ from typing import Any
 
 from annotation.models import Project
 from annotation.text.answers import AnswerRules, answer_text
-from annotation.text.edits import fields_edit_distance, normalize_whitespace, tokenize
+from annotation.text.edits import fields_edit_distance, same_text, tokenize
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,7 @@ def edit_problems(
     fields, label and answers) breaks. Every field is compared, whitespace aside; the edit
     ratio is measured over the editable fields."""
     problems = []
-    if all(
-        normalize_whitespace(fields[n]) == normalize_whitespace(original.fields[n])
-        for n in project.field_names
-    ):
+    if all(same_text(fields[n], original.fields[n]) for n in project.field_names):
         problems.append(
             Problem("fields", "the edit is identical to its original (whitespace aside).")
         )

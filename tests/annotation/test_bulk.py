@@ -10,7 +10,14 @@ from django.db import DataError, IntegrityError, transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
-from annotation.bulk import BATCH, Beside, collector_paused, insert_rows, plain_rows
+from annotation.bulk import (
+    BATCH,
+    Beside,
+    collector_paused,
+    insert_rows,
+    plain_rows,
+    present_values,
+)
 from annotation.models import Example
 from tests.factories import ProjectFactory
 
@@ -107,3 +114,15 @@ def test_the_collector_runs_again_after_bulk_work_even_when_it_fails():
         assert not gc.isenabled()
         raise ValueError
     assert gc.isenabled()
+
+
+def test_present_values_are_those_the_project_holds_among_many_asked():
+    project, other = ProjectFactory(), ProjectFactory()
+    rows = [{"project_id": project.pk, "external_id": f"e{i}", "label": "x", "fields": {}}
+            for i in range(0, 30, 3)]  # fmt: skip
+    insert_rows(Example, rows, returning_ids=False)
+    insert_rows(Example, [{**rows[0], "project_id": other.pk, "external_id": "e1"}])
+    asked = [f"e{i}" for i in range(2 * BATCH + 1)]  # more than one IN list's worth
+    held = present_values(Example, "external_id", asked, project_id=project.pk)
+    assert held == {row["external_id"] for row in rows}  # e1 is the other project's
+    assert present_values(Example, "external_id", [], project_id=project.pk) == set()

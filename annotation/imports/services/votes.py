@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.bulk import analyze, immediate_constraints, insert_rows
+from annotation.bulk import analyze, immediate_constraints, insert_rows, present_values
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.accounts import inactive_users
 from annotation.imports.readers import (
@@ -161,6 +161,7 @@ def _imported(project: Project, ids: list[str]) -> dict[str, Any]:
     """Items of this project imported under these ids: (fields, split, {worker: label})."""
     prefix = _account_name(project, "")
     found: dict[str, Any] = {}
+    ids = sorted(present_values(ValidationItem, "external_id", ids, project_id=project.pk))
     for start in range(0, len(ids), 5000):
         items = ValidationItem.objects.filter(
             project=project, external_id__in=ids[start : start + 5000]

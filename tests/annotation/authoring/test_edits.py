@@ -5,6 +5,8 @@ from annotation.text.edits import (
     edit_distance,
     fields_edit_distance,
     levenshtein,
+    normalize_whitespace,
+    same_text,
     tokenize,
     word_diff,
 )
@@ -90,3 +92,9 @@ def test_a_binary_editor_opens_with_the_other_label_chosen(project, people):
     page.force_login(people["expert"])
     html = page.get(f"/p/{project.slug}/pivots/{pivot.pk}/edit/").content.decode()
     assert 'value="positive" checked' in html and 'value="negative" checked' not in html
+
+
+@given(texts, texts)
+def test_same_text_is_the_same_text_whitespace_aside(a, b):
+    assert same_text(a, b) == (normalize_whitespace(a) == normalize_whitespace(b))
+    assert same_text(a, a + " \n") and same_text(a.replace(" ", "\t"), a)
