@@ -1,9 +1,10 @@
 """The annotation side's Celery tasks, registered with the worker from here (Celery looks for
 `<app>.tasks`); each lives with its workflow and is routed to the `imports` queue by its name,
-"annotation.tasks.*": large imports (imports/tasks.py), and the invitations' e-mails
-(projects/tasks.py)."""
+"annotation.tasks.*": large imports (imports/tasks.py), the text-search index of what they
+wrote (data/tasks.py), and the invitations' e-mails (projects/tasks.py)."""
 
+from annotation.data.tasks import index_search_task
 from annotation.imports.tasks import run_import_task
 from annotation.projects.tasks import send_invites_task
 
-__all__ = ["run_import_task", "send_invites_task"]
+__all__ = ["index_search_task", "run_import_task", "send_invites_task"]

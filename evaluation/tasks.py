@@ -10,6 +10,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from annotation import jobs
+from annotation.data.services.search_index import projects_waiting
+from annotation.data.tasks import index_search_task
 from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob
 from evaluation.analyses.tasks import run_analysis_task
@@ -28,7 +30,9 @@ def ping(token: str) -> str:
 @shared_task(acks_late=True)
 def sweep_stale_jobs() -> None:
     """Send again the imports, runs and analyses whose worker died (a stale heartbeat): their
-    own messages come back only after the broker's visibility timeout, an hour by default."""
+    own messages come back only after the broker's visibility timeout, an hour by default.
+    And index the rows that imports left out of the text search, which a worker that died
+    while indexing them leaves (annotation.data.services.search_index)."""
     for job_id in jobs.stale_ids(ImportJob):
         run_import_task.delay(job_id)
     for run_id in jobs.stale_ids(EvaluationRun):
@@ -37,6 +41,8 @@ def sweep_stale_jobs() -> None:
         run_shard_task.delay(shard_id)
     for analysis_id in jobs.stale_ids(Analysis):
         run_analysis_task.delay(analysis_id)
+    for project_id in projects_waiting():
+        index_search_task.delay(project_id)
 
 
 @worker_ready.connect

@@ -210,11 +210,14 @@ def _tag_id(project: Project, name: str) -> int:
 def _search(project: Project, q: str, id_field: str, model: Any) -> Q:
     """`q` in any of the row's text fields, or the original's id exactly. On PostgreSQL, a
     `q` of three characters or more is looked for in the fields as upper-case text, which a
-    trigram index covers (migration 0023), and then in each field:
+    trigram index covers (migrations 0023, 0024), and then in each field:
     the planner reads a rare text's rows from the index, and a common one's newest rows first
-    (1M rows scanned took 0.9-1.2 s: benchmarks/data_page.py). A `q` that JSON writes escaped
-    (a quote, a backslash, a control character) is not found as typed in that text: it scans,
-    as on SQLite."""
+    (1M rows scanned took 0.9-1.2 s: benchmarks/data_page.py). The index holds the searchable
+    rows only: those an import wrote a moment ago, before a worker indexed them
+    (annotation.data.services.search_index), come from their own small index and are read
+    field by field, so that the search never misses a row. A `q` that JSON writes escaped (a
+    quote, a backslash, a control character) is not found as typed in that text: it scans, as
+    on SQLite."""
     in_fields = Q()
     for name in project.field_names:
         in_fields |= Q(**{f"fields__{name}__icontains": q})
@@ -224,7 +227,8 @@ def _search(project: Project, q: str, id_field: str, model: Any) -> Q:
     # The rows of an original of that id, by their ids: the planner then reads both indexes.
     ids = list(model.objects.filter(by_id, project=project).values_list("pk", flat=True))
     in_text = Contains(Upper(Cast("fields", TextField())), Upper(Value(q)))
-    return Q(pk__in=ids) | (Q(in_text) & in_fields)
+    indexed = Q(in_text, searchable=True) & in_fields
+    return Q(pk__in=ids) | indexed | (Q(searchable=False) & in_fields)
 
 
 @dataclass

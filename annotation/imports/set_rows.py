@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 from django.utils import timezone
 
 from annotation.bulk import immediate_constraints, insert_rows
+from annotation.data.tasks import index_later
 from annotation.imports.paired import ParsedSet
 from annotation.imports.set_checks import repeated, truth_of
 from annotation.models import SET_OF_ONE, Example, ImportBatch, Perturbation, Project, Tag
@@ -34,11 +35,14 @@ def originals_create(
             "answers": s.original.answers,
             "split": s.original.split,
             "metadata": {SET_OF_ONE: True} if not s.perturbations else {},
+            "searchable": False,  # indexed for search after the import (Example.searchable)
         }
         for s in sets
     ]
     with immediate_constraints():  # each batch's keys checked as it is stored, not at commit
         ids = insert_rows(Example, rows)
+    if rows:
+        index_later(project.pk)
     return {
         s.original.external_id: Pivot(pk, s.original.fields)
         for s, pk in zip(sets, ids, strict=True)
@@ -99,6 +103,7 @@ def perturbations_create(
                     "updated_at": now,
                     "submitted_at": now,
                     "resolved_at": now if accept else None,
+                    "searchable": False,
                 }
             )
             tag_names.append(p["tags"])
@@ -112,6 +117,7 @@ def perturbations_create(
             for name in dict.fromkeys(names)  # a tag named twice is one row
         ]
         insert_rows(Perturbation.tags.through, through, returning_ids=False)
+    index_later(project.pk)
     if not accept:  # each opens its item, in the order of the file, as the editor's would
         created = Perturbation.objects.select_related("pivot", "project", "author").in_bulk(ids)
         for pk in ids:

@@ -2,12 +2,12 @@
 original and perturbation says whether it is in the trigram index yet (`searchable`), and the
 indexes of 0023 become partial, WHERE searchable. An import writes its rows unsearchable, which
 costs it no trigram extraction (the indexes cut originals from 13-14k rows/s to 2.7k); a worker
-then sets them searchable, a few thousand at a time (annotation.data.search_index). The partial
-btree indexes find the rows still unsearchable, which the search reads without the trigrams.
-PostgreSQL keeps no statistics of a partial index's expression, and without them it read every
-row that holds a common text (21.6 s at 1M rows, against 77-85 ms): statistics of the
-expression (CREATE STATISTICS) give them back. SQLite (the demo) has no trigram index: it
-scans, as before."""
+then sets them searchable, a few thousand at a time (annotation.data.services.search_index).
+The partial btree indexes find the rows still unsearchable, which the search reads without
+the trigrams. PostgreSQL keeps no statistics of a partial index's expression, and without them
+it read every row that holds a common text (21.6 s at 1M rows, against 77-85 ms): statistics
+of the expression (CREATE STATISTICS) give them back. SQLite (the demo) has no trigram index:
+it scans, as before."""
 
 from django.db import migrations, models
 

@@ -91,7 +91,7 @@ class Example(models.Model):
     )
     # In the Data page's text-search index (migration 0024): an import writes its rows False,
     # so that its transaction builds no trigram entries, and a worker then sets them True
-    # (annotation.data.search_index); the search reads both kinds of row.
+    # (annotation.data.services.search_index); the search reads both kinds of row.
     searchable = models.BooleanField(default=True, db_default=True)
 
     class Meta:

@@ -13,6 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from annotation.bulk import BATCH, analyze, immediate_constraints, insert_rows
+from annotation.data.tasks import index_later
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
     FORMATS,
@@ -335,6 +336,7 @@ def import_examples(
             # COPY, the foreign keys checked as each batch is stored (not all at commit).
             with immediate_constraints():
                 insert_rows(Example, _columns(project, batch, rows, progress), returning_ids=False)
+            index_later(project.pk)
             AuditLog.record(
                 actor=user,
                 action="examples_imported",
@@ -366,6 +368,7 @@ def _columns(
             "answers": row.answers,
             "split": row.split,
             "metadata": row.metadata,
+            "searchable": False,  # indexed for search after the import (Example.searchable)
         }
         if progress and (n % BATCH == 0 or n == len(rows)):
             progress("saving", n, len(rows))

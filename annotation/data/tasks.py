@@ -1,0 +1,26 @@
+"""The Data page's Celery task, on the `imports` queue by its name (annotation.tasks registers it
+with the worker): an import's rows put in the text-search index after it commits."""
+
+from celery import shared_task
+from django.db import transaction
+
+from annotation.data.services.search_index import index_project
+
+# Rows one task indexes (about 10 s of the worker's time for 50k reviews); then the rest goes
+# to the back of the queue, so that an import or a run queued meanwhile waits no longer.
+TASK_ROWS = 50_000
+
+
+@shared_task(name="annotation.tasks.index_search", acks_late=True, reject_on_worker_lost=True)
+def index_search_task(project_id: int) -> None:
+    """Index the project's rows that are not yet searchable (search_index.index_project). A run
+    cut short leaves the rest to the redelivered message or the next sweep."""
+    if index_project(project_id, limit=TASK_ROWS) >= TASK_ROWS:
+        index_search_task.delay(project_id)
+
+
+def index_later(project_id: int) -> None:
+    """Index the project's unsearchable rows on a worker once this transaction commits (after
+    an import job's success, which it never delays). A broker that cannot take the message
+    fails nothing (robust): the rows are still found, unindexed, until the next sweep."""
+    transaction.on_commit(lambda: index_search_task.delay(project_id), robust=True)
