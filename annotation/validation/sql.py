@@ -58,23 +58,25 @@ _LOCK = Statement(
 # What this validator already has on the item, the other validators' live leases, and whether
 # their votes count: read in a fresh statement once the lock is held, so that it sees what
 # committed before. On PostgreSQL the same round trip drops their lease on it (rolled back with
-# the vote if it is refused), and says whether a live one was there.
-_STATE_READ = f"""SELECT (SELECT v.id FROM {VOTE} v
+# the vote if it is refused), and says whether a live one was there. Their status row is read
+# once (a join, not a subquery per column): every resolution rewrites it, so until a vacuum
+# each lookup walks its dead versions (docs/performance.md).
+_STATE_COLUMNS = f"""SELECT (SELECT v.id FROM {VOTE} v
                 WHERE v.item_id = %(item)s AND v.validator_id = %(validator)s),
                (SELECT count(*) FROM {LEASE} l WHERE l.item_id = %(item)s
                 AND l.validator_id <> %(validator)s AND l.expires_at > %(now)s),
-               NOT EXISTS (SELECT 1 FROM {STATUS} s
-                           WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s
-                           AND NOT s.qualified),
-               (SELECT CASE WHEN s.paused THEN 'paused' ELSE s.qualification END
-                FROM {STATUS} s
-                WHERE s.project_id = %(project)s AND s.validator_id = %(validator)s)"""
+               s.qualified IS NOT FALSE,
+               CASE WHEN s.paused THEN 'paused' ELSE s.qualification END"""
+_STATE_FROM = f"""FROM (SELECT 1) AS one LEFT JOIN {STATUS} s
+                ON s.project_id = %(project)s AND s.validator_id = %(validator)s"""
+_STATE_READ = f"{_STATE_COLUMNS} {_STATE_FROM}"
 _UNLEASE_SQL = f"""DELETE FROM {LEASE} WHERE item_id = %(item)s AND validator_id = %(validator)s
     RETURNING expires_at > %(now)s AS live"""
 _MINE_NOW = {"item": "bigint", "validator": "integer", "now": "timestamptz"}
 _STATE = Statement(
     "vote_state",
-    f"WITH mine AS ({_UNLEASE_SQL}) {_STATE_READ}, (SELECT bool_or(live) FROM mine)",
+    f"WITH mine AS ({_UNLEASE_SQL}) {_STATE_COLUMNS}, (SELECT bool_or(live) FROM mine)"
+    f" {_STATE_FROM}",
     **_MINE_NOW,
     project="bigint",
 )
@@ -199,13 +201,14 @@ _VOTERS = Statement(
 # Creates the missing counters of the validators in `rows` (project, validator, changed_at) and
 # locks them all: the rows come in validator order, and one statement locks them in that order.
 # (The counts themselves are added by UPDATEs: an INSERT checks its row, counts below zero
-# included, before it finds the conflict.)
+# included, before it finds the conflict.) WHERE FALSE: the conflicting rows are locked and not
+# rewritten, so a resolution leaves one dead version of each voter's row, not two.
 _LOCK_COUNTERS = f"""
     INSERT INTO {STATUS}
         (project_id, validator_id, changed_at, qualified, resolved_votes, agreed_votes)
     VALUES {{rows}}
     ON CONFLICT (project_id, validator_id)
-        DO UPDATE SET resolved_votes = {STATUS}.resolved_votes"""
+        DO UPDATE SET resolved_votes = {STATUS}.resolved_votes WHERE FALSE"""
 _ADD = f"""
     UPDATE {STATUS}
     SET resolved_votes = resolved_votes + %s, agreed_votes = agreed_votes + %s
