@@ -6,7 +6,7 @@ from django.db import transaction
 
 from annotation.data.services.search_index import index_project
 
-# Rows one task indexes (about 10 s of the worker's time for 50k reviews); then the rest goes
+# Rows one task indexes (about 20 s of PostgreSQL's CPU for 50k reviews); then the rest goes
 # to the back of the queue, so that an import or a run queued meanwhile waits no longer.
 TASK_ROWS = 50_000
 

@@ -28,7 +28,8 @@ def index_project(project_id: int, chunk: int = CHUNK, limit: int | None = None)
             with transaction.atomic():
                 waiting = model.objects.filter(project_id=project_id, searchable=False)
                 waiting = waiting.order_by("id").select_for_update(skip_locked=True)
-                chosen = list(waiting.values_list("pk", flat=True)[:chunk])
+                size = chunk if limit is None else min(chunk, limit - done)
+                chosen = list(waiting.values_list("pk", flat=True)[:size])
                 if not chosen:
                     break
                 done += model.objects.filter(pk__in=chosen).update(searchable=True)

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from annotation.data import tasks
 from annotation.data.services.search_index import index_project, projects_waiting
 from annotation.data.tasks import index_search_task
 from annotation.imports.background import import_later
@@ -105,6 +106,27 @@ def test_rows_written_on_the_pages_are_searchable_at_once(project, people, clien
     assert projects_waiting() == []
     admin = client_for(people["admin"])
     assert search(admin, project, "perturbations", "about the city") == [perturbation.pk]
+
+
+def test_a_task_indexes_a_part_and_queues_the_rest_behind_what_waits(
+    project, people, client_for, monkeypatch
+):
+    admin = client_for(people["admin"])
+    response = admin.post(
+        f"/api/projects/{project.slug}/examples/import/",
+        {"file": originals_file(TEXTS)},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    queued: list[int] = []
+    monkeypatch.setattr(tasks, "TASK_ROWS", 2)
+    monkeypatch.setattr(tasks.index_search_task, "delay", queued.append)  # the broker
+    tasks.index_search_task(project.pk)  # as the worker runs it
+    assert Example.objects.filter(project=project, searchable=True).count() == 2
+    assert queued == [project.pk]
+    tasks.index_search_task(queued.pop())
+    assert not Example.objects.filter(project=project, searchable=False).exists()
+    assert queued == []  # nothing left: nothing queued
 
 
 @pytest.mark.django_db(transaction=True)
