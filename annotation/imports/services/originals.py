@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from annotation.bulk import BATCH, analyze, immediate_constraints, insert_rows
+from annotation.bulk import BATCH, analyze, immediate_constraints, insert_rows, present_values
 from annotation.data.tasks import index_later
 from annotation.errors import ImportRejected
 from annotation.imports.readers import (
@@ -276,14 +276,7 @@ def _missing_columns(parser: RowParser, header_row: dict[str, Any]) -> str | Non
 
 def _existing_ids(project: Project, rows: list[ParsedRow]) -> list[LineError]:
     by_id = {row.external_id: row.line for row in rows}
-    taken: set[str] = set()
-    ids = list(by_id)
-    for start in range(0, len(ids), 5000):
-        taken.update(
-            Example.objects.filter(
-                project=project, external_id__in=ids[start : start + 5000]
-            ).values_list("external_id", flat=True)
-        )
+    taken = present_values(Example, "external_id", list(by_id), project_id=project.pk)
     return [
         LineError(by_id[i], f"id {i!r} already exists in this project.")
         for i in sorted(taken, key=lambda i: by_id[i] or 0)
