@@ -12,10 +12,13 @@ to the background import (over IMPORT_BACKGROUND_BYTES): gunicorn (one sync work
 a Celery worker (prefork, one child, as in Compose) imports. Timed from the start of the upload
 until a poll of the job (every 50 ms) sees `succeeded`; the job's own timestamps split that
 into the request (upload, storing, the job made), the queue (until the worker claimed it), the
-run and the poll's lag. The same file imported in this process (import_now, no HTTP, no queue)
-is printed beside it. IMPORT_MAX_BYTES is raised for the 10x files (a 200k-line votes file is
-about 200 MB). The broker is $BENCH_BROKER (Redis db 9 if unset); files and logs go to a new
-folder under $TMPDIR.
+run and the poll's lag, after a small import of each kind that is not timed (the servers'
+first request and task load their code). The same file imported in this process (import_now,
+no HTTP, no queue) is printed beside it. Each line gives the CPU seconds spent: through the
+API, gunicorn's and the worker's processes (PostgreSQL's backends there come and go with each
+request and task); in this process, its own and its PostgreSQL backend's. IMPORT_MAX_BYTES is
+raised for the 10x files (a 200k-line votes file is about 200 MB). The broker is
+$BENCH_BROKER (Redis db 9 if unset); files and logs go to a new folder under $TMPDIR.
 
 The Data page's trigram indexes (migration 0023) are written in each import's transaction: with
 --trigrams both, every import runs with them (as deployed), then again after they are dropped
@@ -38,6 +41,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psutil
 from common import DATA, read_tsv, require_data
 from job_drill import Worker, imdb_jsonl, start_gunicorn
 from seed import URL, bench_database, text
@@ -45,6 +49,7 @@ from seed import URL, bench_database, text
 LABEL_STUDIO_ROWS_PER_S = 5183
 BROKER = os.environ.get("BENCH_BROKER", "redis://127.0.0.1:6379/9")
 POLL_SECONDS = 0.05
+WARM_UP_ROWS = 1000  # queued too: the warm-up's server takes uploads over 256 KiB to a worker
 # (API path under the project, form fields besides the file) by kind; sets come accepted.
 KINDS = {
     "originals": ("examples/import/", {"format": "jsonl"}),
@@ -166,6 +171,27 @@ def follow(port: int, path: str, token: str) -> Any:
         time.sleep(POLL_SECONDS)
 
 
+def cpu_seconds(*pids: int) -> float:
+    """User and system CPU seconds of these processes and their children."""
+    total = 0.0
+    for pid in pids:
+        process = psutil.Process(pid)
+        for one in [process, *process.children(recursive=True)]:
+            times = one.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def here_and_backend() -> float:
+    """CPU seconds of this process and of its PostgreSQL backend (on this machine)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    return cpu_seconds(os.getpid(), backend)
+
+
 def drop_trigrams() -> None:
     """Drop the Data page's trigram indexes from the benchmark's database (migration 0023)."""
     from django.db import connection
@@ -176,36 +202,65 @@ def drop_trigrams() -> None:
     connection.close()
 
 
+def new_project(admin: Any, slug: str) -> Any:
+    from annotation.projects import services
+
+    return services.project_create(
+        user=admin, name=slug, slug=slug, fields=[{"name": "text"}],
+        labels=["positive", "negative"], tags=[{"name": "imdb"}],
+    )  # fmt: skip
+
+
+def upload(kind: str, slug: str, content: bytes, port: int, admin: Any) -> tuple[float, int]:
+    """Upload `content` as `kind` into the project `slug` and follow its job until it
+    succeeded: the seconds until the request answered, and the job's id."""
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.get_or_create(user=admin)[0].key
+    path, fields = KINDS[kind]
+    started = time.perf_counter()
+    status, answer = post(port, f"/api/projects/{slug}/{path}", token, fields, content)
+    answered = time.perf_counter() - started
+    assert status == 202, f"{kind}: answered {status} in the request, not queued: {answer}"
+    done = follow(port, f"/api/projects/{slug}/imports/{answer['job']}/", token)
+    assert done["status"] == "succeeded", f"{kind}: {done}"
+    return answered, answer["job"]
+
+
+def warm_up(kinds: list[str], files: dict[str, Any], port: int, admin: Any) -> None:
+    """One small import of each kind, untimed: gunicorn and the worker load most of their
+    code on their first request and task (the first import's request took 2.5-3.8 s, the
+    next 0.4-0.8 s, at load 9-13), which no later import pays."""
+    for kind in kinds:
+        new_project(admin, f"warm-{kind}")
+        upload(kind, f"warm-{kind}", files[kind](WARM_UP_ROWS), port, admin)
+
+
 def through_api(
-    kind: str, n: int, run: int, content: bytes, port: int, admin: Any, indexed: bool
+    kind: str,
+    n: int,
+    run: int,
+    content: bytes,
+    servers: tuple[int, int, int],
+    admin: Any,
+    indexed: bool,
 ) -> None:
     """One upload of `content` as `kind` into a new project, followed until it finished."""
     from django.core.files import File
-    from rest_framework.authtoken.models import Token
 
     from annotation.imports.services.running import import_now
     from annotation.models import ImportJob
-    from annotation.projects import services
-
-    def project(slug: str) -> Any:
-        return services.project_create(
-            user=admin, name=slug, slug=slug, fields=[{"name": "text"}],
-            labels=["positive", "negative"], tags=[{"name": "imdb"}],
-        )  # fmt: skip
 
     slug = f"{kind}-{n}-{run}-{'trgm' if indexed else 'plain'}"
-    project(slug)
-    token = Token.objects.get_or_create(user=admin)[0].key
-    path, fields = KINDS[kind]
+    new_project(admin, slug)
+    port, *pids = servers
+    cpu, load = cpu_seconds(*pids), os.getloadavg()[0]
     began, started = time.time(), time.perf_counter()
-    status, answer = post(port, f"/api/projects/{slug}/{path}", token, fields, content)
-    answered = time.perf_counter() - started
-    assert status == 202, f"{kind} {n}: answered {status} in the request, not queued: {answer}"
-    done = follow(port, f"/api/projects/{slug}/imports/{answer['job']}/", token)
+    answered, job_id = upload(kind, slug, content, port, admin)
     seen = time.perf_counter() - started
-    assert done["status"] == "succeeded", f"{kind} {n}: {done}"
-    job = ImportJob.objects.get(pk=answer["job"])
+    job = ImportJob.objects.get(pk=job_id)
     assert job.started_at and job.finished_at
+    cpu = cpu_seconds(*pids) - cpu
     parts = {
         "request": answered,
         "queue": (job.started_at - job.created_at).total_seconds(),
@@ -215,12 +270,16 @@ def through_api(
     rate = n / seen
     print(f"API {kind:>9} {n:>7} rows ({len(content) / 1e6:.1f} MB), run {run}: {seen:.2f} s, "
           f"{rate:,.0f} rows/s = {rate / LABEL_STUDIO_ROWS_PER_S:.2f}x Label Studio ("
-          + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + " s)", flush=True)  # fmt: skip
-    local = project(f"local-{slug}")
-    upload = File(io.BytesIO(content), name="imdb.jsonl")
-    started = time.perf_counter()
-    import_now(project=local, user=admin, kind=kind, files={"file": upload}, options=job.options)
-    print(f"    in-process, the same file: {rate_of(n, started)}", flush=True)
+          + ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+          + f" s; gunicorn and worker CPU {cpu:.2f} s; load {load:.2f})", flush=True)  # fmt: skip
+    local = new_project(admin, f"local-{slug}")
+    same = File(io.BytesIO(content), name="imdb.jsonl")
+    cpu, started = here_and_backend(), time.perf_counter()
+    import_now(project=local, user=admin, kind=kind, files={"file": same}, options=job.options)
+    said = rate_of(n, started)
+    cpu = here_and_backend() - cpu
+    print(f"    in-process, the same file: {said} (CPU {cpu:.2f} s with its PostgreSQL backend)",
+          flush=True)  # fmt: skip
 
 
 def api(kinds: list[str], sizes: list[int], runs: int, trigrams: str) -> None:
@@ -239,10 +298,11 @@ def api(kinds: list[str], sizes: list[int], runs: int, trigrams: str) -> None:
     env = {**os.environ, "DATABASE_URL": URL, "DEBUG": "0", "LOG_LEVEL": "WARNING",
            "CELERY_BROKER_URL": BROKER, "MEDIA_ROOT": str(folder / "media"),
            "CONTRASTLAB_VAR_DIR": str(folder / "var")}  # fmt: skip
-    server, port = start_gunicorn(env, folder)
+    server, port = start_gunicorn({**env, "IMPORT_BACKGROUND_BYTES": str(256 * 1024)}, folder)
     worker = Worker(env, folder)
     passes = {"kept": [True], "dropped": [False], "both": [True, False]}[trigrams]
     try:
+        warm_up(kinds, files, port, admin)
         for indexed in passes:
             if not indexed:
                 drop_trigrams()
@@ -251,7 +311,8 @@ def api(kinds: list[str], sizes: list[int], runs: int, trigrams: str) -> None:
                 for n in sizes:
                     content = files[kind](n)
                     for run in range(1, runs + 1):
-                        through_api(kind, n, run, content, port, admin, indexed)
+                        servers = (port, server.pid, worker.process.pid)
+                        through_api(kind, n, run, content, servers, admin, indexed)
     finally:
         worker.stop()
         server.send_signal(signal.SIGTERM)
