@@ -12,6 +12,16 @@ each at saturation and paced at --rate: the ratio of each figure is read within 
 a busy machine's load weighs on both alike. --gates turns the gold checks on in the project
 (gold_rate 0.1, pausing nobody: the clients answer at random); without it they are off.
 
+Each code's run in a comparison starts from the same database: the seeded one, kept as a
+template ({BENCH_DB}_seeded) and copied back before each run (--no-restore keeps the old way, each
+run on what the runs before it left: fewer open items, dead rows, with autovacuum off here). More
+checkouts alternate with --code NAME=DIR (e.g. this tree with one change taken out); each round
+rotates their order; --reuse starts from that template too, when there is one. Each run prints
+the load average, CPU and buffers read per vote (what other work on the machine leaves alone),
+the checkpoints PostgreSQL ran during it, and when its slowest votes started. --log-slow MS logs the benchmark database's statements slower
+than MS ms with their plans (auto_explain), and its lock waits longer than MS ms, in PostgreSQL's
+log. --port and $BENCH_CACHE_URL (throttling's Redis) keep concurrent runs apart.
+
 With --seed-api the project is built as a user builds it, through the API (a vote import of the
 resolved items, a set import of the open pool), with no ANALYZE but the imports' own; the load
 then runs again after a manual ANALYZE, for the ratio.
@@ -34,6 +44,9 @@ from typing import Any
 import numpy as np
 from common import ROOT, cpu_seconds
 from seed import DB, URL, bench_database, seed_through_api, seed_validation
+
+CACHE_URL = os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/13")
+SEEDED = f"{DB}_seeded"
 
 
 def client_loop(
@@ -72,6 +85,7 @@ def client_loop(
         response = connection.getresponse()
         following = json.loads(response.read()).get("next") if response.status < 300 else None
         out["vote"].append(time.perf_counter() - started)
+        out["vote_at"].append(started)
         out["status"][response.status] = out["status"].get(response.status, 0) + 1
         item = following["item"] if following else None
 
@@ -114,7 +128,9 @@ def ours(pid: int) -> bool:
 
 
 def run_clients(tokens: list[str], port: int, seconds: float, rate: float = 0) -> dict:
-    results: list[dict] = [{"next": [], "vote": [], "status": {}, "empty": 0} for _ in tokens]
+    results: list[dict] = [
+        {"next": [], "vote": [], "vote_at": [], "status": {}, "empty": 0} for _ in tokens
+    ]
     until = time.monotonic() + seconds
     interval = len(tokens) / rate if rate else 0
     threads = [
@@ -122,15 +138,17 @@ def run_clients(tokens: list[str], port: int, seconds: float, rate: float = 0) -
         for i, (t, r) in enumerate(zip(tokens, results, strict=True))
     ]
     started = time.monotonic()
+    started_clock = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
-    merged: dict = {"next": [], "vote": [], "status": {}, "elapsed": elapsed}
+    merged: dict = {"next": [], "vote": [], "vote_at": [], "status": {}, "elapsed": elapsed}
     for r in results:
         merged["next"] += r["next"]
         merged["vote"] += r["vote"]
+        merged["vote_at"] += [at - started_clock for at in r["vote_at"]]
         for code, n in r["status"].items():
             merged["status"][code] = merged["status"].get(code, 0) + n
     return merged
@@ -171,9 +189,96 @@ def report(name: str, r: dict) -> dict:
     print(
         f"{name}: "
         + ", ".join(f"{k} {v:.1f}" for k, v in figures.items() if v is not None)
-        + f", statuses {r['status']}"
+        + f", statuses {r['status']}, load {os.getloadavg()[0]:.1f}"
     )
     return figures
+
+
+def tail(r: dict, over_ms: float = 50) -> str:
+    """When the votes slower than `over_ms` started (seconds into the run): clustered in a
+    second or two, something stalled everyone (a checkpoint, a lock); spread, it is queueing."""
+    times = zip(r["vote_at"], np.array(r["vote"]) * 1000, strict=True)
+    slow = sorted(((ms, at) for at, ms in times if ms > over_ms), reverse=True)
+    seconds = Counter(int(at) for _, at in slow)
+    worst = ", ".join(f"{ms:.0f} ms at {at:.1f} s" for ms, at in slow[:5])
+    spread = " ".join(f"{s}s:{n}" for s, n in sorted(seconds.items()))
+    return f"{len(slow)} votes over {over_ms:.0f} ms, per second {{{spread}}}; slowest {worst}"
+
+
+def admin_read(statement: str, *params: Any) -> Any:
+    """The first column of a statement's first row (None without one), read outside the
+    benchmark database."""
+    import psycopg2
+
+    admin = psycopg2.connect("dbname=postgres user=postgres host=127.0.0.1")
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute(statement, params)
+            row = cursor.fetchone()
+            return row[0] if row else None
+    finally:
+        admin.close()
+
+
+def checkpoints() -> int:
+    """Checkpoints PostgreSQL has run so far (timed and requested, the whole server's)."""
+    return int(admin_read("SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"))
+
+
+def blocks() -> int:
+    """Buffers the benchmark database's backends have read so far (hit or not): unlike time,
+    what other work on the machine leaves alone (backends report it at most once a second)."""
+    read = "SELECT blks_hit + blks_read FROM pg_stat_database WHERE datname = %s"
+    return int(admin_read(read, DB))
+
+
+def admin_run(*statements: str) -> None:
+    """Statements run outside the benchmark database (which they may drop and create)."""
+    import psycopg2
+    from django.db import connections
+
+    connections.close_all()
+    admin = psycopg2.connect("dbname=postgres user=postgres host=127.0.0.1")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+    admin.close()
+
+
+def keep_seeded() -> None:
+    """The seeded database, kept as a template for restore()."""
+    admin_run(
+        f"DROP DATABASE IF EXISTS {SEEDED} WITH (FORCE)",
+        f"CREATE DATABASE {SEEDED} TEMPLATE {DB} STRATEGY FILE_COPY",
+    )
+
+
+def seeded_kept() -> bool:
+    return admin_read("SELECT 1 FROM pg_database WHERE datname = %s", SEEDED) is not None
+
+
+def restore(log_slow: int | None) -> None:
+    """The benchmark database as seeded: a file copy of the template (new files, no dead rows,
+    its statistics), so that each code's run starts from the same state."""
+    admin_run(
+        f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)",
+        f"CREATE DATABASE {DB} TEMPLATE {SEEDED} STRATEGY FILE_COPY",
+    )
+    if log_slow is not None:
+        log_statements(log_slow)
+
+
+def log_statements(ms: int) -> None:
+    """Log the benchmark database's statements slower than `ms` with their plans
+    (auto_explain, nested statements included), and its lock waits longer than `ms`."""
+    admin_run(
+        f"ALTER DATABASE {DB} SET session_preload_libraries = 'auto_explain'",
+        f"ALTER DATABASE {DB} SET auto_explain.log_min_duration = {int(ms)}",
+        f"ALTER DATABASE {DB} SET auto_explain.log_nested_statements = on",
+        f"ALTER DATABASE {DB} SET log_lock_waits = on",
+        f"ALTER DATABASE {DB} SET deadlock_timeout = {int(ms)}",
+    )
 
 
 def start_server(args: argparse.Namespace, port: int, code: Path = ROOT) -> subprocess.Popen:
@@ -187,7 +292,7 @@ def start_server(args: argparse.Namespace, port: int, code: Path = ROOT) -> subp
         "LOG_LEVEL": "WARNING",
         "IMPORT_BACKGROUND_BYTES": str(1 << 30),
         "IMPORT_BACKGROUND_LINES": str(1 << 30),
-        "CACHE_URL": "redis://127.0.0.1:6379/13",  # throttling counts, as Compose keeps them
+        "CACHE_URL": CACHE_URL,  # throttling counts, as Compose keeps them
         "PYTHONPATH": str(code),
     }
     command = [sys.executable, "-m", "gunicorn", "config.wsgi:application",
@@ -217,33 +322,68 @@ def cpu_ms(before: dict, after: dict, run: dict) -> dict[str, float]:
     return {f"cpu_{k}_ms": (after[k] - before[k]) / votes * 1000 for k in ("gunicorn", "postgres")}
 
 
+def code_order(codes: list[tuple[str, Path]], round_: int) -> list[tuple[str, Path]]:
+    """Two codes alternate which runs first; more rotate."""
+    if len(codes) == 2:
+        return codes if round_ % 2 == 0 else codes[::-1]
+    shift = round_ % len(codes)
+    return codes[shift:] + codes[:shift]
+
+
+def measure(args: argparse.Namespace, tokens: list[str], port: int, name: str, code: Path) -> dict:
+    """One code's run: warm, at saturation, then paced."""
+    if args.restore:
+        restore(args.log_slow)
+    marks = checkpoints()
+    print(f"{time.strftime('%H:%M:%S')} {name} starts ({code}), load {os.getloadavg()[0]:.1f}")
+    server = start_server(args, port, code)
+    try:
+        run_clients(tokens[:1], port, 3)  # warm: connections, prepared statements
+        before, read = cpu_by_part(server.pid), blocks()
+        loaded = run_clients(tokens, port, args.seconds)
+        figures = report(f"{name}, {args.clients} clients", loaded)
+        figures.update(cpu_ms(before, cpu_by_part(server.pid), loaded))
+        time.sleep(1.5)  # backends report their figures once a second
+        figures["buffers_per_vote"] = (blocks() - read) / max(1, loaded["status"].get(201, 0))
+        before, read = cpu_by_part(server.pid), blocks()
+        paced = run_clients(tokens, port, args.seconds, args.rate or 100)
+        paced_figures = report(f"{name}, paced at {args.rate or 100:.0f} votes/s", paced)
+        paced_figures.update(cpu_ms(before, cpu_by_part(server.pid), paced))
+        time.sleep(1.5)
+        paced_figures["buffers_per_vote"] = (blocks() - read) / max(1, paced["status"].get(201, 0))
+        print(
+            "  CPU and buffers per vote, saturation / paced: "
+            + ", ".join(
+                f"{k} {figures[k]:.2f} / {paced_figures[k]:.2f}"
+                for k in ("cpu_gunicorn_ms", "cpu_postgres_ms", "buffers_per_vote")
+            )
+        )
+        print(f"  paced: {tail(paced)}")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+    print(f"  checkpoints during the run: {checkpoints() - marks}")
+    return {**figures, **{f"paced_{k}": v for k, v in paced_figures.items()}}
+
+
 def compare(args: argparse.Namespace, tokens: list[str], port: int) -> None:
-    """This tree against --baseline-code, alternating, --rounds times."""
+    """This tree against --baseline-code (and any --code), alternating, --rounds times."""
     codes = [("before", Path(args.baseline_code).resolve()), ("after", ROOT)]
-    rows: dict[str, list[dict]] = {"before": [], "after": []}
+    codes += [(name, Path(path).resolve()) for name, path in (c.split("=", 1) for c in args.code)]
+    rows: dict[str, list[dict]] = {name: [] for name, _ in codes}
     for round_ in range(args.rounds):
-        for name, code in codes if round_ % 2 == 0 else codes[::-1]:
-            server = start_server(args, port, code)
-            try:
-                run_clients(tokens[:1], port, 3)  # warm: connections, prepared statements
-                label = f"round {round_ + 1}, {name}"
-                before = cpu_by_part(server.pid)
-                loaded = run_clients(tokens, port, args.seconds)
-                figures = report(f"{label}, {args.clients} clients", loaded)
-                figures.update(cpu_ms(before, cpu_by_part(server.pid), loaded))
-                paced = run_clients(tokens, port, args.seconds, args.rate or 100)
-                paced_figures = report(f"{label}, paced at {args.rate or 100:.0f} votes/s", paced)
-            finally:
-                server.send_signal(signal.SIGTERM)
-                server.wait()
-            rows[name].append({**figures, **{f"paced_{k}": v for k, v in paced_figures.items()}})
-    print("after / before, per round (below 1: less time, or fewer votes/s):")
-    for key in rows["after"][0]:
-        pairs = [(a[key], b[key]) for a, b in zip(rows["after"], rows["before"], strict=True)]
-        ratios = " / ".join(f"{a / b:.2f}x" for a, b in pairs if a and b)
-        new = " / ".join(f"{a:.1f}" for a, _ in pairs if a)
-        old = " / ".join(f"{b:.1f}" for _, b in pairs if b)
-        print(f"  {key}: {ratios}  (after {new}; before {old})")
+        for name, code in code_order(codes, round_):
+            rows[name].append(measure(args, tokens, port, f"round {round_ + 1}, {name}", code))
+    for name in rows:
+        if name == "before":
+            continue
+        print(f"{name} / before, per round (below 1: less time, or fewer votes/s):")
+        for key in rows[name][0]:
+            pairs = [(a[key], b[key]) for a, b in zip(rows[name], rows["before"], strict=True)]
+            ratios = " / ".join(f"{a / b:.2f}x" for a, b in pairs if a and b)
+            new = " / ".join(f"{a:.1f}" for a, _ in pairs if a)
+            old = " / ".join(f"{b:.1f}" for _, b in pairs if b)
+            print(f"  {key}: {ratios}  ({name} {new}; before {old})")
 
 
 def over_assigned(project: Any) -> int:
@@ -277,6 +417,17 @@ def main() -> None:
     parser.add_argument("--py-spy", help="record gunicorn with py-spy into this file")
     parser.add_argument("--baseline-code", help="a checkout of the code before, to alternate with")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the comparison")
+    parser.add_argument(
+        "--code", action="append", default=[], help="NAME=DIR: another checkout to alternate"
+    )
+    parser.add_argument(
+        "--no-restore",
+        dest="restore",
+        action="store_false",
+        help="run each code on what the run before left (default: each from the seeded state)",
+    )
+    parser.add_argument("--log-slow", type=int, help="log statements and lock waits over MS ms")
+    parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--gates", action="store_true", help="gold checks on (10%%)")
     parser.add_argument(
         "--trigger-baseline",
@@ -295,13 +446,15 @@ def main() -> None:
     args = parser.parse_args()
 
     bench_database(fresh=not args.reuse)
+    if args.reuse and seeded_kept():
+        restore(None)  # the seeded state, not what the last run left
     from django.contrib.auth.models import User
     from django.db import connection
     from rest_framework.authtoken.models import Token
 
     from annotation.models import Project, ValidationItem, Vote
 
-    port = 8765
+    port = args.port
     server = None
     if args.seed_api:
         server = start_server(args, port)
@@ -321,6 +474,8 @@ def main() -> None:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         if args.baseline_code:
+            if args.restore:
+                keep_seeded()
             compare(args, tokens, port)
             print(f"over-assigned items: {over_assigned(project)}")
             return
