@@ -18,8 +18,9 @@ run on what the runs before it left: fewer open items, dead rows, with autovacuu
 checkouts alternate with --code NAME=DIR (e.g. this tree with one change taken out); each round
 rotates their order; --reuse starts from that template too, when there is one. Each run prints
 the load average, CPU and buffers read per vote (what other work on the machine leaves alone),
-the checkpoints PostgreSQL ran during it, and when its slowest votes started. --log-slow MS logs the benchmark database's statements slower
-than MS ms with their plans (auto_explain), and its lock waits longer than MS ms, in PostgreSQL's
+the checkpoints PostgreSQL ran during it, when its slowest votes started, and the dead row
+versions it left. --log-slow MS logs the benchmark database's statements slower than MS ms
+with their plans (auto_explain), and its lock waits longer than MS ms, in PostgreSQL's
 log. --port and $BENCH_CACHE_URL (throttling's Redis) keep concurrent runs apart.
 
 With --seed-api the project is built as a user builds it, through the API (a vote import of the
@@ -334,7 +335,7 @@ def measure(args: argparse.Namespace, tokens: list[str], port: int, name: str, c
     """One code's run: warm, at saturation, then paced."""
     if args.restore:
         restore(args.log_slow)
-    marks = checkpoints()
+    marks, since = checkpoints(), time.time()
     print(f"{time.strftime('%H:%M:%S')} {name} starts ({code}), load {os.getloadavg()[0]:.1f}")
     server = start_server(args, port, code)
     try:
@@ -363,7 +364,37 @@ def measure(args: argparse.Namespace, tokens: list[str], port: int, name: str, c
         server.send_signal(signal.SIGTERM)
         server.wait()
     print(f"  checkpoints during the run: {checkpoints() - marks}")
+    if args.restore:
+        print(f"  dead row versions the run left: {dead_rows(since)}")
     return {**figures, **{f"paced_{k}": v for k, v in paced_figures.items()}}
+
+
+def dead_rows(since: float) -> str:
+    """Dead row versions of the tables each vote rewrites, as the run left them (its backends
+    report them as they exit), and the resolved items they came with."""
+    import psycopg2
+
+    time.sleep(1)
+    tables = ("annotation_validationitem", "annotation_validatorstatus", "annotation_lease")
+    connection = psycopg2.connect(f"dbname={DB} user=postgres host=127.0.0.1")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT relname, n_dead_tup FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                [list(tables)],
+            )
+            dead = dict(cursor.fetchall())
+            cursor.execute(
+                "SELECT count(*) FROM annotation_validationitem"
+                " WHERE status = 'resolved' AND resolved_at > to_timestamp(%s)",
+                [since],
+            )
+            resolved = cursor.fetchone()[0]
+    finally:
+        connection.close()
+    return ", ".join(f"{t.split('_')[1]} {dead.get(t, 0)}" for t in tables) + (
+        f"; {resolved} items resolved"
+    )
 
 
 def compare(args: argparse.Namespace, tokens: list[str], port: int) -> None:
