@@ -19,6 +19,7 @@ from annotation.validation.services.queue import items_open_for
 class Pivot(NamedTuple):
     pk: int
     fields: dict[str, str]
+    new: bool = False  # made by this import: it has no perturbation yet
 
 
 def originals_create(
@@ -44,7 +45,7 @@ def originals_create(
     if rows:
         index_later(project.pk)
     return {
-        s.original.external_id: Pivot(pk, s.original.fields)
+        s.original.external_id: Pivot(pk, s.original.fields, new=True)
         for s, pk in zip(sets, ids, strict=True)
     }
 
@@ -63,7 +64,7 @@ def perturbations_create(
     now = timezone.now()
     version = project.current_guideline_version()
     status = Perturbation.Status.ACCEPTED if accept else Perturbation.Status.SUBMITTED
-    present = _present(pivots)
+    present = _present([p.pk for p in pivots.values() if not p.new])
     rows: list[dict[str, Any]] = []
     tag_names: list[list[str]] = []
     skipped, repeats = 0, []
@@ -129,9 +130,12 @@ def text_key(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, normalize_whitespace(text)) for name, text in fields.items()))
 
 
-def _present(pivots: dict[str, Pivot]) -> set[tuple[Any, ...]]:
-    """(pivot, text, truth) of the live perturbations these pivots already have."""
-    rows = Perturbation.objects.filter(pivot__in=[p.pk for p in pivots.values()])
+def _present(pivot_ids: list[int]) -> set[tuple[Any, ...]]:
+    """(pivot, text, truth) of the live perturbations these pivots already have (those an
+    import made have none: asking for 20k of them cost 0.1-0.2 s of the ORM's IN lists)."""
+    if not pivot_ids:
+        return set()
+    rows = Perturbation.objects.filter(pivot__in=pivot_ids)
     rows = rows.exclude(status=Perturbation.Status.WITHDRAWN)
     columns = ("pivot_id", "fields", "label", "answers")
     return {
