@@ -6,11 +6,11 @@ from django.db import transaction
 
 from annotation.data.services.search_index import index_project
 
-# Rows one task indexes (about 4 s of PostgreSQL's CPU for 10k reviews at load 10); then the
-# rest goes to the back of the queue, so that an import or a run queued meanwhile waits for one
-# such task at most: with 50k, imports queued one after another waited 20-49 s each behind the
-# indexing of those before them (benchmarks/originals_import.py, load 5).
-TASK_ROWS = 10_000
+# Rows one task indexes, one transaction (about 2 s of PostgreSQL's CPU for 5k reviews at load
+# 10); then the rest goes to the back of the queue, so that an import or a run queued meanwhile
+# waits for the tasks ahead of it, no more: with 50k a task, imports sent one after another
+# waited 20-49 s each behind the indexing of those before them, 15 s with 10k (load 4-5).
+TASK_ROWS = 5_000
 
 
 @shared_task(name="annotation.tasks.index_search", acks_late=True, reject_on_worker_lost=True)
