@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 from django.utils import timezone
 
 from annotation.bulk import immediate_constraints, insert_rows
-from annotation.data.tasks import index_later
 from annotation.imports.paired import ParsedSet
 from annotation.imports.set_checks import repeated, truth_of
 from annotation.models import SET_OF_ONE, Example, ImportBatch, Perturbation, Project, Tag
@@ -42,8 +41,6 @@ def originals_create(
     ]
     with immediate_constraints():  # each batch's keys checked as it is stored, not at commit
         ids = insert_rows(Example, rows)
-    if rows:
-        index_later(project.pk)
     return {
         s.original.external_id: Pivot(pk, s.original.fields, new=True)
         for s, pk in zip(sets, ids, strict=True)
@@ -118,7 +115,6 @@ def perturbations_create(
             for name in dict.fromkeys(names)  # a tag named twice is one row
         ]
         insert_rows(Perturbation.tags.through, through, returning_ids=False)
-    index_later(project.pk)
     if not accept:  # each opens its item, in the order of the file, as the editor's would
         created = Perturbation.objects.select_related("pivot", "project", "author").in_bulk(ids)
         for pk in ids:

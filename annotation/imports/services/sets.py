@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from django.db import transaction
 
 from annotation.bulk import analyze, present_values
+from annotation.data.tasks import index_later
 from annotation.errors import ImportRejected
 from annotation.imports import paired
 from annotation.imports.accounts import inactive_user
@@ -177,6 +178,7 @@ def import_sets(
         created, skipped, repeats = perturbations_create(
             project, sets, pivots, tags, pseudo, accept, batch
         )
+        index_later(project.pk)  # their text search's index, after the commit (set_rows)
         if strict and repeats:
             raise ImportRejected(repeats)
         every = [*kept_notes, *warnings, *repeats]  # kept_notes: a reader's, about the file
