@@ -25,13 +25,13 @@ is undone at the end (its unindexed rows' undo is timed before indexing in a sec
 import argparse
 import io
 import os
-import statistics
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+from data_page import median_ms
 from job_drill import imdb_jsonl
 from originals_import import pairs, sets_jsonl
 from seed import bench_database
@@ -165,17 +165,6 @@ def drop_trigrams() -> None:
             cursor.execute(f"DROP STATISTICS IF EXISTS {table}_fields_text")
 
 
-def median_ms(client: Any, url: str) -> float:
-    assert client.get(url).status_code == 200
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        response = client.get(url)
-        times.append((time.perf_counter() - start) * 1000)
-        assert response.status_code == 200, (url, response.status_code)
-    return statistics.median(times)
-
-
 def search() -> None:
     from django.contrib.auth.models import User
     from django.core.files import File
@@ -209,7 +198,7 @@ def search() -> None:
     def pages(state: str) -> None:
         print(f"Data page, {rows:,} perturbations + 20k imported, {state}; {load()}:")
         for name, query in cases.items():
-            print(f"  {name:<34} {median_ms(client, base + query):7.1f} ms", flush=True)
+            print(f"  {name:<34} {median_ms(client, base + query)[0]:7.1f} ms", flush=True)
 
     def plan(q: str) -> None:
         qs = selectors.rows(project, selectors.Filters(q=q))[:51]
