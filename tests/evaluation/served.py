@@ -164,13 +164,13 @@ class CountingProxy:
                     sent = json.loads(body)
                     proxy.answered[json.dumps(sent.get("prompt") or sent.get("messages"))] += 1
                     proxy.usage.update(json.loads(data).get("usage") or {})
+                if proxy.on_answer:  # before the answer goes out, so that the client's next
+                    proxy.on_answer(proxy)  # request already meets the outage it starts
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-                if proxy.on_answer:
-                    proxy.on_answer(proxy)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
