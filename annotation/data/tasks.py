@@ -6,11 +6,11 @@ from django.db import transaction
 
 from annotation.data.services.search_index import index_project
 
-# Rows one task indexes, one transaction (about 2 s of PostgreSQL's CPU for 5k reviews at load
-# 10); then the rest goes to the back of the queue, so that an import or a run queued meanwhile
-# waits for the tasks ahead of it, no more: with 50k a task, imports sent one after another
-# waited 20-49 s each behind the indexing of those before them, 15 s with 10k (load 4-5).
-TASK_ROWS = 5_000
+# Rows one task indexes, one transaction; then the rest goes to the back of the queue, so that
+# an import or a run queued meanwhile waits for the task under way, no more: with 50k a task,
+# imports sent one after another waited 20-49 s each behind the indexing of those before them
+# (load 4-5), 2.2-3.6 s with 5k (quiet; benchmarks/README.md).
+TASK_ROWS = 2_000
 
 
 @shared_task(name="annotation.tasks.index_search", acks_late=True, reject_on_worker_lost=True)
