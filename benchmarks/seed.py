@@ -10,7 +10,8 @@ import random
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from common import ROOT
@@ -69,15 +70,54 @@ def text(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def seed_validation(resolved: int, open_items: int, validators: int = 40, clients: int = 32):
-    """A project with `resolved` items holding 5 votes each, and `open_items` with none."""
-    from django.contrib.auth.models import User
-    from django.utils import timezone
+def joined_text(row: str, salt: int, parts: int) -> tuple[str, str]:
+    """SQL for a text of `parts` pieces (from the temporary table `pieces` of 4,096), each
+    picked by a hash of `row` (an integer column) and `salt`; and the joins it needs."""
+    names = [f"t{salt + k}" for k in range(parts)]
+    joins = " ".join(
+        f"JOIN pieces {t} ON {t}.n = abs(hashint4({row} * 8 + {salt + k})::bigint) %% 4096"
+        for k, t in enumerate(names)
+    )
+    return " || ' ' || ".join(f"{t}.piece" for t in names), joins
 
-    from annotation.models import Example, Membership, Perturbation, Project
 
+@contextmanager
+def trigram_indexes_later(cursor: Any) -> Iterator[None]:
+    """The text search's trigram indexes dropped while a bulk insert runs and built once at
+    the end, not row by row (in the caller's transaction)."""
     started = time.monotonic()
-    rng = random.Random(0)
+    cursor.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%%gin_trgm_ops%%'"
+    )
+    trigrams = cursor.fetchall()
+    for name, _ in trigrams:
+        cursor.execute(f'DROP INDEX "{name}"')
+    yield
+    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the keys' checks, before the indexes
+    for _, definition in trigrams:
+        cursor.execute(definition)
+    print(f"  trigram indexes rebuilt ({time.monotonic() - started:.0f} s)")
+
+
+def seed_validation(resolved: int, open_items: int, validators: int = 40, clients: int = 32):
+    """A project with `resolved` items holding 5 votes each from 5 distinct "hist" validators,
+    and `open_items` with none, for `clients` validators to vote on. Written by INSERT ...
+    SELECT over generate_series in one transaction, as seed_export is (the ORM's batches took
+    minutes at 100k items): item g's texts, voters and labels come from hashes of g."""
+    from django.db import transaction
+
+    if resolved and validators < 5:
+        raise ValueError("five distinct votes an item need at least five validators")
+    with transaction.atomic():
+        return _seed_validation(resolved, open_items, validators, clients)
+
+
+def _seed_validation(resolved: int, open_items: int, validators: int, clients: int):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from annotation.models import Membership, Project
+
     project = Project.objects.create(
         name="Bench",
         slug="bench",
@@ -93,79 +133,90 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
     Membership.objects.bulk_create(
         Membership(project=project, user=u, role="validator") for u in [*voters, *bench_clients]
     )
-    total = resolved + open_items
-    now = timezone.now()
-    for start in range(0, total, 10_000):
-        n = min(10_000, total - start)
-        examples = Example.objects.bulk_create(
-            Example(
-                project=project,
-                external_id=f"e{start + i}",
-                fields={"text": text(rng, 30)},
-                label="positive",
-                split="test",
-            )
-            for i in range(n)
+    rng = random.Random(0)
+    pieces = [text(rng, 10) for _ in range(4096)]  # three to a text: 30 words, as before
+    started = time.monotonic()
+
+    def hashed(g: str, k: str, salt: int) -> str:  # a hash >= 0 of (item g, its vote k)
+        return f"abs(hashint8({g}::bigint * 64 + {k} * 8 + {salt})::bigint)"
+
+    # Vote k of item g: the voters are hist[a + d1 + ... + dk] (mod their number), with gaps
+    # d of 1 to a quarter of it, so five distinct; about 85% of labels are "negative".
+    label = f"""CASE WHEN {hashed("g", "k", 0)} %% 100 < 85 THEN 'negative'
+                     WHEN {hashed("g", "k", 1)} %% 2 = 0 THEN 'positive' ELSE 'mixed' END"""
+    gap = f"1 + {hashed('g', 'd', 2)} %% %(gap)s"
+    gaps = f"SELECT coalesce(sum({gap}), 0) FROM generate_series(1, k) d"
+    offset = f"{hashed('g', '0', 3)} + ({gaps})"
+    voter = f"(%(voters)s::int[])[1 + ({offset}) %% cardinality(%(voters)s::int[])]"
+    original, original_joins = joined_text("g", 0, 3)
+    edited, edited_joins = joined_text("g", 3, 3)
+    numbered = """(SELECT id, project_id, substr(external_id, 2)::int AS g,
+                          substr(external_id, 2)::int < %(resolved)s AS resolved
+                   FROM annotation_example WHERE project_id = %(project)s)"""
+    params: dict[str, Any] = {
+        "project": project.pk,
+        "author": expert.pk,
+        "voters": [v.pk for v in voters],
+        "gap": max(1, (validators - 1) // 4),
+        "resolved": resolved,
+        "total": resolved + open_items,
+    }
+    statements = {
+        "examples": f"""
+            INSERT INTO annotation_example
+              (project_id, external_id, fields, label, answers, split, metadata)
+            SELECT %(project)s, 'e' || g, jsonb_build_object('text', {original}), 'positive',
+                   '[]', 'test', '{{}}'
+            FROM generate_series(0, %(total)s - 1) g {original_joins} ORDER BY g""",
+        "perturbations": f"""
+            INSERT INTO annotation_perturbation
+              (project_id, pivot_id, author_id, external_id, fields, label, answers,
+               majority_answers, rationale, status, guideline_version, seconds_spent,
+               wall_seconds, edit_distance, tokens_changed, allow_large_edit, majority_label,
+               created_at, updated_at, submitted_at)
+            SELECT e.project_id, e.id, %(author)s, '', jsonb_build_object('text', {edited}),
+                   'negative', '[]', '[]', '',
+                   CASE WHEN resolved THEN 'accepted' ELSE 'submitted' END,
+                   0, 0, 0, 0, 0, false, '', now(), now(), now()
+            FROM {numbered} e {edited_joins} ORDER BY g""",
+        # Each item's counts are its votes' (below), as voting keeps them; majority "negative".
+        "items": f"""
+            INSERT INTO annotation_validationitem
+              (project_id, perturbation_id, author_id, external_id, fields, split, gold_label,
+               gold_answers, majority_answers, status, counted_votes, label_votes,
+               extra_votes, majority_label, created_at, resolved_at)
+            SELECT p.project_id, p.id, p.author_id, '', p.fields, 'test', 'negative', '[]',
+                   '[]', CASE WHEN resolved THEN 'resolved' ELSE 'open' END,
+                   CASE WHEN resolved THEN 5 ELSE 0 END,
+                   CASE WHEN resolved THEN
+                     (SELECT jsonb_object_agg(label, n) FROM
+                       (SELECT {label} AS label, count(*) AS n FROM generate_series(0, 4) k
+                        GROUP BY 1) ballot)
+                   ELSE '{{}}' END,
+                   0, CASE WHEN resolved THEN 'negative' ELSE '' END, now(),
+                   CASE WHEN resolved THEN now() END
+            FROM annotation_perturbation p JOIN {numbered} e ON e.id = p.pivot_id ORDER BY g""",
+        "votes": f"""
+            INSERT INTO annotation_vote
+              (item_id, validator_id, label, answer, flags, seconds_spent, guideline_version,
+               counts, created_at)
+            SELECT i.id, {voter}, {label}, '', '[]', 3 + {hashed("g", "k", 4)} %% 38, 0, true,
+                   now()
+            FROM annotation_validationitem i
+            JOIN annotation_perturbation p ON p.id = i.perturbation_id
+            JOIN {numbered} e ON e.id = p.pivot_id, generate_series(0, 4) k
+            WHERE resolved ORDER BY g, k""",
+    }
+    with connection.cursor() as cursor, trigram_indexes_later(cursor):
+        cursor.execute(
+            "CREATE TEMPORARY TABLE pieces ON COMMIT DROP AS SELECT n - 1 AS n, piece "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(piece, n)",
+            [pieces],
         )
-        perturbations = Perturbation.objects.bulk_create(
-            Perturbation(
-                project=project,
-                pivot=e,
-                author=expert,
-                fields={"text": text(rng, 30)},
-                label="negative",
-                submitted_at=now,
-                status="accepted" if start + i < resolved else "submitted",
-            )
-            for i, e in enumerate(examples)
-        )
-        ballots = [  # five (validator, label) per resolved item, none on open ones
-            [
-                (voter, "negative" if rng.random() < 0.85 else rng.choice(["positive", "mixed"]))
-                for voter in rng.sample(voters, 5)
-            ]
-            if start + i < resolved
-            else []
-            for i in range(n)
-        ]
-        items_with_votes(project, expert, perturbations, ballots, rng)
-        print(
-            f"  seeded {start + n}/{total} items ({time.monotonic() - started:.0f} s)", flush=True
-        )
+        for name, sql in statements.items():
+            cursor.execute(sql, params)
+            print(f"  {name}: {cursor.rowcount} rows ({time.monotonic() - started:.0f} s)")
     return project, bench_clients
-
-
-def items_with_votes(project, author, perturbations, ballots, rng):  # type: ignore[no-untyped-def]
-    """The validation item of each perturbation, with its ballot of (validator, label) votes,
-    counted as voting keeps them: resolved (majority "negative") when it has votes, else open."""
-    from django.utils import timezone
-
-    from annotation.models import ValidationItem, Vote
-
-    now = timezone.now()
-    items = ValidationItem.objects.bulk_create(
-        ValidationItem(
-            project=project,
-            perturbation=p,
-            author=author,
-            fields=p.fields,
-            gold_label="negative",
-            status="resolved" if ballot else "open",
-            counted_votes=len(ballot),
-            label_votes=dict(Counter(label for _, label in ballot)),
-            majority_label="negative" if ballot else "",
-            resolved_at=now if ballot else None,
-        )
-        for p, ballot in zip(perturbations, ballots, strict=True)
-    )
-    Vote.objects.bulk_create(
-        (
-            Vote(item=item, validator=voter, label=label, seconds_spent=rng.randint(3, 40))
-            for item, ballot in zip(items, ballots, strict=True)
-            for voter, label in ballot
-        ),
-        batch_size=10_000,
-    )
 
 
 def export_slug(sets: int) -> str:
@@ -204,16 +255,8 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
     pieces = [text(rng, 30) for _ in range(4096)]
     started = time.monotonic()
 
-    def texts(salt: int, row: str) -> tuple[str, str]:  # row's text, and the joins it needs
-        names = [f"t{salt + k}" for k in range(4)]
-        joins = " ".join(
-            f"JOIN pieces {t} ON {t}.n = abs(hashint4({row} * 8 + {salt + k})::bigint) %% 4096"
-            for k, t in enumerate(names)
-        )
-        return " || ' ' || ".join(f"{t}.piece" for t in names), joins
-
-    original, original_joins = texts(0, "g")
-    edited, edited_joins = texts(4, "e.g")
+    original, original_joins = joined_text("g", 0, 4)
+    edited, edited_joins = joined_text("e.g", 4, 4)
     params: dict[str, Any] = {
         "project": project.pk,
         "author": author.pk,
@@ -266,14 +309,7 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
             FROM annotation_validationitem i, generate_series(0, 4) k
             WHERE i.project_id = %(project)s""",
     }
-    with connection.cursor() as cursor:
-        # The text search's trigram indexes are built once at the end, not row by row.
-        cursor.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%%gin_trgm_ops%%'"
-        )
-        trigrams = cursor.fetchall()
-        for name, _ in trigrams:
-            cursor.execute(f'DROP INDEX "{name}"')
+    with connection.cursor() as cursor, trigram_indexes_later(cursor):
         cursor.execute(
             "CREATE TEMPORARY TABLE pieces ON COMMIT DROP AS SELECT n - 1 AS n, piece "
             "FROM unnest(%s::text[]) WITH ORDINALITY AS t(piece, n)",
@@ -282,10 +318,6 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
         for name, sql in statements.items():
             cursor.execute(sql, params)
             print(f"  {name}: {cursor.rowcount} rows ({time.monotonic() - started:.0f} s)")
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the keys' checks, before the indexes
-        for _, definition in trigrams:
-            cursor.execute(definition)
-        print(f"  trigram indexes rebuilt ({time.monotonic() - started:.0f} s)")
     return project
 
 

@@ -16,7 +16,8 @@ Each code's run in a comparison starts from the same database: the seeded one, k
 template ({BENCH_DB}_seeded) and copied back before each run (--no-restore keeps the old way, each
 run on what the runs before it left: fewer open items, dead rows, with autovacuum off here). More
 checkouts alternate with --code NAME=DIR (e.g. this tree with one change taken out); each round
-rotates their order; --reuse starts from that template too, when there is one. Each run prints
+rotates their order; --reuse starts from that template too, when there is one (every run that
+seeds keeps it, so that a large seeding is paid once). Each run prints
 the load average, CPU and buffers read per vote (what other work on the machine leaves alone),
 the checkpoints PostgreSQL ran during it, when its slowest votes started, and the dead row
 versions it left. --log-slow MS logs the benchmark database's statements slower than MS ms
@@ -487,6 +488,7 @@ def main() -> None:
 
     port = args.port
     server = None
+    seeded = False
     if args.seed_api:
         server = start_server(args, port)
         print(f"seeding through the API: {args.resolved} resolved items, {args.open} open sets")
@@ -496,7 +498,10 @@ def main() -> None:
         clients = list(User.objects.filter(username__startswith="client").order_by("id"))
     else:
         print(f"seeding {args.resolved} resolved items (5 votes each), {args.open} open items")
+        started = time.monotonic()
         project, clients = seed_validation(args.resolved, args.open, clients=args.clients)
+        seeded = True
+        print(f"seeded in {time.monotonic() - started:.0f} s")
     tokens = [Token.objects.get_or_create(user=u)[0].key for u in clients[: args.clients]]
     set_gates(project, args.gates)
     seeded_votes = Vote.objects.count()
@@ -504,9 +509,9 @@ def main() -> None:
     if not args.seed_api:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
+        if args.restore and (seeded or args.baseline_code):
+            keep_seeded()  # for a comparison's runs, and for a later --reuse
         if args.baseline_code:
-            if args.restore:
-                keep_seeded()
             compare(args, tokens, port)
             print(f"over-assigned items: {over_assigned(project)}")
             return
