@@ -183,7 +183,7 @@ def _shared(project: Project, f: Filters, qs: QuerySet[Any], original: str) -> Q
     if f.waiting:
         qs = qs.filter(**{f"{original}label": "", f"{original}answers": []})
     if f.q:
-        qs = qs.filter(_search(project, f.q, f"{original}external_id", qs.model))
+        qs = qs.filter(_search(project, f.q, original, qs.model))
     return qs.order_by("id" if f.order == "oldest" else "-id")
 
 
@@ -207,13 +207,16 @@ def _tag_id(project: Project, name: str) -> int:
     return tag
 
 
-def _search(project: Project, q: str, id_field: str, model: Any) -> Q:
-    """`q` in any of the row's text fields, or the original's id exactly. On PostgreSQL, a
-    `q` of three characters or more is looked for in the fields as upper-case text, which a
-    trigram index covers (migrations 0023, 0024), and then in each field:
-    the planner reads a rare text's rows from the index, and a common one's newest rows first
-    (1M rows scanned took 0.9-1.2 s: benchmarks/data_page.py). The index holds the searchable
-    rows only: those an import wrote a moment ago, before a worker indexed them
+def _search(project: Project, q: str, original: str, model: Any) -> Q:
+    """`q` in any of the row's text fields, or the original's id exactly (`original` leads
+    from a row to its original, as in `_shared`). On PostgreSQL, a `q` of three characters or
+    more is looked for in the fields as upper-case text, which a trigram index covers
+    (migrations 0023, 0024), and then in each field: the planner reads a rare text's rows from
+    the index, and a common one's newest rows first (1M rows scanned took 0.9-1.2 s:
+    benchmarks/data_page.py). It has no statistics of each field's check, so it takes a text
+    that a tenth of the rows hold, none of them new, for a rare one, and reads every match
+    (1.7 s at 1M: benchmarks/search_index.py). The index holds the searchable rows only:
+    those an import wrote a moment ago, before a worker indexed them
     (annotation.data.services.search_index), come from their own small index and are read
     field by field, so that the search never misses a row. A `q` that JSON writes escaped (a
     quote, a backslash, a control character) is not found as typed in that text: it scans, as
@@ -221,11 +224,14 @@ def _search(project: Project, q: str, id_field: str, model: Any) -> Q:
     in_fields = Q()
     for name in project.field_names:
         in_fields |= Q(**{f"fields__{name}__icontains": q})
-    by_id = Q(**{id_field: q})
+    by_id = Q(**{f"{original}external_id": q})
     if connection.vendor != "postgresql" or len(q) < 3 or JSON_ESCAPED.search(q):
         return in_fields | by_id
     # The rows of an original of that id, by their ids: the planner then reads both indexes.
-    ids = list(model.objects.filter(by_id, project=project).values_list("pk", flat=True))
+    # The original's project too, so that its (project, external_id) index finds it: without
+    # it a perturbation's original was looked for in every project's (a scan, 70 ms at 1M).
+    scope = {"project": project, f"{original}project": project}  # one key for an original
+    ids = list(model.objects.filter(by_id, **scope).order_by().values_list("pk", flat=True))
     in_text = Contains(Upper(Cast("fields", TextField())), Upper(Value(q)))
     indexed = Q(in_text, searchable=True) & in_fields
     return Q(pk__in=ids) | indexed | (Q(searchable=False) & in_fields)
