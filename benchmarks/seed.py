@@ -99,6 +99,24 @@ def trigram_indexes_later(cursor: Any) -> Iterator[None]:
     print(f"  trigram indexes rebuilt ({time.monotonic() - started:.0f} s)")
 
 
+def run_seeding(
+    pieces: list[str], statements: dict[str, str], params: dict, started: float
+) -> None:
+    """Run the seeding `statements` in turn, over the temporary table `pieces` of texts they
+    join, the trigram indexes rebuilt once at the end."""
+    from django.db import connection
+
+    with connection.cursor() as cursor, trigram_indexes_later(cursor):
+        cursor.execute(
+            "CREATE TEMPORARY TABLE pieces ON COMMIT DROP AS SELECT n - 1 AS n, piece "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(piece, n)",
+            [pieces],
+        )
+        for name, sql in statements.items():
+            cursor.execute(sql, params)
+            print(f"  {name}: {cursor.rowcount} rows ({time.monotonic() - started:.0f} s)")
+
+
 def seed_validation(resolved: int, open_items: int, validators: int = 40, clients: int = 32):
     """A project with `resolved` items holding 5 votes each from 5 distinct "hist" validators,
     and `open_items` with none, for `clients` validators to vote on. Written by INSERT ...
@@ -114,7 +132,6 @@ def seed_validation(resolved: int, open_items: int, validators: int = 40, client
 
 def _seed_validation(resolved: int, open_items: int, validators: int, clients: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
-    from django.db import connection
 
     from annotation.models import Membership, Project
 
@@ -207,15 +224,7 @@ def _seed_validation(resolved: int, open_items: int, validators: int, clients: i
             JOIN {numbered} e ON e.id = p.pivot_id, generate_series(0, 4) k
             WHERE resolved ORDER BY g, k""",
     }
-    with connection.cursor() as cursor, trigram_indexes_later(cursor):
-        cursor.execute(
-            "CREATE TEMPORARY TABLE pieces ON COMMIT DROP AS SELECT n - 1 AS n, piece "
-            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(piece, n)",
-            [pieces],
-        )
-        for name, sql in statements.items():
-            cursor.execute(sql, params)
-            print(f"  {name}: {cursor.rowcount} rows ({time.monotonic() - started:.0f} s)")
+    run_seeding(pieces, statements, params, started)
     return project, bench_clients
 
 
@@ -237,7 +246,6 @@ def seed_export(sets: int):
 
 def _seed_export(sets: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
-    from django.db import connection
 
     from annotation.models import Project, Tag
 
@@ -309,15 +317,7 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
             FROM annotation_validationitem i, generate_series(0, 4) k
             WHERE i.project_id = %(project)s""",
     }
-    with connection.cursor() as cursor, trigram_indexes_later(cursor):
-        cursor.execute(
-            "CREATE TEMPORARY TABLE pieces ON COMMIT DROP AS SELECT n - 1 AS n, piece "
-            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(piece, n)",
-            [pieces],
-        )
-        for name, sql in statements.items():
-            cursor.execute(sql, params)
-            print(f"  {name}: {cursor.rowcount} rows ({time.monotonic() - started:.0f} s)")
+    run_seeding(pieces, statements, params, started)
     return project
 
 
