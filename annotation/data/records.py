@@ -7,11 +7,15 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Example, Perturbation
 
+# An import's warnings and skipped lines (megabytes for a large file with many warnings) are
+# not read with each of its rows: a page of 50 rows of one import read them 50 times (1.2 s of
+# a text search's 1.3 s at 1M: benchmarks/search_index.py).
+BATCH_BULK = ("batch__warnings", "batch__skipped")
+
 
 def perturbation_records(qs: "QuerySet[Perturbation]") -> "QuerySet[Perturbation]":
-    return qs.select_related("pivot", "author", "item", "batch").prefetch_related(
-        "tags", "release_entries__release"
-    )
+    related = qs.select_related("pivot", "author", "item", "batch").defer(*BATCH_BULK)
+    return related.prefetch_related("tags", "release_entries__release")
 
 
 def original_records(qs: "QuerySet[Example]", author: Any = None) -> "QuerySet[Example]":
@@ -20,8 +24,10 @@ def original_records(qs: "QuerySet[Example]", author: Any = None) -> "QuerySet[E
     live = ~Q(perturbations__status=Perturbation.Status.WITHDRAWN)
     if author is not None:
         live &= Q(perturbations__author=author)
-    return qs.select_related("batch", "control_item").annotate(
-        n_perturbations=Count("perturbations", filter=live)
+    return (
+        qs.select_related("batch", "control_item")
+        .defer(*BATCH_BULK)
+        .annotate(n_perturbations=Count("perturbations", filter=live))
     )
 
 

@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.db.models import Q
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import (
     AuditLog,
     Example,
+    ImportBatch,
     Perturbation,
     Project,
     ValidationItem,
@@ -201,6 +205,36 @@ def test_originals_list_filters_by_import_and_waiting(project, people, client_fo
     mine = sorted(Example.objects.filter(external_id__in=["a", "b"]).values_list("pk", flat=True))
     url = f"/api/projects/{project.slug}/items/?kind=originals&order=oldest&batch={batch}"
     assert walk(admin, url) == mine
+
+
+def test_a_page_of_an_imports_rows_reads_its_warnings_once_at_most(project, people, client_for):
+    """A large import's warnings (megabytes) are not read with each of its rows: the Data page
+    of 50 rows of one import read them 50 times."""
+    admin = client_for(people["admin"])
+    assert import_cad_dev(admin, project).status_code == 201
+    batch = ImportBatch.objects.get(project=project)
+    warnings = [{"line": n, "message": "a long warning " * 20} for n in range(2000)]
+    ImportBatch.objects.filter(pk=batch.pk).update(warnings=warnings, skipped=warnings)
+    browser = Client()
+    browser.force_login(people["admin"])
+    pages = [
+        (admin, f"/api/projects/{project.slug}/items/?kind={kind}&batch={batch.pk}")
+        for kind in ("originals", "perturbations")
+    ]
+    pages += [
+        (browser, f"/p/{project.slug}/data/?kind={kind}&q=the")
+        for kind in ("originals", "perturbations")
+    ]
+    for client, url in pages:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        assert response.status_code == 200
+        read = [q["sql"] for q in queries if '"annotation_importbatch"."warnings"' in q["sql"]]
+        assert read == [], url
+    rows = admin.get(pages[1][1]).json()["results"]
+    assert len(rows) > 1 and {row["batch"] for row in rows} == {batch.pk}
+    one = browser.get(f"/p/{project.slug}/data/perturbations/{rows[0]['id']}/")
+    assert one.status_code == 200 and batch.source_name in one.content.decode()
 
 
 @pytest.mark.parametrize(
