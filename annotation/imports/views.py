@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Func, IntegerField, OuterRef
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -72,13 +72,27 @@ def import_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/import.html", context, status=400 if errors else 200)
 
 
+class JSONLength(Func):
+    """The length of a JSON array column, counted by the database."""
+
+    function = "jsonb_array_length"
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, function="json_array_length", **extra)
+
+
 def _with_added(batches: Any) -> Any:
-    """Each batch with `added`: whether it holds an original or a perturbation. An import of
-    what was already here adds nothing: its row says so, and offers no undo of nothing."""
+    """Each batch with `added`: whether it holds an original or a perturbation (an import of
+    what was already here adds nothing: its row says so, and offers no undo of nothing), and
+    its counts of warnings and skipped lines, counted without reading them (megabytes for a
+    large file with many warnings)."""
     here = OuterRef("pk")
-    return batches.annotate(
+    return batches.defer("warnings", "skipped").annotate(
         added_originals=Exists(Example.objects.filter(batch=here)),
         added_perturbations=Exists(Perturbation.objects.filter(batch=here)),
+        n_warnings=JSONLength("warnings"),
+        n_skipped=JSONLength("skipped"),
     )
 
 

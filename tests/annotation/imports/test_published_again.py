@@ -71,6 +71,9 @@ def test_a_second_import_of_the_same_files_says_nothing_was_added(root, quoref):
     second = html.split(f'data-batch="{again.batch}"')[1].split("</tr>")[0]
     assert "nothing added" in second and "Undo" not in second and "nothing to undo" in second
     assert "nothing added" not in first and "Undo…" in first
+    # Its warnings counted, and linked (the count read without the warnings themselves)
+    warned = len(ImportBatch.objects.get(pk=quoref.batch).warnings)
+    assert warned and f'/import/batches/{quoref.batch}/warnings/">{warned}</a>' in first
     undo = page.get(f"/p/{slug}/import/batches/{again.batch}/undo/").content.decode()
     assert "removes nothing" in undo and "Nothing to undo</button>" in undo
     button = undo.split('id="confirm-removal"')[1].split(">")[0]
