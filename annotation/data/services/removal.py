@@ -59,11 +59,18 @@ class Removal:
     kept: dict[str, int] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
-    def items(self) -> "QuerySet[ValidationItem]":
-        return ValidationItem.objects.filter(
-            Q(perturbation__in=self.perturbations.values("pk"))
-            | Q(control__in=self.originals.values("pk"))
+    def items(self) -> "tuple[QuerySet[ValidationItem], QuerySet[ValidationItem]]":
+        """The validation items that go: the perturbations' and, as controls, the originals'
+        (no item is both: item_is_perturbation_control_or_external). Two queries, each a
+        semi-join: one with an OR of the two made PostgreSQL run the perturbations' subquery
+        again for each item of the project (an import's undo ran over 14 min at 1M items)."""
+        return (
+            ValidationItem.objects.filter(perturbation__in=self.perturbations.values("pk")),
+            ValidationItem.objects.filter(control__in=self.originals.values("pk")),
         )
+
+    def item_ids(self) -> list[int]:
+        return sorted(pk for items in self.items() for pk in items.values_list("pk", flat=True))
 
     def summary(self) -> dict[str, Any]:
         return {**self.counts, "kept": self.kept}
@@ -95,8 +102,8 @@ def plan(
     removal.counts = {
         "originals": removal.originals.count(),
         "perturbations": removal.perturbations.count(),
-        "items": items.count(),
-        "votes": Vote.objects.filter(item__in=items.values("pk")).count(),
+        "items": sum(some.count() for some in items),
+        "votes": sum(Vote.objects.filter(item__in=some.values("pk")).count() for some in items),
     }
     return removal
 
@@ -105,7 +112,7 @@ def plan(
 def _remove(project: Project, removal: Removal) -> None:
     """Delete what `removal` names. Items are locked (by id, the order votes lock them) and
     their resolutions leave the agreement counters before the rows go."""
-    items_removed(project, list(removal.items().values_list("pk", flat=True)))
+    items_removed(project, removal.item_ids())
     removal.perturbations.delete()
     # With any perturbation written on them since the plan (none released: planned so)
     Perturbation.objects.filter(pivot__in=removal.originals.values("pk")).delete()
