@@ -65,6 +65,7 @@ class ItemListView(APIView):
             filters,
             request.query_params.get("after"),
             size,
+            project=project,
         )
         count, more = selectors.count_upto(qs, filters, page)
         after = filters.query(after=page.after, **({"size": size} if size else {}))

@@ -29,7 +29,10 @@ def data_page(request: HttpRequest, slug: str) -> HttpResponse:
         filters = selectors.Filters.parse(request.GET)
         qs = selectors.rows(project, filters, author=mine)
         page = selectors.page_of(
-            records.with_relations(filters.kind, qs, mine), filters, request.GET.get("after")
+            records.with_relations(filters.kind, qs, mine),
+            filters,
+            request.GET.get("after"),
+            project=project,
         )
     except DomainError as error:
         status = flash_refusal(request, error)

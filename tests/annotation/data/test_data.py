@@ -188,6 +188,33 @@ def test_filters_and_keyset_pages_list_each_match_once_in_order(
     assert walk(client_for(people["admin"]), url) == expected
 
 
+@pytest.mark.parametrize("window", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["perturbations", "originals"])
+@pytest.mark.parametrize("order", ["newest", "oldest"])
+def test_a_search_read_window_by_window_lists_each_match_once_in_order(
+    project, people, client_for, monkeypatch, window, kind, order
+):
+    """A text search reads the ids nearest its start first, then the rest
+    (selectors.SEARCH_WINDOW): with windows of a few ids and pages of 2, pages cross windows,
+    and some windows hold no match."""
+    from annotation.data import selectors
+
+    monkeypatch.setattr(selectors, "SEARCH_WINDOW", window)
+    texts = ["a needle here", "hay", "hay", "hay", "hay", "hay", "hay", "NEEDLE", "hay",
+             "needles", "hay", "hay", "hay", "hay", "a needle", "hay", "the needle"]  # fmt: skip
+    for n, text in enumerate(texts):
+        pivot = ExampleFactory(project=project, external_id=f"w{n}", fields={"text": text})
+        submitted_perturbation(project, people["expert"], pivot=pivot, text=f"{text} too")
+    model = Perturbation if kind == "perturbations" else Example
+    rows = model.objects.filter(project=project)
+    expected = sorted(
+        (r.pk for r in rows if "needle" in r.fields["text"].lower()), reverse=order == "newest"
+    )
+    assert len(expected) == 5
+    url = f"/api/projects/{project.slug}/items/?kind={kind}&size=2&order={order}&q=neEdle"
+    assert walk(client_for(people["admin"]), url) == expected
+
+
 def test_originals_list_filters_by_import_and_waiting(project, people, client_for):
     admin = client_for(people["admin"])
     content = b"".join(
