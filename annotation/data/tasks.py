@@ -4,7 +4,7 @@ with the worker): an import's rows put in the text-search index after it commits
 from celery import shared_task
 from django.db import transaction
 
-from annotation.data.services.search_index import index_project
+from annotation.data.services.search_index import index_project, refresh_statistics
 
 # Rows one task indexes, one transaction; then the rest goes to the back of the queue, so that
 # an import or a run queued meanwhile waits for the task under way, no more: with 50k a task,
@@ -15,10 +15,13 @@ TASK_ROWS = 2_000
 
 @shared_task(name="annotation.tasks.index_search", acks_late=True, reject_on_worker_lost=True)
 def index_search_task(project_id: int) -> None:
-    """Index the project's rows that are not yet searchable (search_index.index_project). A run
-    cut short leaves the rest to the redelivered message or the next sweep."""
+    """Index the project's rows that are not yet searchable (search_index.index_project), then,
+    once none is left, refresh the statistics of their texts. A run cut short leaves the rest
+    to the redelivered message or the next sweep."""
     if index_project(project_id, limit=TASK_ROWS) >= TASK_ROWS:
         index_search_task.delay(project_id)
+    else:
+        refresh_statistics()
 
 
 def index_later(project_id: int) -> None:

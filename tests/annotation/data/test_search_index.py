@@ -7,7 +7,7 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import transaction
+from django.db import connection, transaction
 from kombu.exceptions import OperationalError
 
 from annotation.data import tasks
@@ -127,6 +127,31 @@ def test_a_task_indexes_a_part_and_queues_the_rest_behind_what_waits(
     tasks.index_search_task(queued.pop())
     assert not Example.objects.filter(project=project, searchable=False).exists()
     assert queued == []  # nothing left: nothing queued
+
+
+def test_once_an_import_is_indexed_the_planner_knows_how_common_its_texts_are(
+    project, people, client_for
+):
+    """An import's own ANALYZE leaves out the statistics of the texts the search reads; the
+    end of its indexing refreshes them, so that a text in every imported row is not planned as
+    a rare one (which read every row of a large import for a page)."""
+    admin = client_for(people["admin"])
+    texts = [f"Review {n}: the quokka smiled." for n in range(400)]
+    response = admin.post(
+        f"/api/projects/{project.slug}/examples/import/",
+        {"file": originals_file(texts)},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    tasks.index_search_task(project.pk)  # as the worker runs it: every row, then the statistics
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM annotation_example"
+            " WHERE searchable AND UPPER(fields::text) LIKE %s",
+            ["%QUOKKA SMILED%"],
+        )
+        plan = cursor.fetchone()[0]
+    assert plan[0]["Plan"]["Plan Rows"] >= len(texts) / 2
 
 
 @pytest.mark.django_db(transaction=True)
