@@ -16,8 +16,9 @@ aside). CPU seconds are this process's and its PostgreSQL backend's (/proc), bes
 imported into that project and not yet indexed: the Data page's text searches (median of 5
 in-process requests), the plan of one, then the same after the worker indexed them; the import
 is undone at the end (its unindexed rows' undo is timed before indexing in a second pass),
-or kept with --keep (on 2026-11-27 that undo ran over 14 min at 1M: removal.batch_plan); a
+or kept with --keep (before f78bbb0 that undo ran over 14 min at 1M: removal.batch_plan); a
 later run's import then adds nothing (its originals are there) and measures the kept rows.
+After the indexing, the statistics are refreshed as the worker's task does it.
 
     BENCH_DB=h1_bench .venv/bin/python benchmarks/search_index.py --imports [--runs 2]
         [--sizes 20000] [--lag 20000 200000]
@@ -175,7 +176,7 @@ def search(keep: bool) -> None:
 
     from annotation.data import selectors
     from annotation.data.services.removal import batch_undo
-    from annotation.data.services.search_index import index_project
+    from annotation.data.services.search_index import index_project, refresh_statistics
     from annotation.imports.services.running import import_now
     from annotation.models import Example, ImportBatch, Perturbation, Project, Tag
 
@@ -197,6 +198,10 @@ def search(keep: bool) -> None:
         "originals, a text, 1 row": f"kind=originals&q=review {rows // 3 + 7} was",
         "originals, a text of the import": f"kind=originals&q={rare_original}",
         "an id": "q=ex-777",
+        "common in the import (the)": "q=the",
+        "common everywhere (was)": "q=was",
+        "originals, every seeded row": "kind=originals&q=was good",
+        "originals, 10% of the seeded rows": "kind=originals&q=0 was good",
     }
 
     def pages(state: str) -> None:
@@ -229,10 +234,13 @@ def search(keep: bool) -> None:
         plan(rare_imported)
         indexed = measured(lambda: index_project(project.pk))
         report("indexed by the worker's step (index_project)", waiting, indexed)
+        wall = measured(refresh_statistics)[0]
+        print(f"  then the worker's ANALYZE (refresh_statistics): {wall:.2f} s; {load()}")
         pages("all indexed")
         plan(rare_imported)
         if not keep:
-            batch_undo(batch=batch, actor=None)
+            wall = measured(lambda: batch_undo(batch=batch, actor=None))[0]  # noqa: B023
+            print(f"  undo of the indexed import: {wall:.2f} s; {load()}")
 
 
 def main() -> None:
