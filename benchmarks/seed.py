@@ -99,6 +99,14 @@ def trigram_indexes_later(cursor: Any) -> Iterator[None]:
     print(f"  trigram indexes rebuilt ({time.monotonic() - started:.0f} s)")
 
 
+# The perturbations' columns both seeders write, in the order of their SELECTs.
+PERTURBATION_INSERT = """INSERT INTO annotation_perturbation
+              (project_id, pivot_id, author_id, external_id, fields, label, answers,
+               majority_answers, rationale, status, guideline_version, seconds_spent,
+               wall_seconds, edit_distance, tokens_changed, allow_large_edit, majority_label,
+               created_at, updated_at, submitted_at)"""
+
+
 def run_seeding(
     pieces: list[str], statements: dict[str, str], params: dict, started: float
 ) -> None:
@@ -186,11 +194,7 @@ def _seed_validation(resolved: int, open_items: int, validators: int, clients: i
                    '[]', 'test', '{{}}'
             FROM generate_series(0, %(total)s - 1) g {original_joins} ORDER BY g""",
         "perturbations": f"""
-            INSERT INTO annotation_perturbation
-              (project_id, pivot_id, author_id, external_id, fields, label, answers,
-               majority_answers, rationale, status, guideline_version, seconds_spent,
-               wall_seconds, edit_distance, tokens_changed, allow_large_edit, majority_label,
-               created_at, updated_at, submitted_at)
+            {PERTURBATION_INSERT}
             SELECT e.project_id, e.id, %(author)s, '', jsonb_build_object('text', {edited}),
                    'negative', '[]', '[]', '',
                    CASE WHEN resolved THEN 'accepted' ELSE 'submitted' END,
@@ -280,11 +284,7 @@ def _seed_export(sets: int):  # type: ignore[no-untyped-def]
                    '[]', CASE WHEN g %% 5 = 0 THEN 'dev' ELSE 'test' END, '{{}}'
             FROM generate_series(0, %(sets)s - 1) g {original_joins}""",
         "perturbations": f"""
-            INSERT INTO annotation_perturbation
-              (project_id, pivot_id, author_id, external_id, fields, label, answers,
-               majority_answers, rationale, status, guideline_version, seconds_spent,
-               wall_seconds, edit_distance, tokens_changed, allow_large_edit, majority_label,
-               created_at, updated_at, submitted_at)
+            {PERTURBATION_INSERT}
             SELECT e.project_id, e.id, %(author)s, '', jsonb_build_object('text', {edited}),
                    'negative', '[]', '[]', '', 'accepted', 0, 0, 0, 0.1, 0, false, '',
                    now(), now(), now()
