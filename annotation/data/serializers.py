@@ -94,7 +94,8 @@ class BulkResultSerializer(serializers.Serializer):
 class RemovalSerializer(serializers.Serializer):
     originals = serializers.IntegerField()
     perturbations = serializers.IntegerField()
-    items = serializers.IntegerField()
+    items = serializers.IntegerField(help_text="validation items, controls included")
+    controls = serializers.IntegerField(help_text="of the items, the originals' control items")
     votes = serializers.IntegerField()
     kept = serializers.DictField(child=serializers.IntegerField(), help_text="{release: kept}")
 

@@ -138,7 +138,8 @@ def _commit(
         return redirect("import-job", slug=project.slug, pk=job.pk)
     said = f"Imported {result['imported']} examples from {files['file'].name}."
     if result["skipped"]:
-        said += f" {result['skipped']} bad lines were skipped: see Earlier imports."
+        n = result["skipped"]
+        said += f" {n} bad {'line was' if n == 1 else 'lines were'} skipped: see Earlier imports."
         messages.warning(request, said)
     else:
         messages.success(request, said)

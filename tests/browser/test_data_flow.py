@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
-from annotation.models import Example, Perturbation, Project, Vote
+from annotation.models import Example, Perturbation, Project, ValidationItem, Vote
 from tests.annotation.data.test_data import CAD, import_cad_dev, snapshot
 from tests.annotation.imports.test_published_real import real
 from tests.browser.conftest import screenshot
@@ -37,6 +37,8 @@ def test_cads_mixed_up_import_is_undone_from_the_pages_in_three_clicks(
     plan = page.locator("#removal-plan")
     expect(plan).to_contain_text("245 originals")
     expect(plan).to_contain_text("245 perturbations")
+    controls = ValidationItem.objects.filter(control__batch_id=batch).count()
+    expect(page.locator("#plan-controls")).to_have_text(str(controls))  # why items > 245
     screenshot(page, "data-undo-confirm")
     page.click("#confirm-removal")  # 3
     expect(page.get_by_role("status")).to_contain_text("Undid the import of orig-dev.tsv")

@@ -99,10 +99,12 @@ def plan(
         kept=dict(sorted(kept.items())),
     )
     items = removal.items()
+    controls = items[1].count()
     removal.counts = {
         "originals": removal.originals.count(),
         "perturbations": removal.perturbations.count(),
-        "items": sum(some.count() for some in items),
+        "items": items[0].count() + controls,
+        "controls": controls,
         "votes": sum(Vote.objects.filter(item__in=some.values("pk")).count() for some in items),
     }
     return removal

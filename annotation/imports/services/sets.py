@@ -295,15 +295,16 @@ def run_set_import(project: Any, user: Any, values: dict[str, Any]) -> SetsImpor
             tags=values["tags"],
             label_map=values["labels"],
         )
-    columns = None
+    columns, named = None, upload.name
     if values["format"] == "paired_tsv":
         mapping = values["mapping"] or {}
         columns = {t: mapping.get(t, t) for t in ("label", project.field_names[0])}
+        named = f"{upload.name}, {values['contrast'].name}"  # a warning's line is in both
     return import_sets(
         project=project,
         user=user,
         sets=sets,
-        source_name=upload.name,
+        source_name=named,
         author=values["author"],
         accept=values["accept"],
         strict=values["strict"],

@@ -103,6 +103,8 @@ def test_cads_import_is_undone_whole_and_nothing_else_changes(
     new_items = ValidationItem.objects.filter(
         Q(perturbation__batch_id=batch) | Q(control__batch_id=batch)
     ).count()
+    controls = ValidationItem.objects.filter(control__batch_id=batch).count()
+    assert 0 < controls < new_items  # both kinds of item go
 
     # The old route took a batch's id where its GET takes a job's: it now says where to go.
     moved = admin.delete(f"/api/projects/{project.slug}/imports/{batch}/")
@@ -114,6 +116,7 @@ def test_cads_import_is_undone_whole_and_nothing_else_changes(
         "originals": rows,
         "perturbations": rows,
         "items": new_items,
+        "controls": controls,
         "votes": 5,
         "kept": {},
     }

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Perturbation
+from annotation.models import ImportBatch, Perturbation
 
 pytestmark = pytest.mark.django_db
 
@@ -305,6 +305,10 @@ def test_gardner_tsvs_import_verbatim_through_the_page_into_lowercase_labels(
     rows = {role: list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
             for role, path in paths.items()}  # fmt: skip
     assert f"Imported {len(rows['contrast'])} perturbations" in response.content.decode()
+    # Both files named, where the import is listed and in each warning (a pair's line)
+    batch = ImportBatch.objects.get(project=project)
+    assert batch.source_name == f"{split}_original.tsv, {split}_contrast.tsv"
+    assert {w["file"] for w in batch.warnings} <= {batch.source_name}
     stored = Perturbation.objects.filter(project=project).select_related("pivot").order_by("id")
     assert [p.fields["text"] for p in stored] == [r["Text"] for r in rows["contrast"]]
     assert [p.pivot.fields["text"] for p in stored] == [r["Text"] for r in rows["original"]]
