@@ -5,12 +5,12 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Example, Perturbation
+from annotation.models import Example, ImportBatch, Perturbation
 
-# An import's warnings and skipped lines (megabytes for a large file with many warnings) are
-# not read with each of its rows: a page of 50 rows of one import read them 50 times (1.2 s of
-# a text search's 1.3 s at 1M: benchmarks/search_index.py).
-BATCH_BULK = ("batch__warnings", "batch__skipped")
+# An import's warnings and skipped lines are not read with each of its rows: a page of 50 rows
+# of one import read them 50 times (1.2 s of a text search's 1.3 s at 1M:
+# benchmarks/search_index.py).
+BATCH_BULK = [f"batch__{name}" for name in ImportBatch.BULKY]
 
 
 def perturbation_records(qs: "QuerySet[Perturbation]") -> "QuerySet[Perturbation]":

@@ -213,9 +213,9 @@ def _search(project: Project, q: str, original: str, model: Any) -> Q:
     more is looked for in the fields as upper-case text, which a trigram index covers
     (migrations 0023, 0024), and then in each field: the planner reads a rare text's rows from
     the index, and a common one's newest rows first (1M rows scanned took 0.9-1.2 s:
-    benchmarks/data_page.py). It has no statistics of each field's check, so it takes a text
-    that a tenth of the rows hold, none of them new, for a rare one, and reads every match
-    (1.7 s at 1M: benchmarks/search_index.py). The index holds the searchable rows only:
+    benchmarks/data_page.py). It has no statistics of each field's check, so it can take a
+    common text for a rare one and read every match: page_of reads a window first
+    (_searched). The index holds the searchable rows only:
     those an import wrote a moment ago, before a worker indexed them
     (annotation.data.services.search_index), come from their own small index and are read
     field by field, so that the search never misses a row. A `q` that JSON writes escaped (a
@@ -244,7 +244,11 @@ class Page:
 
 
 def page_of(
-    qs: QuerySet[Any], filters: Filters, after: Any, size: Any = None, project: Any = None
+    qs: QuerySet[Any],
+    filters: Filters,
+    after: Any,
+    size: Any = None,
+    project: Project | None = None,
 ) -> Page:
     """One page of `qs` (the rows of `project`) after the row with id `after` (keyset
     pagination)."""

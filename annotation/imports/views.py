@@ -85,10 +85,9 @@ class JSONLength(Func):
 def _with_added(batches: Any) -> Any:
     """Each batch with `added`: whether it holds an original or a perturbation (an import of
     what was already here adds nothing: its row says so, and offers no undo of nothing), and
-    its counts of warnings and skipped lines, counted without reading them (megabytes for a
-    large file with many warnings)."""
+    its counts of warnings and skipped lines, counted without reading them."""
     here = OuterRef("pk")
-    return batches.defer("warnings", "skipped").annotate(
+    return batches.defer(*ImportBatch.BULKY).annotate(
         added_originals=Exists(Example.objects.filter(batch=here)),
         added_perturbations=Exists(Perturbation.objects.filter(batch=here)),
         n_warnings=JSONLength("warnings"),

@@ -26,6 +26,9 @@ class ImportBatch(models.Model):
     skipped = models.JSONField(default=list, blank=True)
     # Every warning of a set import, ungrouped: {"file", "line", "message"}
     warnings = models.JSONField(default=list, blank=True)
+    # Megabytes for a large file with many warnings: lists of imports and of their rows leave
+    # them out (.defer), and count them in the database where they show a count.
+    BULKY = ("skipped", "warnings")
 
     class Meta:
         ordering = ["-created_at"]
