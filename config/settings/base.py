@@ -263,6 +263,9 @@ MODEL_KEYS_SECRET = envstr("MODEL_KEYS_SECRET", "")
 # 1, 2, 4 ... seconds (at most SERVED_MODEL_BACKOFF_MAX), SERVED_MODEL_RETRIES times.
 SERVED_MODEL_RETRIES = envint("SERVED_MODEL_RETRIES", 8)
 SERVED_MODEL_BACKOFF_MAX = envint("SERVED_MODEL_BACKOFF_MAX", 30)
+# The most bytes read of one answer of a model server (a run's, the registration's, the
+# Check's): a larger answer fails its request, whatever the server says it will send.
+SERVED_MODEL_MAX_ANSWER_BYTES = envint("SERVED_MODEL_MAX_ANSWER_BYTES", 8_000_000)
 # Model scoring can hold a large model; recycle the child process before memory creeps.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("CELERY_WORKER_MAX_MEMORY_KB", 4_000_000)
 

@@ -1,36 +1,46 @@
 """Models served over the OpenAI-compatible HTTP API: vLLM, TGI, SGLang, llama.cpp's server, or
 an API provider (docs/models.md).
 
-- Log-likelihoods follow lm-evaluation-harness's `gguf` backend: the server is sent
-  `context + continuation` with `echo`, `logprobs` and `max_tokens: 1`, and the continuation's
-  log-likelihood is the sum of the echoed `token_logprobs` of the tokens that start at or after
-  the context's last character (`text_offset`), the one generated token excluded. No tokenizer
-  is needed here: the server's own tokens decide, as they do for the harness.
-- Generation is greedy (`temperature: 0`), through `/v1/completions`, or
-  `/v1/chat/completions` with the prompt as one user message.
-- `concurrency` requests are in flight at once; a request that fails with a dropped connection,
-  a timeout, 429 or 5xx is sent again after a backoff (1, 2, 4 ... seconds, or the server's
-  Retry-After), up to `retries` times. Other answers fail at once with the server's reason.
+A continuation's log-likelihood is read by one of three rules, chosen for each run by what the
+server gets right (evaluation/runners/probe.py checks it with canary requests):
 
-No redirect is followed (a base URL could otherwise lead a worker elsewhere), and the API key
-is sent only in the Authorization header: it never appears in an error.
+- `next`: the prompt alone, `max_tokens: 1`, the top log-probabilities of the next token; a
+  label of one token is read from that list, so one request scores every such label.
+- `echo`: prompt and continuation with `echo`; the continuation's tokens are those the server
+  says start from the context's end to the prompt's end (`text_offset`), never counted from
+  the end of the list (the answer may or may not hold the generated token).
+- `echo-shifted`: as `echo`, for a server whose echoed values are each read from the logits
+  after their token, not before it (llama-cpp-python's, for a model that adds no BOS): each
+  continuation token's value is read from the entry before it, in its top log-probabilities.
+
+Every log-probability must be a finite number, at most 0. Generation is greedy
+(`temperature: 0`), through `/v1/completions`, or `/v1/chat/completions` with the prompt as one
+user message.
+
+`concurrency` requests are in flight at once, each with a deadline for its whole answer
+(`timeout`) and a cap on its size (evaluation/runners/outbound.py); one that fails with a
+dropped connection, the deadline, 429 or 5xx is sent again after a backoff (1, 2, 4 ...
+seconds, or the server's Retry-After), up to `retries` times. Other answers fail at once with
+the server's reason, with the API key scrubbed from it. No redirect is followed, and the key
+is sent only in the Authorization header.
 """
 
 import hashlib
 import json
-import threading
-import time
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
-
-import requests
 
 from evaluation.runners.base import RunnerError
+from evaluation.runners.outbound import Aborted, Line, Refused, Reply, Unanswered
 
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
+TOP = 20  # top log-probabilities asked for: vLLM's default cap (max_logprobs)
+SLACK = 1e-6  # a log-probability above 0 by float rounding only
+BEAT = 1.0  # seconds between the empty groups answers() yields while it waits (cancel checks)
 
 
 @dataclass(frozen=True)
@@ -39,32 +49,41 @@ class Request:
 
     path: str  # "/completions" or "/chat/completions", after the base URL
     body: dict[str, Any]
-    context_chars: int = -1  # a log-likelihood request: where the continuation starts
+    read: str = "text"  # "text", "next", "echo", "echo-shifted" or "tokens"
+    span: tuple[int, int] = (0, 0)  # echo: the continuation's characters in the prompt
 
     @property
     def key(self) -> str:
         """The request's identity, for storing its answer: the same request, the same key."""
-        text = json.dumps([self.path, self.body], sort_keys=True, ensure_ascii=False)
+        text = json.dumps([self.path, self.body, self.read, self.span], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
 class Answer:
-    value: dict[str, Any]  # {"ll": float} or {"text": str}
-    prompt_tokens: int
-    completion_tokens: int
+    value: dict[str, Any]  # {"ll": float}, {"top": {token: lp}}, {"tokens": [...]}, {"text": str}
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
-def loglikelihood_request(model: str, context: str, continuation: str) -> Request:
+def next_token_request(model: str, context: str, top: int = TOP) -> Request:
+    body = {"model": model, "prompt": context, "max_tokens": 1, "logprobs": top, "temperature": 0}
+    return Request("/completions", body, read="next")
+
+
+def echo_request(model: str, context: str, continuation: str, read: str = "echo") -> Request:
+    """`read`: "echo", "echo-shifted" (which needs the top lists), or "tokens" (the
+    continuation's tokens as the server cuts them)."""
     body = {
         "model": model,
         "prompt": context + continuation,
         "echo": True,
-        "logprobs": 1,
+        "logprobs": TOP if read == "echo-shifted" else 1,
         "max_tokens": 1,
         "temperature": 0,
     }
-    return Request("/completions", body, context_chars=len(context))
+    span = (len(context), len(context) + len(continuation))
+    return Request("/completions", body, read=read, span=span)
 
 
 def generation_request(
@@ -80,77 +99,137 @@ def generation_request(
     return Request("/completions", {**body, "prompt": prompt})
 
 
-def continuation_loglikelihood(logprobs: dict[str, Any], context_chars: int) -> float:
-    """The harness's rule (lm_eval/models/gguf.py): the tokens from the first one that starts
-    at or after the context's end, to the one before the generated token."""
-    offsets, values = logprobs["text_offset"], logprobs["token_logprobs"]
-    start = next((i for i, offset in enumerate(offsets) if offset >= context_chars), None)
-    if start is None or start >= len(values) - 1:
+def logprob(value: Any) -> float:
+    """A log-probability as the server gave it, if it is one: a finite number, at most 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RunnerError(f"The server gave {value!r} where a log-probability belongs.")
+    if not math.isfinite(value) or value > SLACK:
+        raise RunnerError(
+            f"The server gave the log-probability {value!r}, which no probability has "
+            "(a log-probability is finite and at most 0)."
+        )
+    return min(float(value), 0.0)
+
+
+def top_list(entry: Any) -> dict[str, float]:
+    if not isinstance(entry, dict):
+        raise RunnerError("The server's top log-probabilities are not a list of tokens.")
+    # A token of NUL is no label's (and PostgreSQL stores no NUL in JSON): left out.
+    return {str(t): logprob(value) for t, value in entry.items() if "\x00" not in str(t)}
+
+
+def span_tokens(logprobs: dict[str, Any], span: tuple[int, int]) -> list[int]:
+    """The indices of the echoed tokens that start from the context's end to the prompt's end."""
+    offsets, tokens = logprobs.get("text_offset"), logprobs.get("tokens")
+    if not isinstance(offsets, list) or not isinstance(tokens, list):
+        raise RunnerError("The server's echo holds no tokens with their offsets.")
+    picked = [i for i, at in enumerate(offsets) if isinstance(at, int) and span[0] <= at < span[1]]
+    if not picked:
         raise RunnerError("The server's echoed tokens hold no token of the continuation.")
-    picked = values[start:-1]
-    if any(value is None for value in picked):
-        raise RunnerError("The server gave no log-probability for a token of the continuation.")
-    return float(sum(picked))
+    return picked
 
 
-def read_answer(request: Request, payload: dict[str, Any]) -> Answer:
-    usage = payload.get("usage") or {}
+def echoed_loglikelihood(logprobs: dict[str, Any], span: tuple[int, int], shifted: bool) -> float:
+    """The continuation's log-likelihood: the sum of its tokens' values, each from its own
+    entry, or (`shifted`) from the top list of the entry before it."""
+    values = logprobs.get("token_logprobs")
+    tops = logprobs.get("top_logprobs")
+    tokens = logprobs["tokens"]
+    total = 0.0
+    for i in span_tokens(logprobs, span):
+        if not shifted:
+            value = values[i] if isinstance(values, list) and i < len(values) else None
+            if value is None:
+                raise RunnerError("The server gave no log-probability for a continuation token.")
+            total += logprob(value)
+            continue
+        before = tops[i - 1] if isinstance(tops, list) and 0 < i <= len(tops) else None
+        ranked = top_list(before) if before is not None else {}
+        if tokens[i] not in ranked:
+            raise RunnerError(
+                f"The token {tokens[i]!r} of a continuation is not among the {len(ranked)} "
+                "most likely tokens the server lists before it, and this server's echoed "
+                "log-probabilities are shifted by one token, so its own value is not given."
+            )
+        total += ranked[tokens[i]]
+    return total
+
+
+def read_value(request: Request, choice: dict[str, Any]) -> dict[str, Any]:
+    if request.read == "text":
+        if "message" in choice:
+            text = (choice["message"] or {}).get("content")
+        else:
+            text = choice.get("text")
+        return {"text": str(text or "").replace("\x00", "")}  # PostgreSQL stores no NUL
+    logprobs = choice.get("logprobs")
+    if request.read == "tokens" and isinstance(logprobs, dict):
+        tokens = logprobs["tokens"]
+        return {"tokens": [str(tokens[i]) for i in span_tokens(logprobs, request.span)]}
+    if not isinstance(logprobs, dict) or not logprobs.get("token_logprobs"):
+        raise RunnerError(
+            "The server answered without log-probabilities: it cannot score labels by "
+            "log-likelihood. Use scoring 'generation', or a server that returns them (vLLM; "
+            "llama-cpp-python's with --logits_all true)."
+        )
+    if request.read == "next":
+        tops = logprobs.get("top_logprobs")
+        return {"top": top_list(tops[0] if isinstance(tops, list) and tops else None)}
+    shifted = request.read == "echo-shifted"
+    tokens = [str(logprobs["tokens"][i]) for i in span_tokens(logprobs, request.span)]
+    return {"ll": echoed_loglikelihood(logprobs, request.span, shifted), "tokens": tokens}
+
+
+def read_answer(request: Request, payload: Any) -> Answer:
     try:
         choice = payload["choices"][0]
-        if request.context_chars >= 0:
-            logprobs = choice.get("logprobs")
-            if not logprobs or "token_logprobs" not in logprobs:
-                raise RunnerError(
-                    "The server answered without the prompt's log-probabilities (echo with "
-                    "logprobs): it cannot score labels by log-likelihood. Use scoring "
-                    "'generation', or a server that returns them (vLLM; llama.cpp's with "
-                    "--logits_all true)."
-                )
-            value: dict[str, Any] = {
-                "ll": continuation_loglikelihood(logprobs, request.context_chars)
-            }
-        elif "message" in choice:
-            value = {"text": choice["message"].get("content") or ""}
-        else:
-            value = {"text": choice.get("text") or ""}
-    except (KeyError, IndexError, TypeError) as error:
-        raise RunnerError(f"The server's answer is not an OpenAI completion: {error!r}") from None
-    return Answer(
-        value, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    )
+        value = read_value(request, choice)
+        usage = payload.get("usage") or {}
+        return Answer(
+            value, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        )
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        raise RunnerError(
+            "The server's answer is not an OpenAI completion (its fields are missing or of "
+            "the wrong type)."
+        ) from None
 
 
+@dataclass
 class ServedModel:
     """A client of one served model, sending requests `concurrency` at a time."""
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str = "",
-        concurrency: int = 4,
-        timeout: float = 120,
-        retries: int = 8,
-        backoff_max: float = 30,
-        check: Callable[[], None] | None = None,
-    ):
-        self.base_url = base_url.rstrip("/")
-        self.model, self.concurrency, self.timeout = model, concurrency, timeout
-        self.retries, self.backoff_max = retries, backoff_max
-        self.headers = {"Content-Type": "application/json"}
-        if api_key:
-            self.headers["Authorization"] = f"Bearer {api_key}"
-        self.host = urlsplit(self.base_url).netloc
-        self.check = check  # called before each try: the worker's check of the host
-        self.local = threading.local()
+    base_url: str
+    model: str
+    api_key: str = ""
+    concurrency: int = 4
+    timeout: float = 120  # seconds for each whole answer
+    retries: int = 8
+    backoff_max: float = 30
+    max_bytes: int = 8_000_000
+    check: Callable[[], None] | None = None  # called before each try: the host's check
+    line: Line = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.base_url = self.base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        self.line = Line(
+            self.base_url, headers=headers, deadline=self.timeout, max_bytes=self.max_bytes
+        )
+
+    @property
+    def host(self) -> str:
+        return f"{self.line.hostname}" + (f":{self.line.port}" if self.line.port else "")
 
     def answers(self, requests_: Iterable[Request]) -> Iterator[list[tuple[Request, Answer]]]:
-        """The answers, in groups as they arrive (whatever is done each time one is), with at
-        most `concurrency` requests in flight. A failure stops the rest and is raised."""
+        """The answers, in groups as they arrive (whatever is done each time one is; an empty
+        group every BEAT seconds while none is, so that the caller can check for a cancel),
+        with at most `concurrency` requests in flight. A failure stops the rest and is raised;
+        leaving early (a cancel) cuts the requests in flight."""
         todo = iter(requests_)
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="served")
         pending: dict[Future[Answer], Request] = {}
+        finished = False
         try:
             while True:
                 while len(pending) < self.concurrency * 2:
@@ -159,75 +238,86 @@ class ServedModel:
                         break
                     pending[pool.submit(self.send, request)] = request
                 if not pending:
+                    finished = True
                     return
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=BEAT, return_when=FIRST_COMPLETED)
                 yield [(pending.pop(future), future.result()) for future in done]
-        finally:  # a failure or a cancelled run: requests in flight end on their own
-            pool.shutdown(wait=False, cancel_futures=True)
+        finally:
+            if not finished:  # a failure or a cancel: the requests in flight are cut
+                self.line.abort()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def send(self, request: Request) -> Answer:
         """One request, tried again on the failures a busy or restarting server gives."""
+        return read_answer(request, self.post(request.path, request.body))
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        """The JSON a POST is answered with, tried again as `send` says."""
         delay, reason = 1.0, ""
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(min(delay, self.backoff_max))
+                self._pause(min(delay, self.backoff_max))
                 delay *= 2
             if self.check:
                 self.check()
             try:
-                response = self._session().post(
-                    self.base_url + request.path,
-                    data=json.dumps(request.body),
-                    headers=self.headers,
-                    timeout=self.timeout,
-                    allow_redirects=False,
-                )
-            except requests.Timeout:
-                reason = f"no answer within {self.timeout:g} s"
+                reply = self.line.exchange("POST", path, body)
+            except Unanswered as error:
+                reason = str(error)
                 continue
-            except requests.ConnectionError:
-                reason = "the connection failed"
-                self.local.session = None
+            except Refused as error:
+                raise RunnerError(f"The server at {self.host} was refused: {error}.") from None
+            except Aborted:
+                raise RunnerError("The run was cancelled.") from None
+            if reply.status in RETRY_STATUSES:
+                reason = f"HTTP {reply.status}"
+                delay = max(delay, _retry_after(reply))
                 continue
-            if response.status_code in RETRY_STATUSES:
-                reason = f"HTTP {response.status_code}"
-                delay = max(delay, _retry_after(response))
-                continue
-            if response.status_code != 200:
+            if reply.status != 200:
                 raise RunnerError(
                     f"The server at {self.host} refused a request: "
-                    f"HTTP {response.status_code}: {_reason(response)}"
+                    f"HTTP {reply.status}: {self.scrub(_reason(reply))}"
                 )
             try:
-                payload = response.json()
+                return reply.json()
             except ValueError:
                 raise RunnerError(f"The server at {self.host} answered with no JSON.") from None
-            return read_answer(request, payload)
         raise RunnerError(
             f"The server at {self.host} did not answer after {self.retries + 1} tries "
             f"({reason}). The answers so far are kept: retry the run to go on from there."
         )
 
-    def _session(self) -> requests.Session:
-        session = getattr(self.local, "session", None)
-        if session is None:
-            session = self.local.session = requests.Session()
-            session.trust_env = False  # no proxy or .netrc credentials from the environment
-        return session
+    def scrub(self, text: str) -> str:
+        """A server's words without the key, as servers quote what they were sent."""
+        return scrub(text, self.api_key)
+
+    def _pause(self, seconds: float) -> None:
+        if self.line.aborted.wait(seconds):
+            raise RunnerError("The run was cancelled.")
 
 
-def _retry_after(response: requests.Response) -> float:
+def scrub(text: str, secret: str) -> str:
+    """`text` without `secret`, any part of it of 8 characters or more, or a bearer token."""
+    if secret:
+        text = text.replace(secret, "[key]")
+        for size in range(min(len(secret), 24), 7, -1):  # a key the server cut short
+            for start in range(0, len(secret) - size + 1):
+                text = text.replace(secret[start : start + size], "[key]")
+    return re.sub(r"(?i)(bearer\s+|sk-)[\w.~+/=-]{4,}", r"\1[key]", text)
+
+
+def _retry_after(reply: Reply) -> float:
     try:
-        return float(response.headers.get("Retry-After", 0))
+        return min(float(reply.headers.get("retry-after", 0)), 300.0)
     except ValueError:
         return 0.0
 
 
-def _reason(response: requests.Response) -> str:
+def _reason(reply: Reply) -> str:
     """The server's own message, short (never our request's headers)."""
     try:
-        error = response.json().get("error")
-        text = error.get("message") if isinstance(error, dict) else error or response.text
+        error = reply.json().get("error")
+        text = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
-        text = response.text
-    return str(text)[:300]
+        text = None
+    return str(text or reply.body.decode("utf-8", "replace"))[:300]

@@ -13,30 +13,29 @@ or retried asks the server only for what it has not answered yet.
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
-
-from django.conf import settings
 
 from annotation.models import Release
 from annotation.prompting import Prompting
 from evaluation.models import EvaluationRun, ModelSpec, ServedAnswer
 from evaluation.runners.base import RunnerError
+from evaluation.runners.probe import Report, probe
 from evaluation.runners.served import (
     Answer,
     Request,
     ServedModel,
+    echo_request,
     generation_request,
-    loglikelihood_request,
+    next_token_request,
 )
 from evaluation.runs.prompting import choice_rows, contexts, first_answer, shot_pool
 from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
-from evaluation.specs.hosts import refusal
-from evaluation.specs.secrets import decrypt
-from evaluation.specs.services import is_trusted
+from evaluation.specs.services import served_client
 
 Scoring = ModelSpec.Scoring
 EDGES = " \t\r\n\"'`.,;:!?()[]{}*_"
+Advance = Callable[[int], None]
 
 
 def run_served(
@@ -44,30 +43,42 @@ def run_served(
     spec: ModelSpec,
     release: Release,
     examples: list[dict[str, Any]],
-    advance: Any,
+    advance: Advance,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    by_choice = not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD
-    asked = requests_of(spec, release, examples)
-    answers = ask(run, spec, asked, advance)
-    usage = usage_of(spec, answers.values())
-    if by_choice:
-        lls = [[answers[r.key].value["ll"] for r in requests] for requests in asked]
+    texts = prompts_of(spec, release, examples)
+    client = served_client(spec)
+    if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
+        lls, spent, how = label_loglikelihoods(run, spec, client, texts, prompting.words, advance)
         rows, metrics = choice_rows(project, examples, prompting.words, lls)
+        metrics["server"] = how
     else:
+        report = server_report(client, loglikelihood=False, chat=spec.chat_template)
+        asked = [
+            [
+                generation_request(
+                    spec.source,
+                    text,
+                    chat=spec.chat_template,
+                    max_tokens=spec.max_new_tokens,
+                    stop=spec.stop or [],
+                )
+            ]
+            for text in texts
+        ]
+        answers = ask(run, client, asked, advance)
+        spent = [*answers.values(), *report.spent]
         outputs = [_cut(answers[r[0].key].value["text"], spec.stop or []) for r in asked]
         if project.is_free_text:
             rows, metrics = scored_answers(project, examples, outputs)
         else:
             rows, metrics = named_labels(project, prompting, examples, outputs)
-    return rows, {**metrics, "usage": usage}
+    return rows, {**metrics, "usage": usage_of(spec, spent)}
 
 
-def requests_of(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]]
-) -> list[list[Request]]:
-    """Each example's requests: one per label (log-likelihoods), or one generation."""
+def prompts_of(spec: ModelSpec, release: Release, examples: list[dict[str, Any]]) -> list[str]:
+    """Each example's prompt, with its shots (evaluation/runs/prompting.py)."""
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     pool = shot_pool(spec, release)
@@ -75,30 +86,90 @@ def requests_of(
         shot_answer = first_answer
     else:
         shot_answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
-    texts = contexts(spec, prompting, pool, examples, shot_answer)
-    if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
-        options = [spec.target_delimiter + word for word in prompting.words]
-        return [[loglikelihood_request(spec.source, t, o) for o in options] for t in texts]
-    return [
-        [
-            generation_request(
-                spec.source,
-                t,
-                chat=spec.chat_template,
-                max_tokens=spec.max_new_tokens,
-                stop=spec.stop or [],
-            )
-        ]
-        for t in texts
-    ]
+    return contexts(spec, prompting, pool, examples, shot_answer)
+
+
+def label_loglikelihoods(
+    run: EvaluationRun,
+    spec: ModelSpec,
+    client: ServedModel,
+    texts: list[str],
+    words: list[str],
+    advance: Advance,
+) -> tuple[list[list[float]], list[Answer], dict[str, Any]]:
+    """Each example's log-likelihood of each label's words, read by a rule the server gets
+    right (evaluation/runners/served.py): the next token's top list where every label is one
+    token (one request per example), else the echo, aligned or shifted; or the reason none
+    holds. Also every answer (the Check's canaries too), and how the run was scored."""
+    report = server_report(client, loglikelihood=True)
+    options = [spec.target_delimiter + word for word in words]
+    beat = lambda _: advance(0)  # noqa: E731  (heartbeats, without progress)
+    if not texts:
+        return [], report.spent, {**report.as_dict(), "path": "none"}
+    # The labels' tokens, as the server cuts them after the first prompt: from its echo, which
+    # is also the first example's answer where the echo is right.
+    read = "echo" if report.echo == "aligned" else "tokens"
+    cut = [[echo_request(spec.source, texts[0], option, read=read)] for option in options]
+    answers = ask(run, client, cut, beat)
+    tokens = [answers[r.key].value["tokens"] for (r,) in cut]
+    if report.top and all(len(t) == 1 for t in tokens):
+        asked = [[next_token_request(spec.source, text)] for text in texts]
+        answers |= ask(run, client, asked, advance)
+        lls = [[answers[r.key].value["top"].get(t[0]) for t in tokens] for (r,) in asked]
+        missing = [n for n, row in enumerate(lls) if None in row]
+        if missing and report.echo != "aligned":
+            raise RunnerError(_outside(words, tokens, lls[missing[0]], report))
+        again = {n: [echo_request(spec.source, texts[n], o) for o in options] for n in missing}
+        answers |= ask(run, client, list(again.values()), beat)
+        for n, requests in again.items():
+            lls[n] = [answers[r.key].value["ll"] for r in requests]
+        how = {"path": "next", "fallback": len(missing)}
+    elif report.echo in ("aligned", "shifted"):
+        read = "echo" if report.echo == "aligned" else "echo-shifted"
+        asked = [[echo_request(spec.source, text, o, read=read) for o in options] for text in texts]
+        answers |= ask(run, client, asked, advance)
+        lls = [[answers[r.key].value["ll"] for r in requests] for requests in asked]
+        how = {"path": read}
+    else:
+        several = [w for w, t in zip(words, tokens, strict=True) if len(t) > 1]
+        raise RunnerError(
+            f"Labels cannot be scored by log-likelihood on this server: {report.notes[-1]} "
+            f"The labels of several tokens: {', '.join(several)}."
+            if several and report.notes
+            else "Labels cannot be scored by log-likelihood on this server: it gives neither "
+            "the next token's top log-probabilities nor right ones of a prompt (echo)."
+        )
+    spent = [*answers.values(), *report.spent]
+    return lls, spent, {**report.as_dict(), **how}  # type: ignore[misc]
+
+
+def server_report(client: ServedModel, *, loglikelihood: bool, chat: bool = False) -> Report:
+    """The Check (evaluation/runners/probe.py) before a run asks anything: its problems stop
+    the run, with the reason."""
+    report = probe(client, loglikelihood=loglikelihood, seconds=3 * client.timeout, chat=chat)
+    if report.problems:
+        raise RunnerError(" ".join(report.problems))
+    return report
+
+
+def _outside(words: list[str], tokens: list[list[str]], row: list[Any], report: Report) -> str:
+    word = next(w for w, value in zip(words, row, strict=True) if value is None)
+    token = tokens[words.index(word)][0]
+    return (
+        f"The label {word!r} (its token {token!r}) is not among the {report.top} most likely "
+        "next tokens this server lists after a prompt, and its log-probabilities of a "
+        f"prompt (echo) are {report.echo}, so that label's log-likelihood cannot be read "
+        "right: score by generation, or serve the model where echo is right (vLLM)."
+    )
 
 
 def ask(
-    run: EvaluationRun, spec: ModelSpec, asked: list[list[Request]], advance: Any
+    run: EvaluationRun, client: ServedModel, asked: list[list[Request]], advance: Advance
 ) -> dict[str, Answer]:
     """Every request's answer: those stored by an earlier attempt of this run, and the others
     from the server, each stored as it arrives. `advance` hears of examples as their last
-    request is answered."""
+    request is answered (and of none, every second or so while it waits: a cancel stops the
+    run there)."""
     answers = stored_answers(run, {r.key for requests in asked for r in requests})
     waiting: dict[str, list[int]] = defaultdict(list)
     left = [0] * len(asked)
@@ -108,7 +179,7 @@ def ask(
             left[example] += 1
     advance(left.count(0))
     todo = {r.key: r for requests in asked for r in requests if r.key in waiting}
-    for group in _client(spec).answers(todo.values()):
+    for group in client.answers(todo.values()):
         ServedAnswer.objects.bulk_create(
             [
                 ServedAnswer(
@@ -141,26 +212,6 @@ def stored_answers(run: EvaluationRun, keys: set[str]) -> dict[str, Answer]:
         for a in ServedAnswer.objects.filter(run=run, key__in=ordered[start : start + 5000]):
             answers[a.key] = Answer(a.value, a.prompt_tokens, a.completion_tokens)
     return answers
-
-
-def _client(spec: ModelSpec) -> ServedModel:
-    check = None
-    if not is_trusted(spec):  # the host is checked again here: a name may resolve elsewhere
-
-        def check() -> None:
-            if problem := refusal(urlsplit(spec.base_url).hostname or ""):
-                raise RunnerError(problem)
-
-    return ServedModel(
-        spec.base_url,
-        spec.source,
-        api_key=decrypt(spec.api_key_encrypted),
-        concurrency=spec.concurrency,
-        timeout=spec.timeout,
-        retries=settings.SERVED_MODEL_RETRIES,
-        backoff_max=settings.SERVED_MODEL_BACKOFF_MAX,
-        check=check,
-    )
 
 
 def label_named(text: str, words: dict[str, str]) -> str:

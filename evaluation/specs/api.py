@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from annotation.pagination import page_of, paginated
 from annotation.permissions import raw_field
-from evaluation.access import admin_project, admin_projects, require_some_admin
+from evaluation.access import admin_model, admin_project, admin_projects, require_some_admin
 from evaluation.models import ModelSpec, default_stop
 from evaluation.specs import services
 
@@ -133,3 +133,25 @@ class ModelListView(APIView):
         project = admin_project(request.user, values.pop("project"))
         spec = services.model_register(project=project, user=request.user, **values)
         return Response(ModelOutputSerializer(spec).data, status=status.HTTP_201_CREATED)
+
+
+class CheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="no problem stops a run of this model")
+    problems = serializers.ListField(child=serializers.CharField(), help_text="what stops a run")
+    notes = serializers.ListField(
+        child=serializers.CharField(), help_text="what the server lacks, and how runs go around it"
+    )
+    lists_source = serializers.BooleanField(allow_null=True)
+    echo = serializers.ChoiceField(choices=["aligned", "shifted", "wrong", "absent", "unknown"])
+    top = serializers.IntegerField(help_text="top log-probabilities given for the next token")
+    repeatable = serializers.BooleanField(allow_null=True)
+
+
+class ModelCheckView(APIView):
+    """Canary requests to a served model's server: whether it answers, lists the model, and
+    gives right log-probabilities (docs/models.md, the Check)."""
+
+    @extend_schema(operation_id="models_check", request=None, responses=CheckSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        spec = admin_model(request.user, pk)
+        return Response(services.model_check(spec=spec).as_dict())

@@ -4,6 +4,7 @@ what (docs/security.md)."""
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -13,9 +14,11 @@ from annotation.models.config import SPLITS
 from annotation.prompting import clean_prompt, clean_verbalizers, prompt_fields
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
+from evaluation.runners.probe import Report, probe
+from evaluation.runners.served import ServedModel
 from evaluation.specs import sources
-from evaluation.specs.hosts import clean_base_url
-from evaluation.specs.secrets import encrypt
+from evaluation.specs.hosts import clean_base_url, refusal
+from evaluation.specs.secrets import decrypt, encrypt
 
 Kind = ModelSpec.Kind
 KINDS_FOR: dict[str, tuple[str, ...]] = {
@@ -36,6 +39,7 @@ KINDS_FOR: dict[str, tuple[str, ...]] = {
     ),
 }
 MAX_SHOTS = 32
+CHECK_SECONDS = 10.0  # the Check holds a web worker no longer than about this
 TRANSFORMERS = (
     Kind.HF_SEQUENCE_CLASSIFICATION,
     Kind.HF_CAUSAL_LM,
@@ -281,3 +285,39 @@ def not_loaded(spec: ModelSpec) -> RunnerError:
         f"Model {spec.name!r} could not be loaded from the hub as {spec.source!r}; local "
         "folders and code are registered by staff."
     )
+
+
+def served_client(spec: ModelSpec) -> ServedModel:
+    """A client of a served model's server, as the worker and the Check send requests: the
+    host checked again before each request where a user who is not staff named it (a name may
+    resolve elsewhere later)."""
+    check = None
+    if not is_trusted(spec):
+
+        def check() -> None:
+            if problem := refusal(urlsplit(spec.base_url).hostname or ""):
+                raise RunnerError(problem)
+
+    return ServedModel(
+        spec.base_url,
+        spec.source,
+        api_key=decrypt(spec.api_key_encrypted),
+        concurrency=spec.concurrency,
+        timeout=spec.timeout,
+        retries=settings.SERVED_MODEL_RETRIES,
+        backoff_max=settings.SERVED_MODEL_BACKOFF_MAX,
+        max_bytes=settings.SERVED_MODEL_MAX_ANSWER_BYTES,
+        check=check,
+    )
+
+
+def model_check(*, spec: ModelSpec) -> Report:
+    """The Check of a served model (evaluation/runners/probe.py), within CHECK_SECONDS."""
+    if spec.kind != Kind.OPENAI_COMPATIBLE:
+        raise DomainError("Only served models are checked: other kinds load on a worker.")
+    client = served_client(spec)
+    loglikelihood = spec.scoring == ModelSpec.Scoring.LOGLIKELIHOOD
+    try:
+        return probe(client, loglikelihood=loglikelihood, seconds=CHECK_SECONDS)
+    finally:
+        client.line.close()

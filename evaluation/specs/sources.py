@@ -13,13 +13,15 @@ and list the model's name, where it lists any."""
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import requests
 from huggingface_hub import HfApi, constants, try_to_load_from_cache
 from huggingface_hub.errors import HFValidationError, HTTPError, RepositoryNotFoundError
 
 from annotation.errors import DomainError
+from evaluation.runners.outbound import Line
+from evaluation.runners.probe import models_problem
 
 HUB_TIMEOUT = 5.0  # seconds: the registration answers within seconds, whatever the network
+LIST_BYTES = 1_000_000  # a model list larger than this is no server's honest answer
 
 
 def check_folder(folder: Path) -> None:
@@ -66,36 +68,15 @@ def check_hub_id(repo_id: str) -> None:
 
 
 def check_server(base_url: str, source: str, api_key: str) -> None:
-    """A served model: its server answers GET /models within seconds, takes the key, and
-    serves `source` (a server that keeps no list is taken at its word)."""
-    host = urlsplit(base_url).netloc
+    """A served model: its server answers GET /models within HUB_TIMEOUT seconds in all (the
+    web worker is held no longer, however slowly the server sends), takes the key, and serves
+    `source` (a server that keeps no list is taken at its word)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    line = Line(base_url, headers=headers, deadline=HUB_TIMEOUT, max_bytes=LIST_BYTES)
+    host = urlsplit(base_url).netloc
     try:
-        answer = requests.get(
-            base_url.rstrip("/") + "/models",
-            headers=headers,
-            timeout=HUB_TIMEOUT,
-            allow_redirects=False,
-        )
-    except requests.RequestException as error:
-        raise DomainError(
-            f"The server at {host} did not answer within {HUB_TIMEOUT:.0f} s "
-            f"({error.__class__.__name__}), so no worker could score with it: check the base "
-            "URL, or start the server first.",
-            field="base_url",
-        ) from None
-    if answer.status_code in (401, 403):
-        raise DomainError(
-            f"The server at {host} refused the API key (HTTP {answer.status_code}).",
-            field="api_key",
-        )
-    try:
-        names = [str(model["id"]) for model in answer.json()["data"]]
-    except (ValueError, KeyError, TypeError):
-        return
-    if answer.status_code == 200 and names and source not in names:
-        raise DomainError(
-            f"The server at {host} serves {', '.join(names[:10])}, not {source!r}: the source is "
-            "the model's name as the server lists it.",
-            field="source",
-        )
+        field, problem = models_problem(line, source, host, deadline=HUB_TIMEOUT)
+    finally:
+        line.close()
+    if problem:
+        raise DomainError(problem, field=field)

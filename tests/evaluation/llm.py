@@ -16,9 +16,10 @@ CORPUS = [
 EOS = "<|endoftext|>"
 
 
-def bpe_tokenizer(add_bos: bool, add_eos: bool = False):  # type: ignore[no-untyped-def]
+def bpe_tokenizer(add_bos: bool, add_eos: bool = False, words: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     """GPT-2's kind of tokenizer (byte-level BPE, EOS doubling as BOS); `add_bos` makes it add
-    the BOS itself, as Llama's does; `add_eos` ends every text with EOS, as T5's does."""
+    the BOS itself, as Llama's does; `add_eos` ends every text with EOS, as T5's does; `words`
+    become single tokens (after a space)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -29,7 +30,7 @@ def bpe_tokenizer(add_bos: bool, add_eos: bool = False):  # type: ignore[no-unty
         vocab_size=300, special_tokens=["<pad>", EOS, "<s>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )  # fmt: skip
-    core.train_from_iterator(CORPUS, trainer)
+    core.train_from_iterator([*CORPUS, " ".join(words * 200)] if words else CORPUS, trainer)
     if add_bos or add_eos:
         single = ("<s> " if add_bos else "") + "$A" + (f" {EOS}" if add_eos else "")
         specials = [("<s>", core.token_to_id("<s>")), (EOS, core.token_to_id(EOS))]

@@ -19,10 +19,21 @@ from tests.evaluation.llm import bpe_tokenizer
 
 
 def write_gguf(
-    path: Path, tokenizer: Any = None, layers: int = 2, width: int = 64, heads: int = 4
+    path: Path,
+    tokenizer: Any = None,
+    layers: int = 2,
+    width: int = 64,
+    heads: int = 4,
+    *,
+    add_bos: bool = True,
+    chosen: tuple[str, ...] = (),
 ) -> Path:
     """A Llama-architecture model with random weights and a byte-level BPE tokenizer (the
-    tests' own unless another fast tokenizer is given)."""
+    tests' own unless another fast tokenizer is given). `add_bos`: whether the model's prompts
+    begin with BOS (llama-cpp-python's echo is shifted by a token without one). `chosen`:
+    tokens that rank first after any text, their values still varying with it: the residual's
+    last dimension is held at 8 (the embeddings' last column 8, nothing written to it by the
+    blocks) and only the chosen tokens' output rows weigh it."""
     import gguf
     import numpy as np
 
@@ -55,20 +66,32 @@ def write_gguf(
     writer.add_token_merges(merges)
     writer.add_bos_token_id(tokenizer.bos_token_id)
     writer.add_eos_token_id(tokenizer.eos_token_id)
-    writer.add_add_bos_token(True)
+    writer.add_add_bos_token(add_bos)
     n = len(vocab)
-    writer.add_tensor("token_embd.weight", weight(n, width))
+    embedding = weight(n, width)
+    if chosen:
+        embedding[:, -1] = 8.0
+    writer.add_tensor("token_embd.weight", embedding)
     for i in range(layers):
         for name, shape in (
             ("attn_q", (width, width)), ("attn_k", (width, width)), ("attn_v", (width, width)),
             ("attn_output", (width, width)), ("ffn_gate", (width * 2, width)),
             ("ffn_up", (width * 2, width)), ("ffn_down", (width, width * 2)),
         ):  # fmt: skip
-            writer.add_tensor(f"blk.{i}.{name}.weight", weight(*shape))
+            tensor = weight(*shape)
+            if chosen and name in ("attn_output", "ffn_down"):
+                tensor[-1, :] = 0.0  # nothing is added to the last dimension
+            writer.add_tensor(f"blk.{i}.{name}.weight", tensor)
         writer.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(width, dtype=np.float32))
         writer.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(width, dtype=np.float32))
     writer.add_tensor("output_norm.weight", np.ones(width, dtype=np.float32))
-    writer.add_tensor("output.weight", weight(n, width))
+    output = weight(n, width)
+    if chosen:
+        ids = dict(vocab)
+        output[:, -1] = 0.0
+        for token in chosen:
+            output[ids[token], -1] = 8.0
+    writer.add_tensor("output.weight", output)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -86,8 +109,11 @@ class LlamaServer:
     """`python -m llama_cpp.server` on a free port of 127.0.0.1; start() waits until it
     answers, stop() kills it; the port stays the same across restarts."""
 
-    def __init__(self, model: Path, alias: str = "tiny-llama", threads: int = 1):
+    def __init__(
+        self, model: Path, alias: str = "tiny-llama", threads: int = 1, logits_all: bool = True
+    ):
         self.model, self.alias, self.port, self.threads = model, alias, free_port(), threads
+        self.logits_all = logits_all
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -98,7 +124,8 @@ class LlamaServer:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
              "--model_alias", self.alias, "--host", "127.0.0.1", "--port", str(self.port),
-             "--logits_all", "true", "--n_ctx", "4096", "--n_threads", str(self.threads)],
+             "--logits_all", str(self.logits_all).lower(), "--n_ctx", "4096",
+             "--n_threads", str(self.threads)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 60

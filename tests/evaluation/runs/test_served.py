@@ -1,7 +1,6 @@
 """Served models (docs/models.md) against a real OpenAI-compatible server: llama-cpp-python's,
-serving a tiny random Llama written here as GGUF. The run's log-likelihoods and choices are
-lm-evaluation-harness's `gguf` backend's on the release's own lm_eval/ export, against the same
-server; a server that restarts mid-run costs no answered request twice; the API key is
+serving a tiny random Llama written here as GGUF. The run's log-likelihoods are the model's
+own forward pass (llama-cpp-python's Python API on the same file); a server that restarts mid-run costs no answered request twice; the API key is
 nowhere to be read."""
 
 import json
@@ -12,21 +11,21 @@ import threading
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 from django.test import Client
 
+from annotation.releases.bundle import read_examples
 from evaluation.models import ModelSpec, ServedAnswer
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_retry
-from tests.evaluation.runs.test_prompted import _unzip
+from tests.evaluation.runs.conftest import PROMPT
 from tests.evaluation.served import CountingProxy, LlamaServer, write_gguf
 from tests.factories import member
 from tests.oracles.consistency import consistency
+from tests.oracles.llama_forward import ForwardPass
 from tests.oracles.squad import best_exact_match, best_f1
 
 KEY = "sk-live-7f3a9c-DO-NOT-SHOW"
-TASK = "contrastlab_reviews_test"
 
 
 @pytest.fixture(scope="module")
@@ -65,52 +64,56 @@ def start(root, release, model):  # type: ignore[no-untyped-def]
     return run.json()["id"]
 
 
-def harness_gguf(monkeypatch, folder: Path, url: str, cwd: Path):  # type: ignore[no-untyped-def]
-    import lm_eval
-
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.chdir(cwd)
-    return lm_eval.simple_evaluate(
-        model="gguf", model_args=f"base_url={url}", tasks=[TASK],
-        task_manager=lm_eval.tasks.TaskManager(include_path=str(folder / "lm_eval")),
-        log_samples=True,
-    )  # fmt: skip
-
-
-def test_a_served_run_equals_lm_eval_gguf_on_the_same_server(
-    sentiment, llama, proxy, tmp_path, monkeypatch, staff
+def test_a_served_run_equals_the_models_forward_pass_and_counts_what_it_asked(
+    sentiment, llama, proxy, staff
 ):
+    """The model's own forward pass is the reference (tests/oracles/llama_forward.py), not
+    another client: lm-evaluation-harness's `gguf` backend reads the echo by position from the
+    end, and differs from it here."""
     project, release, root = sentiment
     spec = register(root, project, proxy.url, price_prompt=0.5, price_completion=2.0)
     run = run_evaluation(start(root, release, spec["id"]))
     assert run.status == "succeeded", run.error
-    out = harness_gguf(monkeypatch, _unzip(run, tmp_path), llama.url, tmp_path)
-    samples = out["samples"][TASK]
-    ours = {p.example: p for p in run.predictions.all()}
-    assert sorted(s["doc"]["id"] for s in samples) == sorted(ours)
-    labels = project.labels
-    for sample in samples:
-        p = ours[sample["doc"]["id"]]
-        theirs = [float(r[0]) for r in sample["filtered_resps"]]
-        assert [p.loglikelihoods[label] for label in labels] == pytest.approx(theirs, abs=1e-4)
-        assert labels[int(np.argmax(theirs))] == p.label
-    figures = out["results"][TASK]
-    assert figures["acc,none"] == pytest.approx(run.metrics["acc"])
-    assert figures["acc_norm,none"] == pytest.approx(run.metrics["acc_norm"])
-    assert figures["consistency,none"] == pytest.approx(run.metrics["consistency"])
-    # One request per example and label, each asked once; tokens as the server counted them.
-    assert set(proxy.answered.values()) == {1} and len(proxy.answered) == 2 * len(ours)
+    oracle = ForwardPass(llama.model)
+    words = {"negative": " negative", "positive": " great"}  # the fixture's verbalizer
+    prompts = {e["id"]: PROMPT.format(text=e["fields"]["text"])
+               for e in read_examples(run.release, "test")}  # fmt: skip
+    predictions = list(run.predictions.all())
+    assert sorted(p.example for p in predictions) == sorted(prompts)
+    for p in predictions:
+        expected = {label: oracle.loglikelihood(prompts[p.example], word)
+                    for label, word in words.items()}  # fmt: skip
+        assert p.loglikelihoods == pytest.approx(expected, abs=1e-4)
+        assert p.label == max(expected, key=expected.__getitem__)
+    right = [p.label == p.gold for p in predictions]
+    assert run.metrics["acc"] == pytest.approx(sum(right) / len(right))
+    assert run.metrics["consistency"] == pytest.approx(
+        consistency([(p.set_id, p.label == p.gold) for p in predictions])
+    )
+    # Each example's prompt with each label asked once; every request the run made (the
+    # Check's canaries too) counted, with the tokens the server said it used.
+    for prompt in prompts.values():
+        for word in words.values():
+            assert proxy.answered[json.dumps(prompt + word)] == 1
     usage = run.metrics["usage"]
-    assert usage["requests"] == 2 * len(ours)
+    assert usage["requests"] == sum(proxy.answered.values())
     assert usage["prompt_tokens"] == proxy.usage["prompt_tokens"] > 0
     assert usage["completion_tokens"] == proxy.usage["completion_tokens"] > 0
     expected = (usage["prompt_tokens"] * 0.5 + usage["completion_tokens"] * 2.0) / 1e6
-    assert usage["cost"] == pytest.approx(expected)
+    assert usage["cost"] == pytest.approx(expected, abs=1e-6)  # kept to a millionth
     browser = Client()
     browser.force_login(staff)
     page = browser.get(f"/p/{project.slug}/evaluations/{run.pk}/").content.decode()
     said = f"{usage['prompt_tokens']} prompt tokens and {usage['completion_tokens']} completion"
     assert said in page and f"costing {usage['cost']:.4f}" in page
+
+
+def scoring_requests(proxy, run):  # type: ignore[no-untyped-def]
+    """How often the proxy was asked for each prompt of the run's examples with each label
+    (the Check's canaries left out), by the fixture's own template and verbalizer."""
+    prompts = [PROMPT.format(text=e["fields"]["text"]) for e in read_examples(run.release, "test")]
+    asked = {json.dumps(p + word) for p in prompts for word in (" negative", " great")}
+    return {prompt: n for prompt, n in proxy.answered.items() if prompt in asked}
 
 
 def test_the_server_restarting_mid_run_costs_no_answer_twice(sentiment, llama, proxy):
@@ -126,9 +129,9 @@ def test_the_server_restarting_mid_run_costs_no_answer_twice(sentiment, llama, p
     proxy.on_answer = outage
     run = run_evaluation(start(root, release, spec["id"]))
     assert restarted.is_set() and run.status == "succeeded", run.error
-    assert set(proxy.answered.values()) == {1}
-    assert len(proxy.answered) == 2 * run.predictions.count()
-    assert ServedAnswer.objects.filter(run=run).count() == len(proxy.answered)
+    asked = scoring_requests(proxy, run)
+    assert set(asked.values()) == {1} and len(asked) == 2 * run.predictions.count()
+    assert ServedAnswer.objects.filter(run=run).count() == len(asked)
 
 
 def test_a_failed_run_retried_asks_only_what_was_not_answered(sentiment, proxy, settings):
@@ -137,7 +140,8 @@ def test_a_failed_run_retried_asks_only_what_was_not_answered(sentiment, proxy, 
     spec = register(root, project, proxy.url, concurrency=1)
 
     def down_after_three(front):  # type: ignore[no-untyped-def]
-        if sum(front.answered.values()) >= 3:
+        reviews = [n for p, n in front.answered.items() if json.loads(p).startswith("Review:")]
+        if sum(reviews) >= 3:  # the fixture's prompts, not the Check's canaries
             front.down.set()
 
     proxy.on_answer = down_after_three
@@ -146,14 +150,16 @@ def test_a_failed_run_retried_asks_only_what_was_not_answered(sentiment, proxy, 
     assert ServedAnswer.objects.filter(run=failed).count() == 3 and proxy.refused >= 2
     proxy.on_answer = None
     proxy.down.clear()
-    kept = dict(proxy.answered)
+    kept = scoring_requests(proxy, failed)
+    assert sum(kept.values()) == 3
     evaluation_retry(run=failed)
     run = run_evaluation(failed.pk)
     assert run.status == "succeeded", run.error
     # The kept answers are not asked again (a request whose answer a dropped connection lost
     # may be; the transport retries it).
-    assert {prompt: proxy.answered[prompt] for prompt in kept} == kept
-    assert len(proxy.answered) == 2 * run.predictions.count()
+    asked = scoring_requests(proxy, run)
+    assert {prompt: asked[prompt] for prompt in kept} == kept
+    assert len(asked) == 2 * run.predictions.count()
 
 
 def test_the_api_key_is_sent_to_the_server_and_shown_nowhere(
@@ -285,7 +291,8 @@ def test_free_text_is_generated_through_chat_and_scored_by_the_answer_rules(ques
         assert (p.em, p.f1) == (best_exact_match(p.output, p.gold_answers), pytest.approx(f1))
         members.append((p.set_id, f1 > 0.8))
     assert run.metrics["consistency"] == pytest.approx(consistency(members))
-    assert run.metrics["usage"]["requests"] == run.predictions.count() == len(asked)
+    # One request per example, and the Check's one canary of the same endpoint before them.
+    assert run.metrics["usage"]["requests"] == run.predictions.count() + 1 == len(asked)
 
 
 def test_the_models_page_registers_a_served_model_and_never_shows_its_key(sentiment, staff, proxy):

@@ -1,0 +1,217 @@
+"""What a served model's server gets right, found with a few small canary requests: the Check
+on the Models page and in the API, and the start of every served run (docs/models.md).
+
+- The server answers, takes the key, and lists the model's name in `/models` (where it lists
+  any).
+- The next token's log-probabilities: a canary prompt, `max_tokens: 1`, the top
+  log-probabilities; the greedy token `g` and its value `v`. Asked twice, the same figures.
+- The prompt's log-probabilities (`echo`): the canary followed by `g`, echoed. Every prompt
+  token but the first has a value, and `g`'s own entry holds `v` (aligned), or only the entry
+  before it lists `g` with `v` in its top list (shifted: each value was read from the logits
+  after its token, as llama-cpp-python's server does for a model that adds no BOS), or neither
+  (wrong), or there are none (absent: llama-cpp-python started without --logits_all).
+"""
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evaluation.runners.base import RunnerError
+from evaluation.runners.outbound import Aborted, Line, Refused, Unanswered
+from evaluation.runners.served import (
+    TOP,
+    Answer,
+    Request,
+    ServedModel,
+    echo_request,
+    generation_request,
+    logprob,
+    next_token_request,
+    top_list,
+)
+
+# Canary prompts: if the greedy token after one merges with its end when echoed, the next is
+# tried.
+CANARIES = ("The capital of France is", "One, two, three, four,", "Once upon a time, there")
+SAME = 1e-3  # the same log-probability, computed in two batches of different shapes
+
+
+@dataclass
+class Report:
+    problems: list[str] = field(default_factory=list)  # what stops a run
+    notes: list[str] = field(default_factory=list)  # what the server lacks, and what is done
+    lists_source: bool | None = None  # None: the server keeps no list
+    echo: str = "unknown"  # "aligned", "shifted", "wrong", "absent" or "unknown"
+    top: int = 0  # how many top log-probabilities the server gives for the next token
+    repeatable: bool | None = None
+    spent: list[Answer] = field(default_factory=list)  # the canaries' requests and tokens
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        figures = {name: value for name, value in asdict(self).items() if name != "spent"}
+        return {"ok": self.ok, **figures, "requests": len(self.spent)}
+
+
+def models_problem(line: Line, source: str, host: str, *, deadline: float) -> tuple[str, str]:
+    """Why the server's model list refuses `source`, and the field to blame ("" if it does
+    not)."""
+    try:
+        reply = line.exchange("GET", "/models", deadline=deadline)
+    except Unanswered as error:
+        return "base_url", (
+            f"The server at {host} did not answer ({error}), so no worker could score with it: "
+            "check the base URL, or start the server first."
+        )
+    except (Refused, Aborted) as error:
+        return "base_url", f"The server at {host} was refused: {error}."
+    if reply.status in (401, 403):
+        return "api_key", f"The server at {host} refused the API key (HTTP {reply.status})."
+    try:
+        names = [str(model["id"]) for model in reply.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return "", ""
+    if reply.status == 200 and names and source not in names:
+        return "source", (
+            f"The server at {host} serves {', '.join(names[:10])}, not {source!r}: the source is "
+            "the model's name as the server lists it."
+        )
+    return "", ""
+
+
+def probe(
+    client: ServedModel, *, loglikelihood: bool, seconds: float, chat: bool = False
+) -> Report:
+    """What the server gets right, within about `seconds` in all."""
+    ends = time.monotonic() + seconds
+
+    def left() -> float:
+        return max(ends - time.monotonic(), 0.5)
+
+    report = Report()
+    try:
+        if client.check:  # the host, checked again where a user who is not staff named it
+            client.check()
+    except RunnerError as error:
+        report.problems.append(str(error))
+        return report
+    _, listed = models_problem(client.line, client.model, client.host, deadline=left())
+    report.lists_source = not listed
+    if listed:
+        report.problems.append(listed)
+        return report
+    try:
+        if loglikelihood:
+            _probe_logprobs(client, report, left)
+        else:
+            canary = generation_request(client.model, CANARIES[0], chat=chat, max_tokens=1, stop=[])
+            _ask(client, report, canary, left())
+    except RunnerError as error:
+        report.problems.append(str(error))
+    return report
+
+
+def _ask(client: ServedModel, report: Report, request: Request, seconds: float) -> dict[str, Any]:
+    """One try, no retries: the choice the server answered."""
+    try:
+        reply = client.line.exchange("POST", request.path, request.body, deadline=seconds)
+    except (Unanswered, Refused, Aborted) as error:
+        raise RunnerError(f"The server at {client.host} gave no usable answer: {error}.") from None
+    if reply.status != 200:
+        raise RunnerError(
+            f"The server at {client.host} answered a canary request with HTTP {reply.status}: "
+            + client.scrub(reply.body.decode("utf-8", "replace")[:300])
+        )
+    try:
+        payload = reply.json()
+        choice = payload["choices"][0]
+        usage = payload.get("usage") or {}
+        tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        report.spent.append(Answer({}, *tokens))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise RunnerError(f"The server at {client.host} answered no completion.") from None
+    if not isinstance(choice, dict):
+        raise RunnerError(f"The server at {client.host} answered no completion.")
+    return choice
+
+
+def _next(
+    client: ServedModel, report: Report, prompt: str, seconds: float
+) -> tuple[str, float, dict[str, float]]:
+    """The greedy next token after `prompt`, its log-probability, and the top list."""
+    choice = _ask(client, report, next_token_request(client.model, prompt), seconds)
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict) or not logprobs.get("token_logprobs"):
+        raise RunnerError(
+            f"The server at {client.host} gives no log-probabilities, so it cannot score labels "
+            "by log-likelihood: use scoring 'generation'."
+        )
+    tops = logprobs.get("top_logprobs") or [None]
+    return str(choice.get("text") or ""), logprob(logprobs["token_logprobs"][0]), top_list(tops[0])
+
+
+def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
+    for prompt in CANARIES:
+        token, value, top = _next(client, report, prompt, left())
+        report.top = len(top)
+        again = _next(client, report, prompt, left())
+        report.repeatable = again[0] == token and abs(again[1] - value) <= SAME
+        if not report.repeatable:
+            report.notes.append(
+                f"The server gives different figures for the same request ({value:.4f}, then "
+                f"{again[1]:.4f}): scores from it could not be repeated."
+            )
+        echo = _echo(client, report, prompt, token, value, left())
+        if echo:
+            report.echo = echo
+            break
+    if report.echo == "absent":
+        report.notes.append(
+            "The server gives no log-probabilities of a prompt's tokens (echo): labels of one "
+            "token can still be scored, from the next token's top list; labels of several "
+            "cannot (llama-cpp-python's server needs --logits_all true)."
+        )
+    elif report.echo == "wrong":
+        report.notes.append(
+            "The server's log-probabilities of a prompt's tokens (echo) do not agree with those "
+            "it gives for the next token: only labels of one token can be scored, from the "
+            "next token's top list."
+        )
+    elif report.echo == "shifted":
+        report.notes.append(
+            "This server's prompt log-probabilities (echo) are shifted by one token: each is "
+            "read from the logits after its token. Labels are scored from the top lists "
+            f"instead (the {TOP} most likely tokens), which holds for labels whose tokens "
+            "rank among them."
+        )
+
+
+def _echo(
+    client: ServedModel, report: Report, prompt: str, token: str, value: float, seconds: float
+) -> str:
+    """How the server's echo holds the greedy token's value ("" if the canary cannot tell)."""
+    request = echo_request(client.model, prompt, token, read="tokens")
+    choice = _ask(client, report, request, seconds)
+    logprobs = choice.get("logprobs")
+    if not isinstance(logprobs, dict):
+        return "absent"
+    values = logprobs.get("token_logprobs")
+    if not isinstance(values, list) or all(v is None for v in values):
+        return "absent"
+    offsets, tops = logprobs.get("text_offset") or [], logprobs.get("top_logprobs") or []
+    end = len(prompt) + len(token)
+    inside = [i for i, at in enumerate(offsets) if isinstance(at, int) and at < end]
+    if any(values[i] is None for i in inside[1:] if i < len(values)):
+        return "wrong"
+    at = [i for i in inside if offsets[i] == len(prompt)]
+    if len(at) != 1 or at[0] != inside[-1] or at[0] >= len(values):
+        return ""  # the token merged with the prompt's end: try another canary
+    i = at[0]
+    if values[i] is not None and abs(logprob(values[i]) - value) <= SAME:
+        return "aligned"
+    before = top_list(tops[i - 1]) if 0 < i <= len(tops) and tops[i - 1] else {}
+    if token in before and abs(before[token] - value) <= SAME:
+        return "shifted"
+    return "wrong"
