@@ -56,6 +56,7 @@ def job_page_urls(prefix: str, name: str, pages: JobPages) -> list[URLPattern]:
 
 page_urls = [
     path("p/<slug:slug>/models/", specs_views.models_page, name="models"),
+    path("p/<slug:slug>/models/<id:pk>/check/", specs_views.model_check_page, name="model-check"),
     path("p/<slug:slug>/models/prompt/", specs_views.prompt_page, name="prompt"),
     path("p/<slug:slug>/evaluations/", runs_views.runs_page, name="runs"),
     path("p/<slug:slug>/evaluations/compare/", runs_views.compare_page, name="runs-compare"),

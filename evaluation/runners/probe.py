@@ -200,6 +200,12 @@ def _echo(
     values = logprobs.get("token_logprobs")
     if not isinstance(values, list) or all(v is None for v in values):
         return "absent"
+    return _echo_of(logprobs, values, prompt, token, value)
+
+
+def _echo_of(
+    logprobs: dict[str, Any], values: list[Any], prompt: str, token: str, value: float
+) -> str:
     offsets, tops = logprobs.get("text_offset") or [], logprobs.get("top_logprobs") or []
     end = len(prompt) + len(token)
     inside = [i for i, at in enumerate(offsets) if isinstance(at, int) and at < end]

@@ -14,6 +14,7 @@ or retried asks the server only for what it has not answered yet.
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.models import Release
@@ -102,45 +103,91 @@ def label_loglikelihoods(
     token (one request per example), else the echo, aligned or shifted; or the reason none
     holds. Also every answer (the Check's canaries too), and how the run was scored."""
     report = server_report(client, loglikelihood=True)
-    options = [spec.target_delimiter + word for word in words]
-    beat = lambda _: advance(0)  # noqa: E731  (heartbeats, without progress)
     if not texts:
         return [], report.spent, {**report.as_dict(), "path": "none"}
-    # The labels' tokens, as the server cuts them after the first prompt: from its echo, which
-    # is also the first example's answer where the echo is right.
-    read = "echo" if report.echo == "aligned" else "tokens"
-    cut = [[echo_request(spec.source, texts[0], option, read=read)] for option in options]
-    answers = ask(run, client, cut, beat)
-    tokens = [answers[r.key].value["tokens"] for (r,) in cut]
+    labels = Labels(run, spec, client, texts, words, report, advance)
+    tokens = labels.tokens()
     if report.top and all(len(t) == 1 for t in tokens):
-        asked = [[next_token_request(spec.source, text)] for text in texts]
-        answers |= ask(run, client, asked, advance)
+        lls, how = labels.by_next_token(tokens)
+    elif report.echo in ("aligned", "shifted"):
+        lls, how = labels.by_echo("echo" if report.echo == "aligned" else "echo-shifted")
+    else:
+        raise RunnerError(_no_reading(words, tokens, report))
+    spent = [*labels.answers.values(), *report.spent]
+    return lls, spent, {**report.as_dict(), **how}
+
+
+@dataclass
+class Labels:
+    """A run's label log-likelihoods on its server: its prompts, labels and answers."""
+
+    run: EvaluationRun
+    spec: ModelSpec
+    client: ServedModel
+    texts: list[str]
+    words: list[str]
+    report: Report
+    advance: Advance
+    answers: dict[str, Answer] = field(default_factory=dict)
+
+    @property
+    def options(self) -> list[str]:
+        return [self.spec.target_delimiter + word for word in self.words]
+
+    def ask(self, asked: list[list[Request]], *, progress: bool = True) -> dict[str, Answer]:
+        """`progress`: these requests finish examples (else they only keep the heartbeat)."""
+        advance = self.advance if progress else lambda _: self.advance(0)
+        self.answers |= ask(self.run, self.client, asked, advance)
+        return self.answers
+
+    def tokens(self) -> list[list[str]]:
+        """The labels' tokens, as the server cuts them after the first prompt: from its echo,
+        which is also the first example's answer where the echo is right."""
+        read = "echo" if self.report.echo == "aligned" else "tokens"
+        cut = [[echo_request(self.spec.source, self.texts[0], o, read=read)] for o in self.options]
+        answers = self.ask(cut, progress=False)
+        return [answers[r.key].value["tokens"] for (r,) in cut]
+
+    def by_next_token(self, tokens: list[list[str]]) -> tuple[list[list[Any]], dict[str, Any]]:
+        """Every label one token: one request per example, read from the next token's top
+        list; an example whose list lacks a label is asked again by echo, where it is right."""
+        asked = [[next_token_request(self.spec.source, text)] for text in self.texts]
+        answers = self.ask(asked)
         lls = [[answers[r.key].value["top"].get(t[0]) for t in tokens] for (r,) in asked]
         missing = [n for n, row in enumerate(lls) if None in row]
-        if missing and report.echo != "aligned":
-            raise RunnerError(_outside(words, tokens, lls[missing[0]], report))
-        again = {n: [echo_request(spec.source, texts[n], o) for o in options] for n in missing}
-        answers |= ask(run, client, list(again.values()), beat)
+        if missing and self.report.echo != "aligned":
+            raise RunnerError(_outside(self.words, tokens, lls[missing[0]], self.report))
+        again = {
+            n: [echo_request(self.spec.source, self.texts[n], o) for o in self.options]
+            for n in missing
+        }
+        answers = self.ask(list(again.values()), progress=False)
         for n, requests in again.items():
             lls[n] = [answers[r.key].value["ll"] for r in requests]
-        how = {"path": "next", "fallback": len(missing)}
-    elif report.echo in ("aligned", "shifted"):
-        read = "echo" if report.echo == "aligned" else "echo-shifted"
-        asked = [[echo_request(spec.source, text, o, read=read) for o in options] for text in texts]
-        answers |= ask(run, client, asked, advance)
-        lls = [[answers[r.key].value["ll"] for r in requests] for requests in asked]
-        how = {"path": read}
-    else:
-        several = [w for w, t in zip(words, tokens, strict=True) if len(t) > 1]
-        raise RunnerError(
+        return lls, {"path": "next", "fallback": len(missing)}
+
+    def by_echo(self, read: str) -> tuple[list[list[Any]], dict[str, Any]]:
+        asked = [
+            [echo_request(self.spec.source, text, o, read=read) for o in self.options]
+            for text in self.texts
+        ]
+        answers = self.ask(asked)
+        return [[answers[r.key].value["ll"] for r in requests] for requests in asked], {
+            "path": read
+        }
+
+
+def _no_reading(words: list[str], tokens: list[list[str]], report: Report) -> str:
+    several = [w for w, t in zip(words, tokens, strict=True) if len(t) > 1]
+    if several and report.notes:
+        return (
             f"Labels cannot be scored by log-likelihood on this server: {report.notes[-1]} "
             f"The labels of several tokens: {', '.join(several)}."
-            if several and report.notes
-            else "Labels cannot be scored by log-likelihood on this server: it gives neither "
-            "the next token's top log-probabilities nor right ones of a prompt (echo)."
         )
-    spent = [*answers.values(), *report.spent]
-    return lls, spent, {**report.as_dict(), **how}  # type: ignore[misc]
+    return (
+        "Labels cannot be scored by log-likelihood on this server: it gives neither the next "
+        "token's top log-probabilities nor right ones of a prompt (echo)."
+    )
 
 
 def server_report(client: ServedModel, *, loglikelihood: bool, chat: bool = False) -> Report:

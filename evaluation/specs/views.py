@@ -6,7 +6,8 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation.errors import DomainError
 from annotation.formfields import JSONObjectField
@@ -210,6 +211,29 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
         "models_dir": services.local_models() if request.user.is_staff else None,
     }
     return render(request, "evaluation/models.html", context)
+
+
+@login_required
+@require_POST
+def model_check_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The Check of a served model (docs/models.md), said on the Models page."""
+    project = admin_project(request.user, slug)
+    spec = get_object_or_404(ModelSpec, project=project, pk=pk)
+    try:
+        report = services.model_check(spec=spec)
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect("models", slug=slug)
+    echo = {"aligned": "right", "shifted": "shifted by one token"}.get(report.echo, report.echo)
+    said = f"Check of {spec.name}: " + ("ready to score." if report.ok else "not ready.")
+    if report.top:
+        said += f" Prompt log-probabilities (echo): {echo}; top list: {report.top} tokens."
+    (messages.success if report.ok else messages.error)(request, said)
+    for problem in report.problems:
+        messages.error(request, problem)
+    for note in report.notes:
+        messages.warning(request, note)
+    return redirect("models", slug=slug)
 
 
 class PromptForm(forms.Form):
