@@ -108,8 +108,9 @@ class Line:
         finally:
             if timer is not None:
                 timer.cancel()
-        if cut.is_set():  # cut just as the answer ended: its connection is unusable
+        if cut.is_set():  # what was read before the cut may parse as a whole answer
             self._drop(connection)
+            raise Unanswered(f"no whole answer within {seconds:g} s")
         if answer.will_close:
             self._drop(connection)
         return reply

@@ -13,14 +13,17 @@ on the Models page and in the API, and the start of every served run (docs/model
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from evaluation.runners.base import RunnerError
-from evaluation.runners.outbound import Aborted, Line, Refused, Unanswered
+from evaluation.runners.outbound import Aborted, Refused, Reply, Unanswered
 from evaluation.runners.served import (
     TOP,
     Answer,
+    Beat,
     Request,
     ServedModel,
     echo_request,
@@ -45,21 +48,24 @@ class Report:
     top: int = 0  # how many top log-probabilities the server gives for the next token
     repeatable: bool | None = None
     spent: list[Answer] = field(default_factory=list)  # the canaries' requests and tokens
+    beat: Beat = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def as_dict(self) -> dict[str, Any]:
-        figures = {name: value for name, value in asdict(self).items() if name != "spent"}
+        figures = {k: v for k, v in asdict(self).items() if k not in ("spent", "beat")}
         return {"ok": self.ok, **figures, "requests": len(self.spent)}
 
 
-def models_problem(line: Line, source: str, host: str, *, deadline: float) -> tuple[str, str]:
+def models_problem(
+    exchange: Callable[..., Reply], source: str, host: str, *, deadline: float
+) -> tuple[str, str]:
     """Why the server's model list refuses `source`, and the field to blame ("" if it does
-    not)."""
+    not). `exchange`: a Line's, or a client's."""
     try:
-        reply = line.exchange("GET", "/models", deadline=deadline)
+        reply = exchange("GET", "/models", deadline=deadline)
     except Unanswered as error:
         return "base_url", (
             f"The server at {host} did not answer ({error}), so no worker could score with it: "
@@ -82,22 +88,29 @@ def models_problem(line: Line, source: str, host: str, *, deadline: float) -> tu
 
 
 def probe(
-    client: ServedModel, *, loglikelihood: bool, seconds: float, chat: bool = False
+    client: ServedModel,
+    *,
+    loglikelihood: bool,
+    seconds: float,
+    chat: bool = False,
+    beat: Beat = None,
 ) -> Report:
-    """What the server gets right, within about `seconds` in all."""
+    """What the server gets right, within about `seconds` in all; `beat` is called every
+    second or so while it waits (a run's check for a cancel)."""
     ends = time.monotonic() + seconds
 
     def left() -> float:
         return max(ends - time.monotonic(), 0.5)
 
-    report = Report()
+    report = Report(beat=beat)
     try:
         if client.check:  # the host, checked again where a user who is not staff named it
             client.check()
     except RunnerError as error:
         report.problems.append(str(error))
         return report
-    _, listed = models_problem(client.line, client.model, client.host, deadline=left())
+    exchange = partial(client.exchange, beat=beat)
+    _, listed = models_problem(exchange, client.model, client.host, deadline=left())
     report.lists_source = not listed
     if listed:
         report.problems.append(listed)
@@ -116,7 +129,9 @@ def probe(
 def _ask(client: ServedModel, report: Report, request: Request, seconds: float) -> dict[str, Any]:
     """One try, no retries: the choice the server answered."""
     try:
-        reply = client.line.exchange("POST", request.path, request.body, deadline=seconds)
+        reply = client.exchange(
+            "POST", request.path, request.body, deadline=seconds, beat=report.beat
+        )
     except (Unanswered, Refused, Aborted) as error:
         raise RunnerError(f"The server at {client.host} gave no usable answer: {error}.") from None
     if reply.status != 200:

@@ -40,7 +40,8 @@ from evaluation.runners.outbound import Aborted, Line, Refused, Reply, Unanswere
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
 TOP = 20  # top log-probabilities asked for: vLLM's default cap (max_logprobs)
 SLACK = 1e-6  # a log-probability above 0 by float rounding only
-BEAT = 1.0  # seconds between the empty groups answers() yields while it waits (cancel checks)
+BEAT = 1.0  # seconds between the checks for a cancel while answers are awaited
+Beat = Callable[[], None] | None
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,25 @@ class ServedModel:
             if not finished:  # a failure or a cancel: the requests in flight are cut
                 self.line.abort()
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def exchange(
+        self, method: str, path: str, body: Any = None, *, deadline: float, beat: Beat = None
+    ) -> Reply:
+        """One exchange, not tried again. `beat` is called every BEAT seconds while it waits:
+        what it raises (a cancel) cuts the exchange and is raised."""
+        if beat is None:
+            return self.line.exchange(method, path, body, deadline=deadline)
+        with ThreadPoolExecutor(1, thread_name_prefix="served-check") as pool:
+            future = pool.submit(self.line.exchange, method, path, body, deadline=deadline)
+            while True:
+                try:
+                    return future.result(timeout=BEAT)
+                except TimeoutError:
+                    try:
+                        beat()
+                    except BaseException:
+                        self.line.abort()
+                        raise
 
     def send(self, request: Request) -> Answer:
         """One request, tried again on the failures a busy or restarting server gives."""

@@ -55,7 +55,9 @@ def run_served(
         rows, metrics = choice_rows(project, examples, prompting.words, lls)
         metrics["server"] = how
     else:
-        report = server_report(client, loglikelihood=False, chat=spec.chat_template)
+        report = server_report(
+            client, loglikelihood=False, chat=spec.chat_template, beat=lambda: advance(0)
+        )
         asked = [
             [
                 generation_request(
@@ -102,7 +104,7 @@ def label_loglikelihoods(
     right (evaluation/runners/served.py): the next token's top list where every label is one
     token (one request per example), else the echo, aligned or shifted; or the reason none
     holds. Also every answer (the Check's canaries too), and how the run was scored."""
-    report = server_report(client, loglikelihood=True)
+    report = server_report(client, loglikelihood=True, beat=lambda: advance(0))
     if not texts:
         return [], report.spent, {**report.as_dict(), "path": "none"}
     labels = Labels(run, spec, client, texts, words, report, advance)
@@ -190,10 +192,13 @@ def _no_reading(words: list[str], tokens: list[list[str]], report: Report) -> st
     )
 
 
-def server_report(client: ServedModel, *, loglikelihood: bool, chat: bool = False) -> Report:
+def server_report(
+    client: ServedModel, *, loglikelihood: bool, beat: Callable[[], None], chat: bool = False
+) -> Report:
     """The Check (evaluation/runners/probe.py) before a run asks anything: its problems stop
-    the run, with the reason."""
-    report = probe(client, loglikelihood=loglikelihood, seconds=3 * client.timeout, chat=chat)
+    the run, with the reason. `beat`: the run's heartbeat, where a cancel stops it."""
+    seconds = 3 * client.timeout
+    report = probe(client, loglikelihood=loglikelihood, seconds=seconds, chat=chat, beat=beat)
     if report.problems:
         raise RunnerError(" ".join(report.problems))
     return report

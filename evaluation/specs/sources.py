@@ -75,7 +75,7 @@ def check_server(base_url: str, source: str, api_key: str) -> None:
     line = Line(base_url, headers=headers, deadline=HUB_TIMEOUT, max_bytes=LIST_BYTES)
     host = urlsplit(base_url).netloc
     try:
-        field, problem = models_problem(line, source, host, deadline=HUB_TIMEOUT)
+        field, problem = models_problem(line.exchange, source, host, deadline=HUB_TIMEOUT)
     finally:
         line.close()
     if problem:
