@@ -1,7 +1,7 @@
 """Served models (docs/models.md) against a real OpenAI-compatible server: llama-cpp-python's,
 serving a tiny random Llama written here as GGUF. The run's log-likelihoods are the model's
-own forward pass (llama-cpp-python's Python API on the same file); a server that restarts mid-run costs no answered request twice; the API key is
-nowhere to be read."""
+own forward pass (llama-cpp-python's Python API on the same file); a server that restarts
+mid-run costs no answered request twice; the API key is nowhere to be read."""
 
 import json
 import logging
