@@ -90,6 +90,10 @@ class ModelSpec(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    # Whether the spec may make a worker run code, load a local folder or reach any host
+    # (docs/security.md): recorded once, when it is made (model_register: its user is staff;
+    # an operator's command or code: yes), so that deleting its user changes nothing.
+    trusted = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

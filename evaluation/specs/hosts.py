@@ -14,7 +14,11 @@ from annotation.errors import DomainError
 
 def clean_base_url(url: str, *, staff: bool) -> str:
     """The base URL to keep (without a trailing slash), or the rule that refuses it."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (a port out of range or not a number raises here)
+    except ValueError:
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise DomainError(
             "base_url must be the server's http(s) address, such as http://host:8000/v1.",
@@ -51,8 +55,21 @@ def refusal(host: str) -> str:
     )
 
 
+# IPv6 forms that embed or reach an IPv4 address, and the deprecated site-local block, which
+# Python's ipaddress calls global: NAT64 (RFC 6052, 8215), 6to4 (RFC 3056), IPv4-translated
+# (RFC 2765), IPv4-compatible (RFC 4291), Teredo (RFC 4380) and site-local (RFC 3879).
+EMBEDDING = [
+    ipaddress.ip_network(block)
+    for block in ("64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "::ffff:0:0:0/96", "::/96",
+                  "2001::/32", "fec0::/10")
+]  # fmt: skip
+
+
 def _public(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        elif any(ip in block for block in EMBEDDING):
+            return False
     return ip.is_global and not ip.is_multicast

@@ -72,7 +72,10 @@ def model_register(*, project: Project, user: Any, **values: Any) -> ModelSpec:
         check_source(values["source"])
     elif values["kind"] == Kind.OPENAI_COMPATIBLE:
         sources.check_server(values["base_url"], values["source"], api_key)
-    spec = ModelSpec.objects.create(project=project, created_by=user_or_none(user), **values)
+    trusted = user is None or bool(getattr(user, "is_staff", False))
+    spec = ModelSpec.objects.create(
+        project=project, created_by=user_or_none(user), trusted=trusted, **values
+    )
     AuditLog.record(
         actor=user, action="model_registered", project=project, model=spec.pk, name=spec.name
     )
@@ -84,7 +87,12 @@ def clean_served(user: Any, values: dict[str, Any]) -> None:
     the server lists it, the key encrypted, and a scoring the endpoint can give."""
     staff = getattr(user, "is_staff", False)
     values["base_url"] = clean_base_url(values.get("base_url", ""), staff=staff)
-    values["api_key_encrypted"] = encrypt(values.pop("api_key", "") or "")
+    api_key = values.pop("api_key", "") or ""
+    if not all(33 <= ord(c) < 127 for c in api_key):
+        raise DomainError(
+            "api_key is sent in an HTTP header: printable ASCII, without spaces.", field="api_key"
+        )
+    values["api_key_encrypted"] = encrypt(api_key)
     source = values["source"].strip()
     if not source or any(ord(c) < 32 for c in source):
         raise DomainError(
@@ -274,8 +282,9 @@ def runner_options(spec: ModelSpec) -> dict[str, Any]:
 
 
 def is_trusted(spec: ModelSpec) -> bool:
-    """Registered by staff, or by an operator on the command line (no user)."""
-    return spec.created_by is None or spec.created_by.is_staff
+    """Registered by staff, or by an operator on the command line (no user): as recorded when
+    it was registered, whatever became of its user since."""
+    return spec.trusted
 
 
 def not_loaded(spec: ModelSpec) -> RunnerError:
