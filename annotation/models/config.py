@@ -99,6 +99,21 @@ FRACTION_SETTINGS = (
 )
 
 
+# Settings whose values hold right answers: answered to the project's admins alone.
+ANSWER_KEYS = ("label", "answers")
+
+
+def settings_without_answers(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings as members who are not admins read them (docs/security.md): the
+    qualification test's questions without their right label or answers, which a validator
+    who must still take the test would otherwise read from the project's API answer."""
+    questions = [
+        {k: v for k, v in q.items() if k not in ANSWER_KEYS}
+        for q in settings.get("qualification_questions", [])
+    ]
+    return {**settings, "qualification_questions": questions}
+
+
 def clean_fields(fields: Any) -> list[dict[str, Any]]:
     if not isinstance(fields, list) or not fields:
         raise DomainError("fields must be a non-empty list of {name, kind, editable}.")

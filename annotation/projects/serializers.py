@@ -3,7 +3,7 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import Project
-from annotation.models.config import FIELD_KINDS, MAX_TAG_TARGET
+from annotation.models.config import FIELD_KINDS, MAX_TAG_TARGET, settings_without_answers
 
 
 class FieldSpecSerializer(serializers.Serializer):
@@ -47,6 +47,10 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
     guidelines = serializers.SerializerMethodField()
     guideline_version = serializers.SerializerMethodField()
     roles = serializers.SerializerMethodField()
+    settings = serializers.SerializerMethodField(
+        help_text="to members who are not admins, the qualification questions without their "
+        "label or answers"
+    )
 
     class Meta:
         model = Project
@@ -77,6 +81,11 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
     def get_guideline_version(self, project: Project) -> int:
         return project.current_guideline_version()
+
+    def get_settings(self, project: Project) -> dict[str, Any]:
+        if "admin" in getattr(project, "user_roles", ()):
+            return project.settings
+        return settings_without_answers(project.settings)
 
     def get_roles(self, project: Project) -> list[str]:
         return sorted(getattr(project, "user_roles", []))

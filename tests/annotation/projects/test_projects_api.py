@@ -119,3 +119,28 @@ def test_admin_cannot_remove_own_admin_role(project, people, client_for):
         format="json",
     )
     assert response.status_code == 400
+
+
+def test_validators_read_the_qualification_questions_without_their_answers(
+    project, people, client_for
+):
+    """Issue 58, item 5: GET /api/projects/{slug}/ answered a validator who had still to take
+    the test with its questions' labels; admins alone read the key, in the detail and list."""
+    questions = [
+        {"fields": {"text": "A fine film."}, "label": "positive"},
+        {"fields": {"text": "A dull film."}, "answers": ["tedious"]},
+    ]
+    project.settings = {**project.settings, "qualification_questions": questions}
+    project.save()
+    for role in ("validator", "expert"):
+        client = client_for(people[role])
+        detail = client.get(f"/api/projects/{project.slug}/").json()
+        listed = client.get("/api/projects/").json()["results"][0]
+        for body in (detail, listed):
+            assert body["settings"]["qualification_questions"] == [
+                {"fields": {"text": "A fine film."}},
+                {"fields": {"text": "A dull film."}},
+            ], role
+            assert "tedious" not in str(body["settings"])
+    admin = client_for(people["admin"]).get(f"/api/projects/{project.slug}/").json()
+    assert admin["settings"]["qualification_questions"] == questions
