@@ -205,9 +205,14 @@ def _decide(rows: Any, decision: str, reason: str) -> Outcome:
 
 
 def _tag(project: Project, rows: Any, name: Any, *, add: bool) -> Outcome:
+    """In the caller's transaction: the rows locked first (by id; FOR NO KEY UPDATE, which
+    the keys of votes and revisions do not wait for), so that two tags of the same rows at
+    once take turns, and the second reads the pairs the first wrote (it inserted them again:
+    500 on the pair's key, and no audit entry)."""
     tag = project.tags.filter(name=name).first() if isinstance(name, str) else None
     if tag is None:
         raise DomainError("Choose a tag: one of the project's tags.", field="tag")
+    list(rows.select_for_update(no_key=True).order_by("pk").values_list("pk"))
     through = Perturbation.tags.through
     have = set(
         through.objects.filter(perturbation__in=rows, tag=tag).values_list(

@@ -326,3 +326,49 @@ def test_a_validator_waiting_for_an_item_that_is_deleted_is_served_another(proje
     assert serving.outcome() is None  # nothing else is open: none, not an error
     kept = submitted_perturbation(project, people["expert"]).item
     assert next_item(project=project, validator=validator) == kept
+
+
+def test_two_bulk_tags_of_the_same_rows_at_once_answer_200_and_are_both_logged(
+    project, people, monkeypatch
+):
+    """Issue 58, item 8: the second tag read the rows' tags before the first committed, then
+    inserted the same (perturbation, tag) pairs: 500 (IntegrityError on the pair's key),
+    rolled back without its audit entry. The first waits before its audit entry until the
+    second waits for it."""
+    from rest_framework.test import APIClient
+
+    from annotation.data.services import actions
+
+    made = [submitted_perturbation(project, people["expert"]) for _ in range(3)]
+    inserted, go = threading.Event(), threading.Event()
+
+    class PausedLog:
+        @staticmethod
+        def record(**values: Any) -> Any:
+            if not inserted.is_set():
+                inserted.set()
+                assert go.wait(30)
+            return AuditLog.record(**values)
+
+    monkeypatch.setattr(actions, "AuditLog", PausedLog)
+
+    def tag() -> Any:
+        client = APIClient()
+        client.force_authenticate(people["admin"])
+        body = {"action": "tag", "ids": [p.pk for p in made], "tag": "intensity"}
+        return client.post(f"/api/projects/{project.slug}/items/bulk/", body, format="json")
+
+    first = Thread(tag)
+    first.start()
+    assert inserted.wait(30)
+    second = Thread(tag)
+    second.start()
+    wait_for_a_lock_wait()
+    go.set()
+    answers = [first.outcome(), second.outcome()]
+    assert [getattr(a, "status_code", a) for a in answers] == [200, 200], answers
+    assert [a.json()["done"] for a in answers] == [3, 0]
+    assert answers[1].json()["left"] == {"already tagged": 3}
+    assert AuditLog.objects.filter(action="bulk_tag").count() == 2
+    tagged = Perturbation.tags.through.objects.filter(perturbation__in=made, tag__name="intensity")
+    assert tagged.count() == 3
