@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, OperationalError, connection, models, transaction
 from django.db.models.expressions import RawSQL
 
 from annotation.errors import DomainError
@@ -250,15 +250,34 @@ def immediate_constraints() -> Iterator[None]:
 def atomic_or_conflict(said: str) -> Iterator[None]:
     """transaction.atomic, for a write that a concurrent request can make impossible (a delete
     while a release is published, say): PostgreSQL refuses it on a foreign key, at a statement
-    or at the commit. The deferred keys are checked as the block ends, so that the refusal
-    comes here even inside an outer transaction, and becomes a DomainError (409) that says
-    `said` (what happened, and what to do), after the rollback."""
+    or at the commit, or aborts it to break a deadlock with that request. The deferred keys
+    are checked as the block ends, so that the refusal comes here even inside an outer
+    transaction, and becomes a DomainError (409) that says `said` (what happened, and what to
+    do), after the rollback."""
+    with deadlock_as_conflict(said):
+        try:
+            with transaction.atomic():
+                yield
+                with immediate_constraints():
+                    pass
+        except IntegrityError:
+            raise DomainError(said, code="conflict") from None
+
+
+DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
+
+
+@contextmanager
+def deadlock_as_conflict(said: str) -> Iterator[None]:
+    """Around a transaction (outside its atomic block, so that it is rolled back first): when
+    PostgreSQL aborts it to break a cycle of row locks with another request (a vote and a
+    project's delete, each waiting for a row the other holds), a DomainError (409) that says
+    `said`; the other request goes through."""
     try:
-        with transaction.atomic():
-            yield
-            with immediate_constraints():
-                pass
-    except IntegrityError:
+        yield
+    except OperationalError as error:
+        if getattr(error.__cause__, "pgcode", None) != DEADLOCK_DETECTED:
+            raise
         raise DomainError(said, code="conflict") from None
 
 

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from annotation.bulk import deadlock_as_conflict
 from annotation.crowd import answering, gates
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
@@ -24,6 +25,10 @@ from annotation.validation.services.queue import lease_again
 
 FLAGS = [choice for choice, _ in Vote.Flag.choices]
 MAX_ANSWER_CHARS = 2000
+VOTE_RACE = (
+    "The project changed while your vote was being recorded (it is being deleted, or its items "
+    "changed): nothing was recorded. Vote again."
+)
 
 
 def vote_cast(
@@ -37,9 +42,10 @@ def vote_cast(
     counts are then a step of their own, so that the item's lock is never held while waiting
     for other validators' counters. An id that is no real item may be a gold item's: its answer
     is recorded in the same transaction, in as many statements (annotation.crowd.answering)."""
-    vote, created, after = _do_vote(
-        project=project, item_id=item_id, validator=validator, response=response
-    )
+    with deadlock_as_conflict(VOTE_RACE):  # e.g. with a project's delete (test_races.py)
+        vote, created, after = _do_vote(
+            project=project, item_id=item_id, validator=validator, response=response
+        )
     if after is not None:
         after()
     return vote, created

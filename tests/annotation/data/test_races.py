@@ -372,3 +372,64 @@ def test_two_bulk_tags_of_the_same_rows_at_once_answer_200_and_are_both_logged(
     assert AuditLog.objects.filter(action="bulk_tag").count() == 2
     tagged = Perturbation.tags.through.objects.filter(perturbation__in=made, tag__name="intensity")
     assert tagged.count() == 3
+
+
+@pytest.mark.parametrize("loser", ["vote", "delete"])
+def test_a_vote_during_the_projects_delete_answers_201_or_409(project, people, loser):
+    """Issue 58, item 8: the delete had taken the validator's lease away (not committed) and
+    waited for the item the vote had locked, while the vote waited for the lease: PostgreSQL
+    broke the cycle by aborting one of them, which answered 500. Whichever PostgreSQL aborts
+    now answers 409 (nothing done: vote or delete again), and the other goes through. The
+    aborted one is the first to look for a cycle once it has formed: the vote, when the delete
+    waits at once; the delete, when it waits later than the vote's look (deadlock_timeout)."""
+    from rest_framework.test import APIClient
+
+    project.settings = {**project.settings, "control_rate": 0}
+    project.save()
+    pk, slug = project.pk, project.slug
+    voted = submitted_perturbation(project, people["expert"])
+    vote_all(voted.item, [member(project, "val0", "validator")], ["negative"])
+    second = member(project, "val1", "validator")
+    served = next_item(project=project, validator=second)
+    collected, go = threading.Event(), threading.Event()
+
+    def pause(sender: Any, **kwargs: Any) -> None:  # votes go after leases, before items
+        if threading.current_thread() is deleting and not collected.is_set():
+            collected.set()
+            assert go.wait(30)
+
+    def as_user(user: Any) -> APIClient:
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    post_delete.connect(pause, sender=Vote, weak=False)
+    try:
+        deleting = Thread(
+            lambda: as_user(people["admin"]).delete(f"/api/projects/{slug}/?confirm={slug}")
+        )
+        deleting.start()
+        assert collected.wait(30)
+        voting = Thread(
+            lambda: as_user(second).post(
+                f"/api/projects/{slug}/validation/{served.pk}/vote/",
+                {"label": "negative"},
+                format="json",
+            )
+        )
+        voting.start()
+        wait_for_a_lock_wait()
+        if loser == "delete":
+            time.sleep(1.5)  # past the vote's look for a cycle, which found none yet
+        go.set()
+        outcomes = {"vote": voting.outcome(), "delete": deleting.outcome()}
+    finally:
+        post_delete.disconnect(pause, sender=Vote)
+    statuses = {name: getattr(o, "status_code", o) for name, o in outcomes.items()}
+    assert statuses == {
+        "vote": 409 if loser == "vote" else 201,
+        "delete": 409 if loser == "delete" else 204,
+    }, statuses
+    assert "again" in outcomes[loser].json()["detail"]
+    assert Project.objects.filter(pk=pk).exists() == (loser == "delete")
+    assert Vote.objects.filter(validator=second).exists() == (loser == "delete")
