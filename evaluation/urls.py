@@ -12,6 +12,7 @@ api_urls = [
     path("models/", specs_api.ModelListView.as_view(), name="api-models"),
     path("models/<id:pk>/check/", specs_api.ModelCheckView.as_view(), name="api-model-check"),
     path("evaluations/", runs_api.RunListView.as_view(), name="api-evaluations"),
+    path("evaluations/compare/", runs_api.RunCompareView.as_view(), name="api-evaluations-compare"),
     path("evaluations/<id:pk>/", runs_api.RunDetailView.as_view(), name="api-evaluation"),
     path(
         "evaluations/<id:pk>/predictions/",

@@ -17,7 +17,7 @@ from annotation.permissions import admin_release, raw_field
 from annotation.text.parsing import parse_id
 from evaluation.access import admin_model, admin_projects, admin_run, require_some_admin
 from evaluation.models import EvaluationRun
-from evaluation.runs import results, services
+from evaluation.runs import compare, results, services
 
 
 class RunInputSerializer(serializers.Serializer):
@@ -146,3 +146,66 @@ class RunActionView(JobActionView):
     find = staticmethod(admin_run)
     actions = services.ACTIONS
     output = RunOutputSerializer
+
+
+class ComparedFigureSerializer(serializers.Serializer):
+    """One figure of two runs: each run's value, b - a, its paired 95% interval (bootstrap over
+    contrast sets, the same sets for both runs) and the paired test's p-value."""
+
+    values = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    difference = serializers.FloatField(allow_null=True)
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    test = serializers.CharField()
+    discordant = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="McNemar's tests: units right in run a only, and in run b only",
+    )
+    p_holm = serializers.FloatField(
+        allow_null=True, required=False, help_text="per tag: Holm-adjusted over the tags"
+    )
+
+
+class WithinRunDropSerializer(serializers.Serializer):
+    drop = serializers.FloatField(allow_null=True)
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    test = serializers.CharField()
+
+
+class ComparisonSerializer(serializers.Serializer):
+    runs = serializers.ListField(child=serializers.IntegerField())
+    kind = serializers.ChoiceField(choices=["labels", "answers", "pairs"])
+    sets = serializers.IntegerField()
+    discordance = serializers.FloatField(
+        allow_null=True, help_text="the share of sets consistent in one run only"
+    )
+    per_tag = serializers.DictField(child=ComparedFigureSerializer())
+    within_run = serializers.ListField(
+        child=WithinRunDropSerializer(), help_text="each run's drop, originals vs perturbations"
+    )
+    power = serializers.DictField(help_text="docs/metrics.md, the sets a difference needs")
+    samples = serializers.IntegerField()
+    permutations = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    level = serializers.FloatField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        figures = {key: ComparedFigureSerializer(required=False) for key in results.PAIRED}
+        return {**super().get_fields(), **figures}
+
+
+class RunCompareView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "runs", str, required=True, description="two succeeded run ids: runs=12,15"
+            )
+        ],
+        responses=ComparisonSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        """Two runs on the same release and split, figure by figure, paired (docs/metrics.md)."""
+        a, b = compare.runs_to_compare(request.user, request.query_params.get("runs"))
+        return Response(ComparisonSerializer(compare.run_comparison(a, b)).data)

@@ -29,6 +29,8 @@ COMPARED = {
     "ties": "Ties",
     "discrepancy": "Discrepancy",
 }
+# The figures that two runs' paired comparison covers (runs/compare.py)
+PAIRED = [key for key in COMPARED if key not in ("ties", "discrepancy")]
 
 
 def tag_score(metrics: dict[str, Any], tag: str) -> float | None:
@@ -43,6 +45,34 @@ def comparison(pair: list[EvaluationRun]) -> list[tuple[str, list[float | None]]
     rows = [(name, [run.metrics.get(key) for run in pair]) for key, name in shown.items()]
     tags = sorted({tag for run in pair for tag in run.metrics.get("per_tag", {})})
     return rows + [(f"Tag {tag}", [tag_score(run.metrics, tag) for run in pair]) for tag in tags]
+
+
+def paired_table(
+    rows: list[tuple[str, list[float | None]]], paired: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The compared rows, each with its paired figure (runs/compare.py) where it has one."""
+    by_name = {name: paired[key] for key, name in COMPARED.items() if key in paired}
+    by_name |= {f"Tag {tag}": figure for tag, figure in paired.get("per_tag", {}).items()}
+    return [
+        {
+            "name": name,
+            "values": values,
+            "paired": by_name.get(name),
+            "verdict": verdict(by_name.get(name)),
+        }
+        for name, values in rows
+    ]
+
+
+def verdict(figure: dict[str, Any] | None, alpha: float = 0.05) -> str:
+    """In words: whether the difference is within noise (its interval holds 0, or its test
+    does not reject at `alpha`)."""
+    if not figure or figure["difference"] is None or figure["p_value"] is None:
+        return ""
+    interval = figure["interval"]
+    if figure["p_value"] >= alpha or (interval and interval[0] <= 0 <= interval[1]):
+        return "within noise"
+    return "B higher" if figure["difference"] > 0 else "B lower"
 
 
 def comparison_chart(pair: list[EvaluationRun], rows: list[Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from annotation.models.config import SPLITS
 from annotation.text.parsing import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.runs import results, services
+from evaluation.runs import compare, results, services
 
 
 @login_required
@@ -124,12 +124,23 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         chosen = [*runs[:2], None, None][:2]
     pair = [run for run in chosen if run is not None]
     rows = results.comparison(pair) if len(pair) == 2 else []
+    paired, refusal = {}, ""
+    if rows:
+        try:
+            paired = compare.run_comparison(
+                *compare.runs_to_compare(request.user, f"{pair[0].pk},{pair[1].pk}")
+            )
+        except DomainError as error:
+            refusal = error.message
     picks = [(key, run.pk if run else None) for key, run in zip("ab", chosen, strict=True)]
     context = {
         "project": project,
         "runs": runs,
         "chosen": pair,
         "rows": rows,
+        "table": results.paired_table(rows, paired),
+        "paired": paired,
+        "refusal": refusal,
         "picks": picks,
         "chart": results.comparison_chart(pair, rows),
     }

@@ -63,6 +63,7 @@ MATRIX = {
     "api-evaluations": (("post", ADMINS),),
     "api-evaluation": (("get", ADMINS),),
     "api-evaluation-predictions": (("get", ADMINS),),
+    "api-evaluations-compare": (("get", ADMINS),),
     "api-evaluation-cancel": (("post", ADMINS),),
     "api-evaluation-retry": (("post", ADMINS),),
     "project-dashboard": (("get", MEMBERS),),
@@ -178,6 +179,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "api-release-diff": {"pk": released.pk},
         "api-evaluation": {"pk": run.pk},
         "api-evaluation-predictions": {"pk": run.pk},
+        "api-evaluations-compare": {},
         "api-evaluation-cancel": {"pk": run.pk},
         "api-evaluation-retry": {"pk": run.pk},
         "pivot-claim": {"slug": slug, "pk": perturbation.pivot_id},
@@ -219,6 +221,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     payloads = {
         "api-models": {"project": slug},
         "api-evaluations": {"release": released.pk},
+        "api-evaluations-compare": {"runs": f"{run.pk},{run.pk}"},  # the query string
         "api-analyses": {"kind": "artifacts", "release": released.pk},
     }
     return kwargs, users, slug, payloads
