@@ -32,7 +32,7 @@ def write_gguf(
     tests' own unless another fast tokenizer is given). `add_bos`: whether the model's prompts
     begin with BOS (llama-cpp-python's echo is shifted by a token without one). `chosen`:
     tokens that rank first after any text, their values still varying with it: the residual's
-    last dimension is held at 8 (the embeddings' last column 8, nothing written to it by the
+    last dimension is held at 16 (the embeddings' last column 16, nothing written to it by the
     blocks) and only the chosen tokens' output rows weigh it."""
     import gguf
     import numpy as np
@@ -70,7 +70,7 @@ def write_gguf(
     n = len(vocab)
     embedding = weight(n, width)
     if chosen:
-        embedding[:, -1] = 8.0
+        embedding[:, -1] = 16.0
     writer.add_tensor("token_embd.weight", embedding)
     for i in range(layers):
         for name, shape in (
@@ -90,7 +90,7 @@ def write_gguf(
         ids = dict(vocab)
         output[:, -1] = 0.0
         for token in chosen:
-            output[ids[token], -1] = 8.0
+            output[ids[token], -1] = 16.0
     writer.add_tensor("output.weight", output)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
