@@ -10,6 +10,7 @@ discordant sets, so its power depends on n, psi and delta alone.
 
 import math
 from statistics import NormalDist
+from typing import Any
 
 ALPHA = 0.05
 POWER = 0.8
@@ -88,3 +89,8 @@ def power_figures(
             for rate in rates
         ],
     }
+
+
+def release_power(counts: dict[str, Any]) -> dict[str, dict[str, object]]:
+    """power_figures for each split of a release's counts that holds sets."""
+    return {split: power_figures(n) for split, n in sorted(counts.get("sets", {}).items()) if n}

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from annotation.models import Release
+from annotation.releases.power import release_power
 
 
 class SplitSharesSerializer(serializers.Serializer):
@@ -31,6 +32,11 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.slug")
     created_by = serializers.CharField(source="created_by.username", default=None)
     download = serializers.SerializerMethodField()
+    power = serializers.SerializerMethodField(
+        help_text="per split: consistency's 95% half-width, and per discordance between two "
+        "runs the smallest difference in consistency McNemar's test detects (alpha 0.05, "
+        "power 0.8) and the sets a 5-point difference needs (docs/metrics.md)"
+    )
 
     class Meta:
         model = Release
@@ -46,10 +52,14 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
             "manifest",
             "sha256",
             "download",
+            "power",
         ]
 
     def get_download(self, release: Release) -> str:
         return f"/api/releases/{release.pk}/download/?format=zip"
+
+    def get_power(self, release: Release) -> dict[str, dict[str, object]]:
+        return release_power(release.counts)
 
 
 class RelabelledSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ from annotation.permissions import Role, project_for
 from annotation.releases.card import dataset_card
 from annotation.releases.diff import release_diff
 from annotation.releases.forms import ReleaseForm
+from annotation.releases.power import release_power
 from annotation.releases.services import release_create
 from annotation.text.parsing import parse_id
 
@@ -50,5 +51,6 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "others": others,
         "diff": diff,
         "splits": sorted(release.counts.get("sets", {})),
+        "power": release_power(release.counts),
     }
     return render(request, "annotation/release_detail.html", context)

@@ -156,3 +156,27 @@ def test_comparisons_refuse_what_they_cannot_pair(imdb, people, client_for):
     page.force_login(people["admin"])
     shown = page.get(f"/p/{release.project.slug}/evaluations/compare/?a={a.pk}&b={on_dev.pk}")
     assert shown.status_code == 200 and "No paired figures" in shown.content.decode()
+
+
+def test_the_release_answers_the_sets_a_difference_needs(imdb, people):
+    """The release's answer and page: consistency's half-width over its 488 test sets (the
+    normal interval's, written here) and Connor's figures (checked by simulation in
+    tests/annotation/releases/test_power.py) for each assumed discordance."""
+    release, admin, _ = imdb
+    power = admin.get(f"/api/releases/{release.pk}/").json()["power"]
+    assert power["test"]["sets"] == 488 and power["dev"]["sets"] == 100
+    assert power["test"]["consistency_half_width"] == pytest.approx(
+        1.959964 * np.sqrt(0.25 / 488), rel=1e-6
+    )
+    for row in power["test"]["by_discordance"]:
+        # more sets detect a smaller difference; a 5-point one needs more sets at more discordance
+        dev = next(
+            r for r in power["dev"]["by_discordance"] if r["discordance"] == row["discordance"]
+        )
+        assert row["detectable_difference"] < dev["detectable_difference"]
+    needed = [row["sets_needed"] for row in power["test"]["by_discordance"]]
+    assert needed == sorted(needed) and len(set(needed)) == 3
+    browser = Client()
+    browser.force_login(people["admin"])
+    page = browser.get(f"/p/{release.project.slug}/releases/{release.pk}/").content.decode()
+    assert "The sets a difference needs" in page and 'id="release-power"' in page
