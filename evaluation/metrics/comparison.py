@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.metrics.contrast import safe_ratio
+from evaluation.metrics.contrast import percentile_interval, safe_ratio
 from evaluation.metrics.paired import (
     PAIRED_SAMPLES,
     PAIRED_SEED,
     PERMUTATIONS,
     Figure,
-    bootstrap_interval,
     bootstrap_sums,
     holm,
     mcnemar_exact,
@@ -254,9 +253,10 @@ def compare_figure(c: Compared, pairing: Pairing) -> dict[str, Any]:
     }
 
 
-def within_run_drop(table: Table, **options: Any) -> dict[str, Any]:
-    """One run's drop, originals against their own sets' perturbations: the bootstrap over
-    sets, and the permutation of roles within sets (paired.role_permutation_test)."""
+def within_run_drop(table: Table, drawn: np.ndarray, **options: Any) -> dict[str, Any]:
+    """One run's drop, originals against their own sets' perturbations: its values over the
+    comparison's bootstrap draws of sets (`drawn`), and the permutation of roles within sets
+    (paired.role_permutation_test)."""
     rows, of = table.rows, table.column
     originals, perturbed = rows[:, of["orig_n"]], rows[:, of["pert_n"]]
     right, right_perturbed = rows[:, of["orig_ok"]], rows[:, of["pert_ok"]]
@@ -273,9 +273,7 @@ def within_run_drop(table: Table, **options: Any) -> dict[str, Any]:
         permutations=options["permutations"],
         seed=options["seed"],
     )
-    interval = bootstrap_interval(
-        rows, drop, samples=options["samples"], seed=options["seed"], level=options["level"]
-    )
+    interval = percentile_interval(drop(drawn), options["level"])  # the comparison's draws
     return {
         "drop": _number(drop(rows.sum(axis=0))),
         "interval": interval,
@@ -328,7 +326,11 @@ def compare_runs(
     discordant = runs[0].rows[:, column] != runs[1].rows[:, column]
     return out | {
         "per_tag": per_tag,
-        "within_run": [within_run_drop(t, **options) for t in runs] if kind == "labels" else [],
+        "within_run": (
+            [within_run_drop(t, d, **options) for t, d in zip(runs, pairing.drawn, strict=True)]
+            if kind == "labels"
+            else []
+        ),
         "sets": len(order),
         "discordance": float(discordant.mean()) if len(order) else None,
         "samples": samples,
