@@ -7,7 +7,16 @@ from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import UserChangeForm
 
 from annotation.errors import DomainError
-from annotation.models import AuditLog, Example, Guidelines, ImportBatch, Membership, Project, Tag
+from annotation.models import (
+    AccountOrigin,
+    AuditLog,
+    Example,
+    Guidelines,
+    ImportBatch,
+    Membership,
+    Project,
+    Tag,
+)
 from annotation.projects.services import project_rules
 
 
@@ -107,6 +116,17 @@ class ExampleAdmin(admin.ModelAdmin):
 class AuditLogAdmin(admin.ModelAdmin):
     list_display = ["created_at", "project", "actor", "action"]
     list_filter = ["project", "action"]
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(AccountOrigin)
+class AccountOriginAdmin(admin.ModelAdmin):
+    """Deleting a row vouches for the account: it may then join other projects."""
+
+    list_display = ["user", "created_by_name", "project_slug", "created_at"]
+    search_fields = ["user__username", "user__email", "created_by_name", "project_slug"]
 
     def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
         return False

@@ -157,7 +157,7 @@ STATE_RULES = {
     "settings and task type; docs/workflows.md)",
     "projects_partial_update": "the configuration breaks a rule across fields (labels, fields, "
     "settings and task type, fixed once examples exist; docs/workflows.md), or `slug` differs",
-    "projects_members_create": "no account has this username",
+    "projects_members_create": "no account has this username, or it is a study participant's",
     "projects_items_list": "`batch` names no import of the project, or `label`, `tag` or "
     "`author` none of its labels, tags or authors",
     "projects_items_bulk_create": "accept and reject need a reason; tag and untag a tag of the "

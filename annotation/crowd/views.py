@@ -65,7 +65,11 @@ def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
             context.update(current=current, arriving=arrival.external_id)
             return render(request, "annotation/study_enter.html", context, status=409)
         logout(request)
-    participant = studies.participant_arrive(study=study, arrival=arrival)
+    try:
+        participant = studies.participant_arrive(study=study, arrival=arrival)
+    except DomainError as error:  # its id taken in the project by an account not theirs
+        context["error"] = error.message
+        return render(request, "annotation/study_enter.html", context, status=error.status)
     if request.user.pk != participant.user_id:
         login(request, participant.user, backend=BACKEND)
     request.session[PARTICIPANT] = {

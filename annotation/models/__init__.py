@@ -5,6 +5,7 @@ from annotation.models.examples import SET_OF_ONE, Example, ImportBatch, ImportJ
 from annotation.models.jobs import Job
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import (
+    AccountOrigin,
     AuditLog,
     Guidelines,
     Invitation,
@@ -18,6 +19,7 @@ from annotation.models.validation import Lease, ValidationItem, ValidatorStatus,
 
 __all__ = [
     "SET_OF_ONE",
+    "AccountOrigin",
     "AuditLog",
     "Claim",
     "Example",

@@ -1,6 +1,8 @@
 """Validation with a crowd (docs/validation.md): gold items for the qualification test and the
 checks while working, study links for crowd platforms, and their participants."""
 
+import re
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -166,3 +168,19 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.external_id} of {self.project.slug}"
+
+    @staticmethod
+    def username_for(study: Study, external_id: str) -> str:
+        """A participant account's username: its platform, project and platform id. Nobody
+        makes one by hand (reserved_username), or that participant's link could not."""
+        return f"{study.platform}-{study.project_id}-{external_id}"
+
+    @staticmethod
+    def reserved_username(username: str) -> bool:
+        """Whether `username` is in the participants' namespace (any case, as usernames)."""
+        return RESERVED_USERNAME.match(username) is not None
+
+
+RESERVED_USERNAME = re.compile(
+    rf"({'|'.join(Study.Platform.values)})-[0-9]+-", re.IGNORECASE | re.ASCII
+)

@@ -248,6 +248,46 @@ class Invitation(models.Model):
         )
 
 
+class AccountOrigin(models.Model):
+    """An account that a project's admin (not staff) created on the Members page, and who made
+    it. Its set-password link and its address were that admin's to use, so it may be theirs:
+    it joins no other project, by its username or its address, and the admin who tries is told
+    who made it. Staff vouch for its owner by deleting this row (the Django admin's Account
+    origins); docs/security.md, "Accounts and invitations"."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="origin"
+    )
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    project_slug = models.CharField(max_length=64)  # kept once the project is deleted
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_by_name = models.CharField(max_length=150)  # kept once that account is deleted
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.user} made by {self.created_by_name} in {self.project_slug}"
+
+    def keeps_out_of(self, project: Project) -> bool:
+        """Whether the account stays out of `project`: any project but the one it was made in
+        (a deleted one's too)."""
+        return self.project_id is None or self.project_id != project.pk
+
+    def refusal(self, named: str) -> str:
+        return (
+            f"{named} is an account that {self.created_by_name}, an admin of project "
+            f"{self.project_slug}, created: it joins no other project until staff confirm whose "
+            "it is (docs/security.md)."
+        )
+
+
 class AuditLog(models.Model):
     """Who did what, and when: imports, role changes, unqualifying, adjudications, releases."""
 

@@ -137,7 +137,7 @@ def participant_arrive(*, study: Study, arrival: Arrival) -> Participant:
         return existing
     try:
         with transaction.atomic():
-            user = get_user_model()(username=f"{study.platform}-{project.pk}-{arrival.external_id}")
+            user = get_user_model()(username=Participant.username_for(study, arrival.external_id))
             user.set_unusable_password()
             user.save()
             Membership.objects.create(project=project, user=user, role=Membership.Role.VALIDATOR)
@@ -154,7 +154,10 @@ def participant_arrive(*, study: Study, arrival: Arrival) -> Participant:
         existing = found.select_related("study", "user").first()
         if existing is None:
             raise DomainError(
-                "This participant id is taken in this project.", code="conflict"
+                "This study cannot open an account for your participant id: one of that "
+                "name exists already. Please write to the researchers through your platform; "
+                "you need not return the study yet.",
+                code="conflict",
             ) from None
         return existing
 

@@ -17,6 +17,7 @@ from annotation.models.config import (
     clean_labels,
     clean_settings,
 )
+from annotation.projects.services import invites
 from annotation.prompting import check_prompting
 
 User = get_user_model()
@@ -240,6 +241,8 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
         Membership.objects.filter(project=project, user=user).values_list("role", flat=True)
     )
     after = set(roles)
+    if after - before:
+        invites.check_may_join(project, user, username)
     if user == actor and Membership.Role.ADMIN in before - after and not actor.is_staff:
         raise DomainError("you cannot remove your own admin role.")
     Membership.objects.filter(project=project, user=user, role__in=before - after).delete()

@@ -10,6 +10,12 @@ they did not type (neither whether an account exists, nor its username). The lin
 can be withdrawn, and may choose a password only for the account that this same invitation
 created, before anyone has signed in to it; any other account accepts by signing in as
 itself, with the address invited (models.Invitation).
+
+An account that a project's admin (not staff) creates either way records who made it
+(models.AccountOrigin): that admin held its link, so it may be theirs. It joins no other
+project by its username, and whoever tries is told who made it; the way in is an invitation
+to its address, which the address's owner accepts signed in as the account. Usernames of
+study participants' accounts (prolific-<project>-<id>, mturk-…) are nobody's to add.
 """
 
 import csv
@@ -35,7 +41,15 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotation.errors import DomainError, ImportRejected, LineError
-from annotation.models import AuditLog, Invitation, Membership, Project, user_or_none
+from annotation.models import (
+    AccountOrigin,
+    AuditLog,
+    Invitation,
+    Membership,
+    Participant,
+    Project,
+    user_or_none,
+)
 from annotation.projects.tasks import send_invites_task
 
 User = get_user_model()
@@ -112,6 +126,12 @@ def _person(number: int, cells: list[str], default_roles: list[str]) -> Person:
         else:
             raise DomainError(f"{cell!r}: expected an e-mail or roles after {first!r}.")
     username = username or email.split("@")[0]
+    if Participant.reserved_username(username):
+        if first != email:
+            raise DomainError(
+                f"username {username!r} is reserved: study participants' accounts are named so."
+            )
+        username = f"u-{username}"  # a new account's name, made from the address alone
     if not USERNAME_RE.match(username):
         raise DomainError(
             f"username {username!r} may hold only letters, digits and @ . + - _ (150 at most)."
@@ -129,7 +149,12 @@ def people_add(
     """Give each person named by a username their roles (besides any they have), creating the
     accounts that do not exist; invite each person named by an e-mail alone. Each answer holds
     what the admin typed, the roles, and a link for a new account or an invitation (e-mailed
-    too where there is an address). `site` is the scheme and host the links start with."""
+    too where there is an address). `site` is the scheme and host the links start with.
+    Refused whole when a line names, by its username, an account that another project's
+    admin made."""
+    kept_out = _kept_out(project, people)
+    if kept_out:
+        raise ImportRejected(kept_out)
     # Case-insensitive, as people type names: "Alice" is the account "alice".
     named = User.objects.annotate(key=Lower("username"))
     existing = {
@@ -147,7 +172,7 @@ def people_add(
         if person.by_email:  # a member once they accept, whether the account is new or not
             account = None
             if person.email.lower() not in taken:
-                account = _account_create(person.username, person.email)
+                account = _account_create(person.username, person.email, project, actor)
                 taken.add(person.email.lower())
             link = site + _invitation_create(project, person, actor, account)
             invites.append([person.email, link])
@@ -160,7 +185,7 @@ def people_add(
         if user is None:
             # An address that another account has stays that account's alone.
             email = "" if person.email.lower() in taken else person.email
-            user = _account_create(person.username, email)
+            user = _account_create(person.username, email, project, actor)
             link = set_password_link(user, site)
             if email:
                 invites.append([email, link])
@@ -179,17 +204,48 @@ def people_add(
     return results
 
 
-def _account_create(username: str, email: str) -> Any:
+def _account_create(username: str, email: str, project: Project, actor: Any) -> Any:
     """A new account without a password; a username taken (by another account, e.g. for
     "ana@example.org" when an "ana" exists) gets a random ending, which tells nobody about
-    the others: ana-3f9c."""
+    the others: ana-3f9c. Made by a project's admin who is not staff, it records them."""
     base = username
     while User.objects.filter(username__iexact=username).exists():
         username = f"{base[:140]}-{secrets.token_hex(2)}"
     user = User.objects.create_user(username=username, email=email)
     user.set_unusable_password()
     user.save(update_fields=["password"])
+    if not getattr(actor, "is_staff", False):
+        AccountOrigin.objects.create(
+            user=user,
+            project=project,
+            project_slug=project.slug,
+            created_by=user_or_none(actor),
+            created_by_name=getattr(actor, "username", ""),
+        )
     return user
+
+
+def _kept_out(project: Project, people: list[Person]) -> list[LineError]:
+    """Lines that name by its username an account that an admin of another project made: it
+    joins no other project that way (AccountOrigin)."""
+    names = {p.username.lower(): p for p in people if not p.by_email}
+    found = AccountOrigin.objects.annotate(name=Lower("user__username"))
+    errors = [
+        LineError(names[origin.name].line, origin.refusal(names[origin.name].username))  # type: ignore[attr-defined]
+        for origin in found.filter(name__in=list(names))
+        if origin.keeps_out_of(project)
+    ]
+    return sorted(errors, key=lambda error: error.line or 0)
+
+
+def check_may_join(project: Project, user: Any, username: str) -> None:
+    """Refuse to give roles in `project`, by its username, to a participant's account, or to
+    an account that an admin of another project made."""
+    if Participant.reserved_username(user.username):
+        raise DomainError(f"{username} is a study participant's account: it joins no project.")
+    origin = AccountOrigin.objects.filter(user=user).first()
+    if origin is not None and origin.keeps_out_of(project):
+        raise DomainError(origin.refusal(username), code="conflict")
 
 
 def _roles_add(project: Project, user: Any, roles: list[str]) -> None:

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.db import IntegrityError, connection, transaction
 from django.test import Client
+from rest_framework.test import APIClient
 
 from annotation.models import Membership
 from tests.factories import UserFactory
@@ -147,3 +148,67 @@ def test_the_admin_form_refuses_an_e_mail_another_account_has_in_other_case(staf
     assert "Another account has this email (case is ignored)." in answer.content.decode()
     second.refresh_from_db()
     assert second.email == "second@example.org"
+
+
+def test_an_account_a_project_admin_made_joins_no_other_project_silently(project, people, staff):
+    """Issue 58, item 6: beta's admin added "carol, carol@corp.example" and set its password
+    from the link; when staff later added carol (or carol@corp.example) to alpha, the account
+    got alpha's roles, and beta's admin, signed in as carol, read alpha. Now whoever adds it
+    elsewhere by its name is told it exists and who made it, and nothing changes; an
+    invitation to its address waits for the address's owner."""
+    from annotation.models import AccountOrigin
+    from tests.factories import ProjectFactory, member
+
+    beta = ProjectFactory(slug="beta")
+    beta_admin = member(beta, "mallory", "admin")
+    pasted = {"people": "carol, carol@corp.example", "roles": ["validator"]}
+    made = signed_in(beta_admin).post("/p/beta/members/", pasted)
+    assert made.status_code == 200
+    carol = User.objects.get(username="carol")
+    assert roles(beta, carol) == ["validator"]
+    assert AccountOrigin.objects.get(user=carol).created_by_name == "mallory"
+    for who in (staff, people["admin"]):
+        client = signed_in(who)
+        for line in ("carol, carol@corp.example", "carol"):
+            answer = client.post(
+                f"/p/{project.slug}/members/", {"people": line, "roles": ["admin"]}
+            )
+            said = answer.content.decode()
+            assert answer.status_code == 400, (who, line)
+            assert "mallory, an admin of project beta, created" in said, (who, line)
+        api = APIClient()
+        api.force_authenticate(who)
+        body = {"username": "carol", "roles": ["admin"]}
+        refused = api.post(f"/api/projects/{project.slug}/members/", body, format="json")
+        assert refused.status_code == 409 and "mallory" in refused.json()["detail"]
+    assert roles(project, carol) == [] and not project.invitations.exists()
+    # The way in is an invitation to the address, which its owner accepts as the account.
+    invited = signed_in(staff).post(
+        f"/p/{project.slug}/members/", {"people": "carol@corp.example", "roles": ["validator"]}
+    )
+    assert invited.status_code == 200 and roles(project, carol) == []
+    assert project.invitations.get().email == "carol@corp.example"
+    # In its own project it is a member as any: beta's admin gives it roles again.
+    again = signed_in(beta_admin).post("/p/beta/members/", {"people": "carol", "roles": ["expert"]})
+    assert again.status_code == 200 and roles(beta, carol) == ["expert", "validator"]
+
+
+def test_participants_usernames_are_nobodys_to_add(project, people, staff):
+    """prolific-<project>-<id> and mturk-… are the study links' accounts: added by hand, the
+    participant's own link could not make theirs."""
+    for who in (people["admin"], staff):
+        answer = signed_in(who).post(
+            f"/p/{project.slug}/members/",
+            {
+                "people": "Prolific-7-5f3a9c0e1b2d4e6f7a8b9c0d\nmturk-1-A1B2C3",
+                "roles": ["validator"],
+            },
+        )
+        assert answer.status_code == 400
+        assert answer.content.decode().count("reserved: study participants") == 2
+    assert not User.objects.filter(username__iregex=r"^(prolific|mturk)-").exists()
+    # An address alone still invites its owner, under a name outside the namespace.
+    signed_in(people["admin"]).post(
+        f"/p/{project.slug}/members/", {"people": "prolific-1-x@corp.example", "roles": ["expert"]}
+    )
+    assert User.objects.get(email="prolific-1-x@corp.example").username == "u-prolific-1-x"
