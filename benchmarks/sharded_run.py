@@ -53,7 +53,7 @@ def main() -> None:
     from served_scoring import published_release, served_spec, tokenizer
 
     redis.Redis.from_url(BROKER).flushdb()
-    release = published_release(originals, contrasts, args.sets)
+    release = published_release("imdb", [originals, contrasts], args.sets)
     server = None
     if args.served:
         from tests.evaluation.served import LlamaServer, write_gguf

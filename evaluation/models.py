@@ -123,6 +123,9 @@ class EvaluationRun(Job):
     split = models.CharField(max_length=8, default="test")
     # Cut into this many shards that any worker may take (evaluation/runs/shards.py).
     shards = models.PositiveSmallIntegerField(default=1)
+    # A served model: take the answers earlier runs of the same model got to the same requests
+    # (docs/models.md), rather than ask the server again.
+    reuse_answers = models.BooleanField(default=True)
     examples_per_second = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -216,12 +219,15 @@ class ServedAnswer(models.Model):
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="answers")
     key = models.CharField(max_length=64)  # the SHA-256 of the request
-    value = models.JSONField()  # {"ll": float} or {"text": str}
+    value = models.JSONField()  # evaluation/runners/served.py: Answer.value
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # Taken from an earlier run of the same model, not asked of the server by this one.
+    reused = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "key"], name="served_answer_once")]
+        indexes = [models.Index(fields=["key"], name="served_answer_key")]
 
     def __str__(self) -> str:
         return f"answer {self.key[:8]} of run {self.run_id}"

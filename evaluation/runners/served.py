@@ -65,6 +65,7 @@ class Answer:
     value: dict[str, Any]  # {"ll": float}, {"top": {token: lp}}, {"tokens": [...]}, {"text": str}
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reused: bool = False  # taken from an earlier run of the same model, not asked now
 
 
 def next_token_request(model: str, context: str, top: int = TOP) -> Request:

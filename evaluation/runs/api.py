@@ -36,6 +36,11 @@ class RunInputSerializer(serializers.Serializer):
         help_text="a model's run cut into this many parts, by contrast set, that several "
         "workers take at once (docs/models.md)",
     )
+    reuse_answers = serializers.BooleanField(
+        default=True,
+        help_text="a served model: take the answers earlier runs of the same model got to the "
+        "same requests, rather than ask the server again (docs/models.md)",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("model" in attrs) == ("predictions" in attrs):
@@ -56,6 +61,7 @@ class RunOutputSerializer(serializers.ModelSerializer):
             "model",
             "split",
             "shards",
+            "reuse_answers",
             "status",
             "progress",
             "examples_per_second",
@@ -102,6 +108,7 @@ class RunListView(APIView):
                 split=values["split"],
                 user=request.user,
                 shards=values["shards"],
+                reuse_answers=values["reuse_answers"],
             )
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

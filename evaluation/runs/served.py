@@ -257,13 +257,29 @@ def ask(
 
 def stored_answers(run: EvaluationRun, keys: set[str]) -> dict[str, Answer]:
     """The answers an earlier attempt of the run stored for these requests (a shard asks only
-    for its own)."""
+    for its own), and, unless the run opts out, those an earlier run of the same model got to
+    the same requests: copied to this run as reused, so that its retries and shards see them."""
     answers = {}
     ordered = sorted(keys)
     for start in range(0, len(ordered), 5000):
         for a in ServedAnswer.objects.filter(run=run, key__in=ordered[start : start + 5000]):
-            answers[a.key] = Answer(a.value, a.prompt_tokens, a.completion_tokens)
-    return answers
+            answers[a.key] = Answer(a.value, a.prompt_tokens, a.completion_tokens, a.reused)
+    missing = sorted(keys - set(answers))
+    if not run.reuse_answers or not missing:
+        return answers
+    earlier: dict[str, ServedAnswer] = {}
+    for start in range(0, len(missing), 5000):
+        found = ServedAnswer.objects.filter(
+            run__model_id=run.model_id, key__in=missing[start : start + 5000]
+        ).exclude(run=run)
+        for a in found.order_by("-run_id"):
+            earlier.setdefault(a.key, a)
+    ServedAnswer.objects.bulk_create(
+        [ServedAnswer(run=run, key=key, value=a.value, reused=True) for key, a in earlier.items()],
+        ignore_conflicts=True,
+        batch_size=2000,
+    )
+    return answers | {key: Answer(a.value, reused=True) for key, a in earlier.items()}
 
 
 def label_named(text: str, words: dict[str, str]) -> str:
@@ -308,14 +324,17 @@ def _cut(text: str, stop: list[str]) -> str:
 
 def usage_of(spec: ModelSpec, answers: Any) -> dict[str, Any]:
     """Requests and tokens of the run (the server's own counts), and their cost where the
-    admin gave prices per million tokens."""
+    admin gave prices per million tokens; `reused`: the answers taken from earlier runs of
+    the model, which cost nothing now."""
     answers = list(answers)
-    prompt = sum(a.prompt_tokens for a in answers)
-    completion = sum(a.completion_tokens for a in answers)
+    asked = [a for a in answers if not a.reused]
+    prompt = sum(a.prompt_tokens for a in asked)
+    completion = sum(a.completion_tokens for a in asked)
     usage: dict[str, Any] = {
-        "requests": len(answers),
+        "requests": len(asked),
         "prompt_tokens": prompt,
         "completion_tokens": completion,
+        "reused": len(answers) - len(asked),
     }
     if spec.price_prompt is not None or spec.price_completion is not None:
         cost = prompt * (spec.price_prompt or 0) + completion * (spec.price_completion or 0)

@@ -27,6 +27,7 @@ def evaluation_enqueue(
     user: Any,
     send: bool = True,
     shards: int = 1,
+    reuse_answers: bool = True,
 ) -> EvaluationRun:
     """Create a queued run and, once the transaction commits, send it to the worker queue
     (unless `send` is false: `manage.py evaluate --sync` runs it in its own process); a run
@@ -47,7 +48,12 @@ def evaluation_enqueue(
         )
     _check_shards(release, model, split, shards, send)
     run = EvaluationRun.objects.create(
-        release=release, model=model, split=split, created_by=user_or_none(user), shards=shards
+        release=release,
+        model=model,
+        split=split,
+        created_by=user_or_none(user),
+        shards=shards,
+        reuse_answers=reuse_answers,
     )
     if shards > 1:
         RunShard.objects.bulk_create([RunShard(run=run, index=i) for i in range(shards)])

@@ -99,7 +99,8 @@ def merged(
     if run.model.kind == Kind.OPENAI_COMPATIBLE:
         answers = ServedAnswer.objects.filter(run=run)
         metrics["usage"] = usage_of(
-            run.model, [Answer(a.value, a.prompt_tokens, a.completion_tokens) for a in answers]
+            run.model,
+            [Answer(a.value, a.prompt_tokens, a.completion_tokens, a.reused) for a in answers],
         )
     began = min(s.started_at for s in shards if s.started_at)
     seconds = max(time.time() - began.timestamp(), 1e-9)

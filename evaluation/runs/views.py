@@ -40,7 +40,12 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
                 if shards is None:
                     raise DomainError("Shards must be a whole number from 1 to 64.")
                 run = services.evaluation_enqueue(
-                    release=release, model=model, split=split, user=request.user, shards=shards
+                    release=release,
+                    model=model,
+                    split=split,
+                    user=request.user,
+                    shards=shards,
+                    reuse_answers=request.POST.get("fresh") != "on",
                 )
             else:
                 raise DomainError("Choose a release, and a model or a predictions file.")

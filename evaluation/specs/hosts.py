@@ -58,11 +58,8 @@ def refusal(host: str) -> str:
 # IPv6 forms that embed or reach an IPv4 address, and the deprecated site-local block, which
 # Python's ipaddress calls global: NAT64 (RFC 6052, 8215), 6to4 (RFC 3056), IPv4-translated
 # (RFC 2765), IPv4-compatible (RFC 4291), Teredo (RFC 4380) and site-local (RFC 3879).
-EMBEDDING = [
-    ipaddress.ip_network(block)
-    for block in ("64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "::ffff:0:0:0/96", "::/96",
-                  "2001::/32", "fec0::/10")
-]  # fmt: skip
+BLOCKS = "64:ff9b::/96 64:ff9b:1::/48 2002::/16 ::ffff:0:0:0/96 ::/96 2001::/32 fec0::/10"
+EMBEDDING = [ipaddress.ip_network(block) for block in BLOCKS.split()]
 
 
 def _public(address: str) -> bool:

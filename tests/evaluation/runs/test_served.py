@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from annotation.models import Perturbation
 from annotation.releases.bundle import read_examples
 from evaluation.models import ModelSpec, ServedAnswer
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_retry
 from tests.evaluation.runs.conftest import PROMPT
 from tests.evaluation.served import CountingProxy, LlamaServer, write_gguf
-from tests.factories import member
+from tests.factories import ExampleFactory, member, submitted_perturbation
 from tests.oracles.consistency import consistency
 from tests.oracles.llama_forward import ForwardPass
 from tests.oracles.squad import best_exact_match, best_f1
@@ -336,3 +337,42 @@ def test_a_server_that_does_not_answer_or_serve_the_name_is_refused_at_registrat
     assert not ModelSpec.objects.filter(name="m").exists()
     assert root.post("/api/models/", {**misnamed, "source": "tiny-llama"},
                      format="json").status_code == 201  # fmt: skip
+
+
+def test_a_later_release_asks_the_server_only_for_its_new_sets(sentiment, proxy):
+    """Release 2 adds a set to release 1: its run reuses release 1's answers and asks only for
+    the new set's prompts, with the figures of a run that asks everything again."""
+    project, release, root = sentiment
+    spec = register(root, project, proxy.url)
+    first = run_evaluation(start(root, release, spec["id"]))
+    assert first.status == "succeeded", first.error
+    old = {e["id"] for e in read_examples(first.release, "test")}
+    author = project.memberships.get(user__username="ana").user
+    pivot = ExampleFactory(project=project, external_id="r9", label="positive",
+                           fields={"text": "a great film"}, split="test")  # fmt: skip
+    added = submitted_perturbation(project, author, pivot=pivot, text="a bad film")
+    Perturbation.objects.filter(pk=added.pk).update(status="accepted")
+    second = root.post(f"/api/projects/{project.slug}/releases/", {"version": "2"}, format="json")
+    assert second.status_code == 201, second.json()
+    proxy.answered.clear()
+    again = run_evaluation(start(root, second.json()["id"], spec["id"]))
+    assert again.status == "succeeded", again.error
+    examples = read_examples(again.release, "test")
+    new = [e for e in examples if e["id"] not in old]
+    assert len(new) == 2  # the new original and its perturbation
+    asked = {
+        json.loads(p): n for p, n in proxy.answered.items() if json.loads(p).startswith("Review:")
+    }
+    expected = {PROMPT.format(text=e["fields"]["text"]) + word
+                for e in new for word in (" negative", " great")}  # fmt: skip
+    assert asked == dict.fromkeys(expected, 1)
+    assert again.metrics["usage"]["reused"] == 2 * (len(examples) - len(new))
+    fresh = root.post("/api/evaluations/", {"release": second.json()["id"], "model": spec["id"],
+                      "split": "test", "reuse_answers": False}, format="json")  # fmt: skip
+    assert fresh.status_code == 202, fresh.json()
+    scratch = run_evaluation(fresh.json()["id"])
+    assert scratch.status == "succeeded" and scratch.metrics["usage"]["reused"] == 0
+    drop = ("usage", "examples_per_second")
+    assert {k: v for k, v in again.metrics.items() if k not in drop} == {
+        k: v for k, v in scratch.metrics.items() if k not in drop
+    }
