@@ -9,6 +9,7 @@ from annotation.models import Release
 from annotation.text.parsing import parse_id
 from evaluation.models import ModelSpec
 from evaluation.runs.execute import run_evaluation
+from evaluation.runs.results import COMPARED
 from evaluation.runs.services import evaluation_enqueue
 
 
@@ -53,6 +54,6 @@ class Command(BaseCommand):
             raise CommandError(f"run {run.pk} was cancelled.")
         if finished.status != "succeeded":
             raise CommandError(f"run {finished.pk} {finished.status}: {finished.error}")
-        names = ("original_accuracy", "perturbed_accuracy", "consistency")
-        summary = {name: finished.metrics[name] for name in names}
+        # The headline figures its task type has (labels, free text or minimal pairs).
+        summary = {name: finished.metrics[name] for name in COMPARED if name in finished.metrics}
         self.stdout.write(json.dumps({"run": finished.pk, "status": "succeeded", **summary}))
