@@ -144,16 +144,36 @@ def test_evaluation_tasks_are_routed_to_the_evaluation_queue():
     assert route["queue"].name == "evaluation"
 
 
-def test_the_import_task_keeps_its_name_and_queue_where_it_lives_with_imports():
-    """Messages already queued name "annotation.tasks.run_import_task": the task moved to
-    annotation/imports/tasks.py under that name, and the worker still registers it."""
-    from annotation import tasks
-    from annotation.imports.tasks import run_import_task
+def worker_queues() -> set[str]:
+    """The queues the deployed worker reads (docker-compose.yml) and `make worker`'s."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    command = compose["services"]["worker"]["command"]
+    queues = set(command[command.index("-Q") + 1].split(","))
+    make = re.search(r"^worker:.*\n\t.* -Q ([\w,]+)", (ROOT / "Makefile").read_text(), re.M)
+    assert make is not None
+    assert set(make.group(1).split(",")) == queues
+    return queues
 
-    assert tasks.run_import_task is run_import_task  # what the worker's autodiscovery imports
-    assert run_import_task.name == "annotation.tasks.run_import_task"
-    route = celery_app.amqp.router.route({}, run_import_task.name)
-    assert route["queue"].name == "imports"
+
+def test_every_task_is_named_by_its_module_and_routed_to_a_queue_a_worker_reads():
+    """A task left with its default name goes where its app's tasks go: none is sent to a
+    queue no worker reads (a task named after a module it does not live in could be)."""
+    import annotation.tasks  # noqa: F401  (what the worker's autodiscovery imports)
+    import evaluation.tasks  # noqa: F401
+    from config.celery import LEGACY_NAMES
+
+    queues = worker_queues()
+    ours = {name: task for name, task in celery_app.tasks.items()
+            if name.startswith(("annotation.", "evaluation."))}  # fmt: skip
+    assert len(ours) >= 8, sorted(ours)
+    for name, task in ours.items():
+        if name in LEGACY_NAMES:  # an old name, kept for messages queued before an upgrade
+            assert task is celery_app.tasks[LEGACY_NAMES[name]]
+        else:
+            assert name == f"{task.run.__module__}.{task.run.__name__}", name
+        queue = celery_app.amqp.router.route({}, name)["queue"].name
+        assert queue in queues, (name, queue)
+        assert queue == ("evaluation" if name.startswith("evaluation.") else "imports")
 
 
 @pytest.mark.slow

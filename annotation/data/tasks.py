@@ -1,5 +1,5 @@
-"""The Data page's Celery task, on the `imports` queue by its name (annotation.tasks registers it
-with the worker): an import's rows put in the text-search index after it commits."""
+"""The Data page's Celery task, on the `imports` queue as every annotation task (annotation.tasks
+registers it with the worker): an import's rows put in the text-search index after it commits."""
 
 from celery import shared_task
 from django.db import transaction
@@ -13,7 +13,7 @@ from annotation.data.services.search_index import index_project, refresh_statist
 TASK_ROWS = 2_000
 
 
-@shared_task(name="annotation.tasks.index_search", acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def index_search_task(project_id: int) -> None:
     """Index the project's rows that are not yet searchable (search_index.index_project), then,
     once none is left, refresh the statistics of their texts. A run cut short leaves the rest

@@ -9,7 +9,6 @@ from annotation.imports.services.running import run_import
 
 
 @shared_task(
-    name="annotation.tasks.run_import_task",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,

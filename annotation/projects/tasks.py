@@ -1,5 +1,5 @@
-"""The projects' Celery task, on the `imports` queue by its name (annotation.tasks registers it
-with the worker): the invitations' e-mails (services/invites.py queues them)."""
+"""The projects' Celery task, on the `imports` queue as every annotation task (annotation.tasks
+registers it with the worker): the invitations' e-mails (services/invites.py queues them)."""
 
 from celery import shared_task
 from django.core.mail import send_mail
@@ -7,7 +7,7 @@ from django.core.mail import send_mail
 from annotation.models import Project
 
 
-@shared_task(name="annotation.tasks.send_invites")  # routed with the imports
+@shared_task  # on the imports queue, as every annotation task
 def send_invites_task(project_id: int, invites: list[list[str]]) -> None:
     """E-mail each invitation's link to its address, on a worker."""
     project = Project.objects.get(pk=project_id)

@@ -1,3 +1,5 @@
+from typing import Any
+
 from rest_framework import serializers
 
 from annotation.models import Release
@@ -58,7 +60,7 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
     def get_download(self, release: Release) -> str:
         return f"/api/releases/{release.pk}/download/?format=zip"
 
-    def get_power(self, release: Release) -> dict[str, dict[str, object]]:
+    def get_power(self, release: Release) -> dict[str, Any]:
         return release_power(release.counts)
 
 

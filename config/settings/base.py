@@ -236,9 +236,11 @@ else:
     }
 # Results live in our own models; a backend is only configured when asked for.
 CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
+# Tasks are named by their modules (Celery's default): every task of an app goes to its queue,
+# whichever of its folders it lives in (tests/test_config.py checks that a worker reads each).
 CELERY_TASK_ROUTES = {
-    "evaluation.tasks.*": {"queue": "evaluation"},
-    "annotation.tasks.*": {"queue": "imports"},
+    "evaluation.*": {"queue": "evaluation"},
+    "annotation.*": {"queue": "imports"},
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -261,6 +263,11 @@ SERVED_MODEL_HOSTS = envlist("SERVED_MODEL_HOSTS", "*")
 MODEL_KEYS_SECRET = envstr("MODEL_KEYS_SECRET", "")
 # A request that fails with a connection error, a timeout, 429 or 5xx is tried again after
 # 1, 2, 4 ... seconds (at most SERVED_MODEL_BACKOFF_MAX), SERVED_MODEL_RETRIES times.
+# New participants a study link makes (docs/security.md, "Crowd participants"): at most this
+# many an hour from one client address, and this many a minute into one study (counted in the
+# cache, like the API's throttles).
+STUDY_NEW_PARTICIPANTS_PER_ADDRESS_HOUR = envint("STUDY_NEW_PARTICIPANTS_PER_ADDRESS_HOUR", 10)
+STUDY_NEW_PARTICIPANTS_PER_STUDY_MINUTE = envint("STUDY_NEW_PARTICIPANTS_PER_STUDY_MINUTE", 60)
 SERVED_MODEL_RETRIES = envint("SERVED_MODEL_RETRIES", 8)
 SERVED_MODEL_BACKOFF_MAX = envint("SERVED_MODEL_BACKOFF_MAX", 30)
 # The most bytes read of one answer of a model server (a run's, the registration's, the

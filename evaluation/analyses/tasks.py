@@ -1,5 +1,5 @@
 """An analysis's Celery task, on the `evaluation` queue (evaluation.tasks registers it with
-the worker, under the name it has always had)."""
+the worker)."""
 
 from celery import shared_task
 
@@ -8,7 +8,6 @@ from evaluation.analyses.execute import run_analysis
 
 
 @shared_task(
-    name="evaluation.tasks.run_analysis_task",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,

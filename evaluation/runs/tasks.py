@@ -9,7 +9,6 @@ from evaluation.runs.shards import shard_finished
 
 
 @shared_task(
-    name="evaluation.tasks.run_evaluation_task",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -22,7 +21,6 @@ def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-d
 
 
 @shared_task(
-    name="evaluation.tasks.run_shard_task",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
