@@ -1,7 +1,8 @@
 """The annotation side's Celery tasks, registered with the worker from here (Celery looks for
-`<app>.tasks`); each lives with its workflow and is routed to the `imports` queue by its name,
-"annotation.tasks.*": large imports (imports/tasks.py), the text-search index of what they
-wrote (data/tasks.py), and the invitations' e-mails (projects/tasks.py)."""
+`<app>.tasks`); each lives with its workflow, is named by its module, and goes to the `imports`
+queue as every annotation task ("annotation.*"): large imports (imports/tasks.py), the
+text-search index of what they wrote (data/tasks.py), and the invitations' e-mails
+(projects/tasks.py)."""
 
 from annotation.data.tasks import index_search_task
 from annotation.imports.tasks import run_import_task

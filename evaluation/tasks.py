@@ -1,7 +1,7 @@
 """The evaluation worker's Celery tasks, on the `evaluation` queue, registered with the worker
 from here (Celery looks for `<app>.tasks`): a run's and its shards' (runs/tasks.py), an
 analysis's (analyses/tasks.py), and here the health check and the sweep of jobs whose worker
-died. Each keeps the name "evaluation.tasks.*", which routes it."""
+died. Each is named by its module; every evaluation task ("evaluation.*") goes to that queue."""
 
 from typing import Any
 

@@ -94,6 +94,21 @@ def test_bad_environment_values_fail_loudly(tmp_path):
     assert "DEBUG='maybe' is not a boolean" in result.stderr
 
 
+@pytest.mark.parametrize(("value", "on"), [("true", True), ("1", True), ("0", False),
+                                           ("false", False), ("yes please", None)])  # fmt: skip
+def test_email_tls_is_read_as_a_boolean_or_stops_start_up(tmp_path, value, on):
+    """ "true" was read as off: the README promises a bad value stops start-up, and a good one
+    is taken."""
+    env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path), EMAIL_USE_TLS=value)
+    result = run_manage("shell", "-c", "from django.conf import settings; "
+                        "print(settings.EMAIL_USE_TLS)", env=env)  # fmt: skip
+    if on is None:
+        assert result.returncode != 0 and f"EMAIL_USE_TLS={value!r}" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1] == str(on)
+
+
 def test_docker_compose_wires_the_full_stack():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]

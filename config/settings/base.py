@@ -136,7 +136,7 @@ EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
 EMAIL_PORT = envint("EMAIL_PORT", 25)
 EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = envstr("EMAIL_USE_TLS", "") == "1"
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "contrastlab@localhost")
 
 # Throttling counts live here: in each process by default; set CACHE_URL (redis://…) so that
