@@ -7,6 +7,8 @@ from evaluation.runs import api as runs_api
 from evaluation.runs import views as runs_views
 from evaluation.specs import api as specs_api
 from evaluation.specs import views as specs_views
+from evaluation.table import api as table_api
+from evaluation.table import views as table_views
 
 api_urls = [
     path("models/", specs_api.ModelListView.as_view(), name="api-models"),
@@ -19,6 +21,8 @@ api_urls = [
         runs_api.RunPredictionsView.as_view(),
         name="api-evaluation-predictions",
     ),
+    path("results/", table_api.ResultsView.as_view(), name="api-results"),
+    path("results/score/", table_api.ResultsScoreView.as_view(), name="api-results-score"),
     path("analyses/", analyses_api.AnalysisListView.as_view(), name="api-analyses"),
     path("analyses/<id:pk>/", analyses_api.AnalysisDetailView.as_view(), name="api-analysis"),
 ]
@@ -56,6 +60,8 @@ def job_page_urls(prefix: str, name: str, pages: JobPages) -> list[URLPattern]:
 
 
 page_urls = [
+    path("results/", table_views.results_page, name="results"),
+    path("results/score/", table_views.results_score, name="results-score"),
     path("p/<slug:slug>/models/", specs_views.models_page, name="models"),
     path("p/<slug:slug>/models/<id:pk>/check/", specs_views.model_check_page, name="model-check"),
     path("p/<slug:slug>/models/prompt/", specs_views.prompt_page, name="prompt"),

@@ -60,7 +60,12 @@ def project_list(request: HttpRequest) -> HttpResponse:
         for project in projects
         for roles in [sorted(roles_of(request.user, project))]
     ]
-    context = {"rows": rows, "may_create": may_create_projects(request.user)}
+    context = {
+        "rows": rows,
+        "may_create": may_create_projects(request.user),
+        # the Results table (evaluation) spans the projects one administers
+        "administers": any("admin" in roles for _, roles, _ in rows),
+    }
     return render(request, "annotation/project_list.html", context)
 
 

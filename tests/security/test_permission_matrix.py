@@ -66,6 +66,10 @@ MATRIX = {
     "api-evaluations-compare": (("get", ADMINS),),
     "api-evaluation-cancel": (("post", ADMINS),),
     "api-evaluation-retry": (("post", ADMINS),),
+    "api-results": (("get", ADMINS),),
+    "api-results-score": (("post", ADMINS),),
+    "results": (("get", ADMINS),),
+    "results-score": (("post", ADMINS),),
     "project-dashboard": (("get", MEMBERS),),
     "project-import": (("get", ADMINS), ("post", ADMINS)),
     "project-members": (("get", ADMINS), ("post", ADMINS)),
@@ -182,6 +186,10 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "api-evaluations-compare": {},
         "api-evaluation-cancel": {"pk": run.pk},
         "api-evaluation-retry": {"pk": run.pk},
+        "api-results": {},
+        "api-results-score": {},
+        "results": {},
+        "results-score": {},
         "pivot-claim": {"slug": slug, "pk": perturbation.pivot_id},
         "pivot-answer": {"slug": slug, "pk": perturbation.pivot_id},
         "editor-new": {"slug": slug, "pk": perturbation.pivot_id},
@@ -223,6 +231,11 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "api-evaluations": {"release": released.pk},
         "api-evaluations-compare": {"runs": f"{run.pk},{run.pk}"},  # the query string
         "api-analyses": {"kind": "artifacts", "release": released.pk},
+        # the project named: an outsider who administers another one gets 404 for this one
+        "api-results": {"projects": slug},
+        "api-results-score": {"projects": slug},
+        "results": {"projects": slug},
+        "results-score": {"projects": slug},
     }
     return kwargs, users, slug, payloads
 
