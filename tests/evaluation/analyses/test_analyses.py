@@ -232,7 +232,7 @@ def test_inoculation_on_a_real_worker_gives_one_point_per_size_and_rate(
 
 @pytest.mark.django_db(transaction=True)
 def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
-    project, split_release, tiny_model, people
+    project, split_release, tiny_model, people, monkeypatch, tmp_path, settings
 ):
     spec = ModelSpec.objects.create(
         project=project, name="tiny", kind="hf-sequence-classification", source=str(tiny_model),
@@ -243,8 +243,13 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
     analysis = analysis_create(
         project=project, user=people["admin"], kind="inoculation", params=params, send=False
     )
-    temp = Path(tempfile.gettempdir())
-    before = set(temp.iterdir())
+    # What this process writes to a temporary folder goes to this test's own (other work on
+    # the machine writes to the system's: a pip install beside CI once failed this test).
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    media = Path(settings.MEDIA_ROOT)
+    before = set(media.rglob("*")) if media.exists() else set()
 
     def work() -> None:
         try:
@@ -265,7 +270,8 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
     assert not worker.is_alive()
     analysis.refresh_from_db()
     assert analysis.status == "cancelled" and analysis.result == {}
-    assert set(temp.iterdir()) - before == set()
+    assert list(temp.iterdir()) == []
+    assert (set(media.rglob("*")) if media.exists() else set()) - before == set()
 
 
 @pytest.mark.django_db
