@@ -161,6 +161,7 @@ class CountingProxy:
         self.keys: set[str] = set()  # the Authorization headers seen
         self.on_answer: Any = None  # called after each answer (a test's outage)
         self.usage: Counter[str] = Counter()  # the tokens the server said it used
+        self.rewrite: Any = None  # (the body sent, the answer's JSON) -> the JSON passed on
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -196,6 +197,8 @@ class CountingProxy:
                     sent = json.loads(body)
                     proxy.answered[json.dumps(sent.get("prompt") or sent.get("messages"))] += 1
                     proxy.usage.update(json.loads(data).get("usage") or {})
+                if body and status == 200 and proxy.rewrite:  # a server that answers otherwise
+                    data = json.dumps(proxy.rewrite(json.loads(body), json.loads(data))).encode()
                 if proxy.on_answer:  # before the answer goes out, so that the client's next
                     proxy.on_answer(proxy)  # request already meets the outage it starts
                 self.send_response(status)

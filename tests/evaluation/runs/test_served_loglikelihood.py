@@ -196,3 +196,45 @@ def test_the_check_tells_a_shifted_echo_from_a_right_one(sentiment, shifted, ali
         assert answer["lists_source"] is True and answer["repeatable"] is True
         assert ("shifted by one token" in " ".join(answer["notes"])) == (echo == "shifted")
     assert ModelSpec.objects.filter(project=project).count() == 2
+
+
+def capped(limit):  # type: ignore[no-untyped-def]
+    """A server that gives at most `limit` top log-probabilities, as vLLM's max_logprobs caps
+    them: each list keeps its `limit` likeliest tokens."""
+
+    def rewrite(sent, answer):  # type: ignore[no-untyped-def]
+        for choice in answer.get("choices", []):
+            tops = (choice.get("logprobs") or {}).get("top_logprobs") or []
+            for i, top in enumerate(tops):
+                if top:
+                    tops[i] = dict(sorted(top.items(), key=lambda kv: -kv[1])[:limit])
+        return answer
+
+    return rewrite
+
+
+def test_a_server_that_caps_its_top_list_falls_back_to_a_right_echo(sentiment, aligned, counted):
+    """Only the likeliest token is listed: " positive" never is (the model favours " negative"),
+    so every example is asked again by echo, and still equals the forward pass."""
+    model, server = aligned
+    proxy = counted(server)
+    proxy.rewrite = capped(1)
+    run = run_evaluation(scored(sentiment, proxy, SINGLE).pk)
+    assert run.status == "succeeded", run.error
+    oracle = ForwardPass(model)
+    prompts = contexts(run)
+    outside = [p for p in prompts.values() if oracle.rank(p, " positive") >= 1]
+    assert run.metrics["server"]["path"] == "next" and run.metrics["server"]["top"] == 1
+    assert run.metrics["server"]["fallback"] == len(outside) > 0
+    assert_forward_pass(run, model, SINGLE)
+
+
+def test_a_server_that_caps_its_top_list_and_shifts_its_echo_is_refused(
+    sentiment, shifted, counted
+):
+    _, server = shifted
+    proxy = counted(server)
+    proxy.rewrite = capped(1)
+    run = run_evaluation(scored(sentiment, proxy, SINGLE).pk)
+    assert run.status == "failed", run.metrics
+    assert "not among the 1 most likely" in run.error and "shifted" in run.error, run.error
