@@ -22,8 +22,6 @@ LEGACY_NAMES = {
 
 @app.on_after_finalize.connect
 def accept_legacy_names(sender: Celery, **_: object) -> None:
-    import annotation.tasks  # noqa: F401  (the tasks, registered under their names)
-    import evaluation.tasks  # noqa: F401
-
+    sender.loader.import_default_modules()  # the apps' tasks modules, as a worker imports them
     for old, name in LEGACY_NAMES.items():
         sender.tasks[old] = sender.tasks[name]

@@ -248,6 +248,7 @@ class ServedModel:
             if not finished:  # a failure or a cancel: the requests in flight are cut
                 self.line.abort()
             pool.shutdown(wait=True, cancel_futures=True)
+            self.line.close()  # the pool's threads are gone: so are their connections
 
     def exchange(
         self, method: str, path: str, body: Any = None, *, deadline: float, beat: Beat = None

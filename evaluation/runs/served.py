@@ -50,8 +50,26 @@ def run_served(
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     texts = prompts_of(spec, release, examples)
     client = served_client(spec)
+    try:
+        return _scored(run, spec, project, prompting, client, texts, examples, advance)
+    finally:
+        client.line.close()
+
+
+def _scored(
+    run: EvaluationRun,
+    spec: ModelSpec,
+    project: Any,
+    prompting: Prompting,
+    client: ServedModel,
+    texts: list[str],
+    examples: list[dict[str, Any]],
+    advance: Advance,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
-        lls, spent, how = label_loglikelihoods(run, spec, client, texts, prompting.words, advance)
+        lls, spent, how = label_loglikelihoods(
+            run, spec, client, texts, list(prompting.words), advance
+        )
         rows, metrics = choice_rows(project, examples, prompting.words, lls)
         metrics["server"] = how
     else:
