@@ -164,7 +164,10 @@ def _next(
             "by log-likelihood: use scoring 'generation'."
         )
     tops = logprobs.get("top_logprobs") or [None]
-    return str(choice.get("text") or ""), logprob(logprobs["token_logprobs"][0]), top_list(tops[0])
+    # The first token's own text: a server may go on past a token that is part of a character
+    # (llama-cpp-python does, and its `text` then holds two tokens).
+    tokens = logprobs.get("tokens") or [choice.get("text") or ""]
+    return str(tokens[0]), logprob(logprobs["token_logprobs"][0]), top_list(tops[0])
 
 
 def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
@@ -178,7 +181,7 @@ def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
                 f"The server gives different figures for the same request ({value:.4f}, then "
                 f"{again[1]:.4f}): scores from it could not be repeated."
             )
-        echo = _echo(client, report, prompt, token, value, left())
+        echo = _echo(client, report, prompt, token, value, left()) if token else ""
         if echo:
             report.echo = echo
             break
