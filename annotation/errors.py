@@ -15,7 +15,13 @@ from django.http import HttpRequest
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-STATUS = {"invalid": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
+STATUS = {
+    "invalid": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "throttled": 429,  # too many of something in a while (new participants of a study link)
+}
 
 
 class DomainError(Exception):

@@ -28,6 +28,12 @@ class StudyInputSerializer(serializers.Serializer):
         required=False,
         help_text="default: drawn at random",
     )
+    max_participants = serializers.IntegerField(
+        min_value=1,
+        max_value=studies.MAX_PARTICIPANTS,
+        required=False,
+        help_text="the most participants the link makes; left out: no cap",
+    )
 
 
 class StudySerializer(serializers.Serializer):
@@ -36,6 +42,7 @@ class StudySerializer(serializers.Serializer):
     platform = serializers.CharField()
     link = serializers.CharField(help_text="the address to give the platform, with its fields")
     items_per_participant = serializers.IntegerField()
+    max_participants = serializers.IntegerField(allow_null=True, help_text="null: no cap")
     completion_code = serializers.CharField()
     ended_code = serializers.CharField(help_text="the code of participants the gates stopped")
     participants = serializers.IntegerField()
@@ -52,6 +59,7 @@ def study_body(request: Request, study: Study, participants: int = 0, completed:
             # Built by hand: build_absolute_uri would escape Prolific's {{%...%}} placeholders.
             "link": f"{request.scheme}://{request.get_host()}{studies.study_path(study)}",
             "items_per_participant": study.items_per_participant,
+            "max_participants": study.max_participants,
             "completion_code": study.completion_code,
             "ended_code": study.ended_code,
             "participants": participants,

@@ -23,6 +23,7 @@ from annotation.downloads import download
 from annotation.errors import DomainError
 from annotation.models import GoldAnswer, Participant, Project, Study
 from annotation.permissions import Role, project_for
+from config.edge import client_address
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -66,8 +67,10 @@ def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
             return render(request, "annotation/study_enter.html", context, status=409)
         logout(request)
     try:
-        participant = studies.participant_arrive(study=study, arrival=arrival)
-    except DomainError as error:  # its id taken in the project by an account not theirs
+        participant = studies.participant_arrive(
+            study=study, arrival=arrival, address=client_address(request) or ""
+        )
+    except DomainError as error:  # the study full, too many new at once, or the id's name taken
         context["error"] = error.message
         return render(request, "annotation/study_enter.html", context, status=error.status)
     if request.user.pk != participant.user_id:
@@ -204,6 +207,9 @@ def _studies_action(request: HttpRequest, project: Project) -> None:
         items = request.POST.get("items_per_participant", "").strip()
         if items and not items.isdigit():
             raise DomainError("items_per_participant is from 1 to 10000.")
+        cap = request.POST.get("max_participants", "").strip()
+        if cap and not (cap.isascii() and cap.isdigit()):
+            raise DomainError("max_participants is a whole number, or empty for no cap.")
         study = studies.study_create(
             project=project,
             actor=request.user,
@@ -211,6 +217,7 @@ def _studies_action(request: HttpRequest, project: Project) -> None:
             platform=request.POST.get("platform", ""),
             items_per_participant=int(items) if items else None,
             completion_code=request.POST.get("completion_code", "").strip(),
+            max_participants=int(cap) if cap else None,
         )
         messages.success(request, f"Study {study.name} created: paste its link below.")
 

@@ -112,6 +112,8 @@ class Study(models.Model):
     platform = models.CharField(max_length=16, choices=Platform.choices)
     token = models.CharField(max_length=64, unique=True)
     items_per_participant = models.PositiveIntegerField()
+    # The most participants the link makes (none: no cap); past it, a page says it is full.
+    max_participants = models.PositiveIntegerField(null=True, blank=True)
     completion_code = models.CharField(max_length=64)
     # The code for a participant whose work the gates ended (failed test, paused): the platform
     # records them apart, and the payments CSV says they did not pass.
@@ -134,6 +136,10 @@ class Study(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(items_per_participant__gte=1), name="study_items_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_participants__isnull=True) | Q(max_participants__gte=1),
+                name="study_max_participants_positive",
             ),
         ]
 

@@ -13,6 +13,8 @@ if "PYTEST_XDIST_WORKER" in os.environ or "CELERY_BROKER_URL" not in os.environ:
 # The fuzz and load tests send thousands of requests; the throttling test sets its own rates.
 for scope in ("ANON", "USER", "BAD_TOKEN"):
     os.environ.setdefault(f"API_THROTTLE_{scope}", "1000000/minute")
+for per in ("ADDRESS_HOUR", "STUDY_MINUTE"):  # test_arrivals.py sets its own
+    os.environ.setdefault(f"STUDY_NEW_PARTICIPANTS_PER_{per}", "1000000")
 
 from config.settings.local import *  # noqa: E402, F403
 

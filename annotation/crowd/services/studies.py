@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from annotation.crowd import pool
+from annotation.crowd import arrivals, pool
 from annotation.crowd.gates import FAILED, PASSED, quiz_on
 from annotation.errors import DomainError
 from annotation.models import (
@@ -36,6 +36,7 @@ PARTICIPANT = "participant"
 PLATFORM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 PROLIFIC_RETURN = "https://app.prolific.com/submissions/complete?cc={code}"
+MAX_PARTICIPANTS = 1_000_000
 # What each platform appends to the link it sends participants to.
 LINK_QUERY: dict[str, str] = {
     Study.Platform.PROLIFIC: "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
@@ -53,8 +54,10 @@ def study_create(
     platform: str,
     items_per_participant: int | None = None,
     completion_code: str = "",
+    max_participants: int | None = None,
 ) -> Study:
-    """A study link for `project`; its gold pool is filled for the gates."""
+    """A study link for `project`; its gold pool is filled for the gates. `max_participants`
+    caps the participants it makes (None: no cap)."""
     if platform not in Study.Platform.values:
         raise DomainError("platform is prolific or mturk.", field="platform")
     items = (
@@ -65,6 +68,11 @@ def study_create(
     if not 1 <= items <= 10_000:
         raise DomainError(
             "items_per_participant is from 1 to 10000.", field="items_per_participant"
+        )
+    if max_participants is not None and not 1 <= max_participants <= MAX_PARTICIPANTS:
+        raise DomainError(
+            f"max_participants is from 1 to {MAX_PARTICIPANTS}, or empty for no cap.",
+            field="max_participants",
         )
     code = completion_code or secrets.token_hex(4).upper()
     if not PLATFORM_ID.fullmatch(code):
@@ -77,6 +85,7 @@ def study_create(
         platform=platform,
         token=secrets.token_urlsafe(18),
         items_per_participant=items,
+        max_participants=max_participants,
         completion_code=code,
         ended_code=secrets.token_hex(4).upper(),
         created_by=actor,
@@ -89,6 +98,7 @@ def study_create(
         study=study.pk,
         platform=platform,
         items_per_participant=items,
+        max_participants=max_participants,
     )
     return study
 
@@ -126,17 +136,21 @@ def arrival_of(query: Any) -> Arrival:
     return Arrival(external_id, **extras)
 
 
-def participant_arrive(*, study: Study, arrival: Arrival) -> Participant:
+def participant_arrive(*, study: Study, arrival: Arrival, address: str = "") -> Participant:
     """The participant of this id in the study's project: made on first arrival (an account
-    with no e-mail and no password, validator of this project alone), resumed after."""
+    with no e-mail and no password, validator of this project alone), resumed after. A new
+    one counts against the rates of its client `address` and of the study, and the study's
+    cap, under its row lock (annotation.crowd.arrivals)."""
     project = study.project
     found = Participant.objects.filter(project=project, external_id=arrival.external_id)
     existing = found.select_related("study", "user").first()
     if existing is not None:
         found.update(last_seen_at=timezone.now())
         return existing
+    arrivals.check_arrival_rate(study=study, address=address)
     try:
         with transaction.atomic():
+            arrivals.check_room(Study.objects.select_for_update().get(pk=study.pk))
             user = get_user_model()(username=Participant.username_for(study, arrival.external_id))
             user.set_unusable_password()
             user.save()
