@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404
 
 from annotation.data import records
 from annotation.models import AuditLog, Example, Perturbation, ValidationItem, Vote
-from annotation.text.answers import AnswerRules, Response, answer_text
-from annotation.validation.resolution import resolution_status
+from annotation.text.answers import answer_text
+from annotation.validation.resolution import free_text_outcome, resolution_status
 
 
 @dataclass(frozen=True)
@@ -112,12 +112,7 @@ def _resolution(p: Perturbation, item: ValidationItem) -> Event:
     changed since, by an admin's decision that follows in the story)."""
     project = p.project
     if project.is_free_text:
-        counted = item.votes.filter(counts=True).values_list("answer", "label")
-        outcome = AnswerRules.of(project).resolve(
-            [Response(a, label) for a, label in counted],
-            item.gold_answers,
-            item.majority_needed(project),
-        )
+        outcome = free_text_outcome(item, project)
         status, chosen = outcome.status, " · ".join(answer_text(a) for a in outcome.answers)
         chosen = chosen or outcome.label
     else:

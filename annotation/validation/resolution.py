@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from django.utils import timezone
 
-from annotation.models import Perturbation, ValidationItem
-from annotation.text.answers import AnswerRules, Response
+from annotation.models import Perturbation, Project, ValidationItem
+from annotation.text.answers import AnswerRules, Outcome, Response
 from annotation.validation import sql
 
 
@@ -29,12 +29,7 @@ def item_resolve(*, item: ValidationItem) -> None:
     in its label_votes."""
     project = item.project
     if project.is_free_text:
-        counted = item.votes.filter(counts=True).values_list("answer", "label")
-        outcome = AnswerRules.of(project).resolve(
-            [Response(a, label) for a, label in counted],
-            item.gold_answers,
-            item.majority_needed(project),
-        )
+        outcome = free_text_outcome(item, project)
         item.majority_label, item.majority_answers = outcome.label, outcome.answers
         status = outcome.status
     else:
@@ -43,6 +38,17 @@ def item_resolve(*, item: ValidationItem) -> None:
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()
     sql.store_resolution(item, json.dumps(item.majority_answers), status)
+
+
+def free_text_outcome(item: ValidationItem, project: Project) -> Outcome:
+    """What the counted votes on an item of `project`, a free-text one, decide: its status and
+    the answers or extra label agreed on. Resolution stores it; a row's history tells it."""
+    counted = item.votes.filter(counts=True).values_list("answer", "label")
+    return AnswerRules.of(project).resolve(
+        [Response(a, label) for a, label in counted],
+        item.gold_answers,
+        item.majority_needed(project),
+    )
 
 
 def vote_agrees(label: str, answer: str, item: ValidationItem) -> bool:

@@ -9,70 +9,19 @@ from rest_framework.views import APIView
 from annotation.pagination import page_of, paginated
 from annotation.permissions import raw_field
 from evaluation.access import admin_model, admin_project, admin_projects, require_some_admin
-from evaluation.models import ModelSpec, default_stop
+from evaluation.models import ModelSpec
 from evaluation.specs import services
+from evaluation.specs.fields import MODEL_FIELDS, api_field
 
 
 class ModelInputSerializer(serializers.Serializer):
+    # The project's slug, then a model spec's settings as evaluation/specs/fields.py declares
+    # them, for the Models page's form too (no docstring: it would be the schema's description).
+
     project = serializers.SlugField()
-    name = serializers.CharField(max_length=100)
-    kind = serializers.ChoiceField(choices=ModelSpec.Kind.choices)
-    source = serializers.CharField(max_length=500)  # type: ignore[assignment]  # popped by DRF
-    label_mapping = serializers.DictField(child=serializers.CharField(), default=dict)
-    max_length = serializers.IntegerField(min_value=1, max_value=8192, default=256)
-    batch_size = serializers.IntegerField(min_value=1, max_value=4096, default=32)
-    device = serializers.ChoiceField(choices=ModelSpec.Device.choices, default="auto")
-    precision = serializers.ChoiceField(choices=ModelSpec.Precision.choices, default="fp32")
-    prompt = serializers.CharField(
-        max_length=4000,
-        default="",
-        trim_whitespace=False,
-        allow_blank=True,
-        help_text="language models: a template over the fields; blank: the project's prompt",
-    )
-    verbalizers = serializers.DictField(
-        child=serializers.CharField(max_length=200),
-        default=dict,
-        help_text="label -> the words scored for it; overrides the project's",
-    )
-    target_delimiter = serializers.CharField(
-        max_length=20, default=" ", trim_whitespace=False, allow_blank=True
-    )
-    few_shot = serializers.IntegerField(min_value=0, max_value=32, default=0)
-    few_shot_split = serializers.CharField(max_length=8, default="", allow_blank=True)
-    chat_template = serializers.BooleanField(default=False)
-    stop = serializers.ListField(
-        child=serializers.CharField(max_length=50, trim_whitespace=False),
-        default=default_stop,
-        max_length=8,
-    )
-    num_beams = serializers.IntegerField(min_value=1, max_value=16, default=1)
-    max_new_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=64)
-    stride = serializers.IntegerField(min_value=1, max_value=4096, default=128)
-    max_answer_tokens = serializers.IntegerField(min_value=1, max_value=1024, default=30)
-    base_url = serializers.CharField(
-        max_length=500,
-        default="",
-        allow_blank=True,
-        help_text="openai-compatible: the server's base URL, e.g. http://host:8000/v1",
-    )
-    api_key = serializers.CharField(
-        max_length=500,
-        default="",
-        allow_blank=True,
-        write_only=True,
-        help_text="openai-compatible: the key, kept encrypted and never returned",
-    )
-    concurrency = serializers.IntegerField(min_value=1, max_value=256, default=4)
-    timeout = serializers.IntegerField(min_value=1, max_value=3600, default=120)
-    scoring = serializers.ChoiceField(choices=ModelSpec.Scoring.choices, default="loglikelihood")
-    price_prompt = serializers.FloatField(min_value=0, required=False, allow_null=True)
-    price_completion = serializers.FloatField(min_value=0, required=False, allow_null=True)
-    allow_random_weights = serializers.BooleanField(
-        default=False,
-        help_text="run even where the checkpoint lacks weights its kind needs (a headless "
-        "encoder as a classifier): they are initialised at random; for deliberate baselines",
-    )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**super().get_fields(), **{f.name: api_field(f) for f in MODEL_FIELDS}}
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
