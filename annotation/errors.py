@@ -190,6 +190,9 @@ STATE_RULES = {
     "models_create": "a transformers model's source is not where a worker can load it from (a "
     "folder of MODELS_DIR without config.json, a hub id neither in the Hugging Face cache nor "
     "on the hub; docs/models.md)",
+    "models_check": "the model is not served (only served models are checked)",
+    "evaluations_compare_retrieve": "a run has not succeeded, names the same run twice, or the "
+    "two runs are not on the same release and split",
     "analyses_create": "the analysis needs a release (artifacts, inoculation) or runs "
     "(instability), and the parameters of its kind (docs/analyses.md)",
 }

@@ -5,15 +5,19 @@ from rest_framework import serializers
 from annotation.models import Project
 from annotation.models.config import FIELD_KINDS, MAX_TAG_TARGET, settings_without_answers
 
+# A name or label holds a character that is not a space (their spaces around are trimmed): the
+# schema says so, so that " " is refused as the schema's, not by a rule it does not state.
+VISIBLE = r"\S"
+
 
 class FieldSpecSerializer(serializers.Serializer):
-    name = serializers.CharField()
+    name = serializers.RegexField(VISIBLE)
     kind = serializers.ChoiceField(choices=list(FIELD_KINDS), default="text")
     editable = serializers.BooleanField(default=True)
 
 
 class TagSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=64)
+    name = serializers.RegexField(VISIBLE, max_length=64)
     description = serializers.CharField(allow_blank=True, default="")
     target = serializers.IntegerField(
         min_value=0, max_value=MAX_TAG_TARGET, allow_null=True, required=False
@@ -22,12 +26,14 @@ class TagSerializer(serializers.Serializer):
 
 
 class ProjectInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = serializers.RegexField(VISIBLE, max_length=200)
     slug = serializers.SlugField(max_length=64)
     task_type = serializers.ChoiceField(choices=Project.TaskType.choices, default="classification")
     fields = FieldSpecSerializer(many=True)  # type: ignore[assignment]  # popped by DRF
-    labels = serializers.ListField(child=serializers.CharField(max_length=100))
-    extra_labels = serializers.ListField(child=serializers.CharField(max_length=100), default=list)
+    labels = serializers.ListField(child=serializers.RegexField(VISIBLE, max_length=100))
+    extra_labels = serializers.ListField(
+        child=serializers.RegexField(VISIBLE, max_length=100), default=list
+    )
     tags = TagSerializer(many=True, default=list)
     guidelines = serializers.CharField(allow_blank=True, default="")
     settings = serializers.DictField(default=dict)

@@ -207,7 +207,11 @@ class RunCompareView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "runs", str, required=True, description="two succeeded run ids: runs=12,15"
+                "runs",
+                str,
+                required=True,
+                pattern=r"^[0-9]{1,18},[0-9]{1,18}$",
+                description="two succeeded run ids: runs=12,15",
             )
         ],
         responses=ComparisonSerializer,

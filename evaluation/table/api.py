@@ -7,6 +7,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,13 +16,14 @@ from annotation.errors import DomainError
 from evaluation.access import admin_projects, require_some_admin
 from evaluation.runs.api import RunOutputSerializer
 from evaluation.table.formats import FORMATS
-from evaluation.table.selectors import ResultsTable, results_table, table_query
+from evaluation.table.selectors import SLUGS, SPLITS, ResultsTable, results_table, table_query
 from evaluation.table.services import results_score_missing
 
 PARAMETERS = [
     OpenApiParameter(
         "projects",
         str,
+        pattern=SLUGS,
         description="slugs, comma-separated (default: every project you administer)",
     ),
     OpenApiParameter("split", enum=["train", "dev", "test"], default="test"),
@@ -109,9 +111,13 @@ class ResultsView(APIView):
 
 
 class ScoreInputSerializer(serializers.Serializer):
-    projects = serializers.CharField(required=False, allow_blank=True)
-    split = serializers.CharField(required=False, allow_blank=True)
-    releases = serializers.CharField(required=False, allow_blank=True)
+    projects = serializers.RegexField(
+        SLUGS,
+        required=False,
+        help_text="slugs, comma-separated (default: every one you administer)",
+    )
+    split = serializers.ChoiceField(choices=list(SPLITS), default="test")
+    releases = serializers.ChoiceField(choices=["latest", "all"], default="latest")
     shards = serializers.IntegerField(min_value=1, max_value=64, default=1)
 
 
@@ -128,6 +134,9 @@ class ScoredSerializer(serializers.Serializer):
 
 
 class ResultsScoreView(APIView):
+    # JSON only: a form's blank `projects` would read as "not given" (every project).
+    parser_classes = [JSONParser]
+
     @extend_schema(request=ScoreInputSerializer, responses={202: ScoredSerializer})
     def post(self, request: Request) -> Response:
         """Score the missing cells: a run for each registered model of a row's release that

@@ -40,6 +40,7 @@ TAG_FIGURES = {
 TAG_INTERVAL = {"perturbed_accuracy", "perturbed_f1", "pair_accuracy"}
 BY = ("release", "tag")
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
+SLUGS = r"^[-a-zA-Z0-9_]{1,64}(,[-a-zA-Z0-9_]{1,64})*$"  # `projects`, as the schema states it
 RELEASES = ("latest", "all")
 IN_PROGRESS = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
 
@@ -114,7 +115,7 @@ def table_query(user: Any, params: Any, administered: list[Project]) -> TableQue
     administer is refused (404) like one that does not exist; a malformed value is 400."""
     mine = {p.slug: p for p in administered}
     raw = params.get("projects")
-    slugs = list(mine) if raw in (None, "") else [s.strip() for s in str(raw).split(",")]
+    slugs = list(mine) if raw is None else [s.strip() for s in str(raw).split(",")]
     if not all(SLUG.fullmatch(s) for s in slugs):
         raise DomainError("projects is project slugs, comma-separated.", field="projects")
     unknown = [s for s in slugs if s not in mine]
@@ -123,13 +124,13 @@ def table_query(user: Any, params: Any, administered: list[Project]) -> TableQue
         raise DomainError(
             f"You administer no project named {names}.", code="not_found", field="projects"
         )
-    split = params.get("split") or "test"
+    split = params.get("split", "test")
     if split not in SPLITS:
         raise DomainError(f"split is one of {', '.join(SPLITS)}.", field="split")
-    by = params.get("by") or "release"
+    by = params.get("by", "release")
     if by not in BY:
         raise DomainError("by is release or tag.", field="by")
-    releases = params.get("releases") or "latest"
+    releases = params.get("releases", "latest")
     if releases not in RELEASES:
         raise DomainError("releases is latest or all.", field="releases")
     chosen = [mine[s] for s in dict.fromkeys(slugs)]

@@ -42,8 +42,9 @@ def _query_string(query: TableQuery) -> str:
 def _params(request: HttpRequest) -> dict[str, str]:
     """The page's form sends each chosen project as its own `projects` value."""
     values = request.POST if request.method == "POST" else request.GET
-    params = {key: values.get(key, "") for key in ("split", "by", "releases")}
-    params["projects"] = ",".join(values.getlist("projects"))
+    params = {key: values[key] for key in ("split", "by", "releases") if values.get(key)}
+    if values.getlist("projects"):  # none ticked: every project, as with none named
+        params["projects"] = ",".join(values.getlist("projects"))
     return params
 
 
