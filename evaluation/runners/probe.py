@@ -75,6 +75,11 @@ def models_problem(
         return "base_url", f"The server at {host} was refused: {error}."
     if reply.status in (401, 403):
         return "api_key", f"The server at {host} refused the API key (HTTP {reply.status})."
+    if reply.status == 404:
+        return "base_url", (
+            f"The server at {host} has no model list at this address (HTTP 404): the base URL "
+            "is the server's OpenAI-compatible address, up to /v1 (e.g. http://host:8000/v1)."
+        )
     try:
         names = [str(model["id"]) for model in reply.json()["data"]]
     except (ValueError, KeyError, TypeError):
@@ -200,9 +205,9 @@ def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
     elif report.echo == "shifted":
         report.notes.append(
             "This server's prompt log-probabilities (echo) are shifted by one token: each is "
-            "read from the logits after its token. Labels are scored from the top lists "
-            f"instead (the {TOP} most likely tokens), which holds for labels whose tokens "
-            "rank among them."
+            "read from the logits after its token. Labels are scored from the lists of the "
+            f"likeliest next tokens instead (up to {TOP} asked), which holds for labels whose "
+            "tokens rank among them."
         )
 
 

@@ -63,6 +63,7 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "releases": releases,
         "specs": specs,
+        "served": any(spec.kind == ModelSpec.Kind.OPENAI_COMPATIBLE for spec in specs),
         "runs": runs[:100],
         "errors": errors,
         "splits": splits,

@@ -74,7 +74,10 @@ def model_check_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     echo = {"aligned": "right", "shifted": "shifted by one token"}.get(report.echo, report.echo)
     said = f"Check of {spec.name}: " + ("ready to score." if report.ok else "not ready.")
     if report.top:
-        said += f" Prompt log-probabilities (echo): {echo}; top list: {report.top} tokens."
+        said += (
+            f" Prompt log-probabilities (echo): {echo}; the likeliest next tokens listed: "
+            f"{report.top} distinct."
+        )
     (messages.success if report.ok else messages.error)(request, said)
     for problem in report.problems:
         messages.error(request, problem)

@@ -53,6 +53,6 @@ def test_the_check_and_the_run_page_say_how_a_served_model_is_read(
     page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
     expect(page.locator("#run-status")).to_have_text("succeeded")
     reading = page.locator("#server-reading")
-    expect(reading).to_contain_text(re.compile(r"from the next token's top \d+ log-probab"))
+    expect(reading).to_contain_text(re.compile(r"likeliest next tokens .*\(\d+ distinct"))
     expect(reading).to_contain_text("one request per example")
     screenshot(page, "served-run")

@@ -376,3 +376,13 @@ def test_a_later_release_asks_the_server_only_for_its_new_sets(sentiment, proxy)
     assert {k: v for k, v in again.metrics.items() if k not in drop} == {
         k: v for k, v in scratch.metrics.items() if k not in drop
     }
+
+
+def test_a_base_url_without_v1_is_refused_with_the_hint(sentiment, proxy):
+    """llama-cpp-python, vLLM and the API providers list their models at /v1/models."""
+    project, _, root = sentiment
+    answer = root.post("/api/models/", {
+        "project": project.slug, "name": "m", "kind": "openai-compatible",
+        "source": "tiny-llama", "base_url": proxy.url}, format="json")  # fmt: skip
+    assert answer.status_code == 400 and answer.json()["field"] == "base_url"
+    assert "up to /v1" in answer.json()["detail"]
