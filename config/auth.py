@@ -63,6 +63,8 @@ class TokenRequestSerializer(AuthTokenSerializer):
     """Username and password for a token. A username longer than any account's is refused
     before authentication: the login-throttling record would not hold it (a 500)."""
 
-    username = serializers.CharField(
-        max_length=get_user_model()._meta.get_field("username").max_length, write_only=True
+    username = serializers.RegexField(
+        r"\S",  # a visible character (spaces around are trimmed), as the schema states
+        max_length=get_user_model()._meta.get_field("username").max_length,
+        write_only=True,
     )
