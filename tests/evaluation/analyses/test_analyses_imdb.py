@@ -26,9 +26,15 @@ MAPPING = {"negative": "Negative", "positive": "Positive"}
 def imdb(shared_data, project, people, client_for, settings, tmp_path):  # type: ignore[no-untyped-def]
     """The IMDb dev and test contrast sets, imported as published and released."""
     settings.MEDIA_ROOT = tmp_path / "media"
+    admin = client_for(people["admin"])
+    return imdb_release(shared_data, project, admin), admin
+
+
+def imdb_release(shared_data, project, admin) -> int:  # type: ignore[no-untyped-def]
+    """The IMDb dev and test contrast sets imported as published into `project` through the
+    API, accepted and released: the release's id."""
     project.labels = ["Positive", "Negative"]
     project.save()
-    admin = client_for(people["admin"])
     for split in ("dev", "test"):
         files = {
             role: SimpleUploadedFile(path.name, path.read_bytes())
@@ -42,7 +48,7 @@ def imdb(shared_data, project, people, client_for, settings, tmp_path):  # type:
         assert response.status_code == 201, response.json()
     release = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
     assert release.status_code == 201, release.json()
-    return release.json()["id"], admin
+    return int(release.json()["id"])
 
 
 def test_instability_over_six_runs_equals_an_independent_decomposition(project, imdb):

@@ -8,7 +8,6 @@ import random
 
 import numpy as np
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar
@@ -16,6 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from evaluation.models import ModelSpec
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_enqueue
+from tests.evaluation.analyses.test_analyses_imdb import imdb_release
 
 pytestmark = pytest.mark.django_db
 MAPPING = {"negative": "Negative", "positive": "Positive"}
@@ -27,23 +27,9 @@ def imdb(shared_data, project, people, client_for, settings, tmp_path):  # type:
     """The IMDb dev and test contrast sets as published, released, and two lexicon models'
     runs on test."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    project.labels = ["Positive", "Negative"]
-    project.save()
     admin = client_for(people["admin"])
-    for split in ("dev", "test"):
-        files = {
-            role: SimpleUploadedFile(path.name, path.read_bytes())
-            for role in ("original", "contrast")
-            if (path := shared_data / "imdb-contrast" / f"{split}_{role}.tsv")
-        }
-        response = admin.post(f"/api/projects/{project.slug}/import/sets/", {
-            "format": "paired_tsv", "split": split, "accept": "true", "tags": "negation",
-            "mapping": json.dumps({"text": "Text", "label": "Sentiment"}), **files,
-        }, format="multipart")  # fmt: skip
-        assert response.status_code == 201, response.json()
-    made = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
-    assert made.status_code == 201, made.json()
-    release = project.releases.get(pk=made.json()["id"])
+    made = imdb_release(shared_data, project, admin)
+    release = project.releases.get(pk=made)
     return release, admin, [scored(release, seed, "test") for seed in (0, 3)]
 
 
