@@ -27,14 +27,21 @@ class StrictJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {error}") from None
 
 
+# Where the edge leaves the client's address for the views (client_address, below): a key no
+# request header can write (those are HTTP_*).
+CLIENT_ADDRESS = "CONTRASTLAB_CLIENT_ADDRESS"
+
+
 class EdgeMiddleware:
     """Refuses NUL characters in the path, the query string and form fields, and request bodies
-    over the limits, with JSON for the API and a plain 400 page elsewhere."""
+    over the limits, with JSON for the API and a plain 400 page elsewhere; leaves the client's
+    address in request.META[CLIENT_ADDRESS] for the views that count by it (study links)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.META[CLIENT_ADDRESS] = client_address(request) or ""
         problem = self._problem(request)
         if problem is not None:
             status, message = problem

@@ -23,7 +23,6 @@ from annotation.downloads import download
 from annotation.errors import DomainError
 from annotation.models import GoldAnswer, Participant, Project, Study
 from annotation.permissions import Role, project_for
-from config.edge import client_address
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -66,10 +65,9 @@ def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
             context.update(current=current, arriving=arrival.external_id)
             return render(request, "annotation/study_enter.html", context, status=409)
         logout(request)
+    address = request.META.get("CONTRASTLAB_CLIENT_ADDRESS", "")  # the edge's (config/edge.py)
     try:
-        participant = studies.participant_arrive(
-            study=study, arrival=arrival, address=client_address(request) or ""
-        )
+        participant = studies.participant_arrive(study=study, arrival=arrival, address=address)
     except DomainError as error:  # the study full, too many new at once, or the id's name taken
         context["error"] = error.message
         return render(request, "annotation/study_enter.html", context, status=error.status)
