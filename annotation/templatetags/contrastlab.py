@@ -21,6 +21,12 @@ def percent(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value * 100:.{digits}f}%"
 
 
+@register.filter
+def points(value: float | None, digits: int = 1) -> str:
+    """A proportion as percentage points: 0.043 -> "4.3 points"."""
+    return "-" if value is None else f"{value * 100:.{digits}f} points"
+
+
 @register.simple_tag(takes_context=True)
 def current(context: Any, names: str) -> str:
     """aria-current="page" on a nav link when the page is one of `names` (URL names)."""

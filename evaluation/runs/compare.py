@@ -26,7 +26,7 @@ def runs_to_compare(user: Any, raw: str | None) -> tuple[EvaluationRun, Evaluati
         raise DomainError("runs must be two run ids, e.g. runs=12,15.", field="runs")
     a, b = (admin_run(user, pk or 0) for pk in ids)
     if a.pk == b.pk:
-        raise DomainError(f"runs names run #{a.pk} twice: compare two runs.", field="runs")
+        raise DomainError(f"runs={raw} names run #{a.pk} twice: compare two runs.", field="runs")
     for run in (a, b):
         if run.status != EvaluationRun.Status.SUCCEEDED:
             raise DomainError(

@@ -50,28 +50,65 @@ def comparison(pair: list[EvaluationRun]) -> list[tuple[str, list[float | None]]
 def paired_table(
     rows: list[tuple[str, list[float | None]]], paired: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """The compared rows, each with its paired figure (runs/compare.py) where it has one."""
+    """The compared rows, each with its paired figure (runs/compare.py) where it has one, its
+    difference and interval in percentage points, and the verdict in words."""
     by_name = {name: paired[key] for key, name in COMPARED.items() if key in paired}
     by_name |= {f"Tag {tag}": figure for tag, figure in paired.get("per_tag", {}).items()}
+    sets = paired.get("sets")
     return [
         {
             "name": name,
             "values": values,
             "paired": by_name.get(name),
+            "difference": points(by_name.get(name, {}).get("difference")),
+            "interval": interval_points(
+                by_name.get(name, {}).get("interval"), None if name.startswith("Tag ") else sets
+            ),
             "verdict": verdict(by_name.get(name)),
         }
         for name, values in rows
     ]
 
 
+def points(value: float | None, sign: bool = True) -> str:
+    """A difference of two percentages, in percentage points, with a minus sign: "-71.4 pp"."""
+    if value is None:
+        return ""
+    text = f"{value * 100:+.1f}" if sign else f"{value * 100:.1f}"
+    return text.replace("-", "\u2212") + " pp"
+
+
+def interval_points(interval: list[float] | None, sets: int | None) -> str:
+    """ "[-100.0, -42.9] pp" (minus signs); an interval that is one point says why: every
+    bootstrap draw of the sets gave the same difference, as it must with one set."""
+    if not interval:
+        return ""
+    low, high = (points(end).removesuffix(" pp") for end in interval)
+    text = f"[{low}, {high}] pp"
+    if interval[0] == interval[1]:  # every draw alike: with one set, it cannot be otherwise
+        text += (
+            f" (no spread; n = {sets} set{'s' if sets != 1 else ''})" if sets else " (no spread)"
+        )
+    return text
+
+
 def verdict(figure: dict[str, Any] | None, alpha: float = 0.05) -> str:
-    """In words: whether the difference is within noise (its interval holds 0, or its test
-    does not reject at `alpha`)."""
+    """In words: B higher or lower where the test rejects at `alpha` and the interval excludes
+    0; within noise where neither does; and, where they disagree, which says what (with few
+    sets McNemar's exact test is the stricter of the two)."""
     if not figure or figure["difference"] is None or figure["p_value"] is None:
         return ""
     interval = figure["interval"]
-    if figure["p_value"] >= alpha or (interval and interval[0] <= 0 <= interval[1]):
+    holds_zero = bool(interval) and interval[0] <= 0 <= interval[1]
+    rejects = figure["p_value"] < alpha
+    mcnemar = figure["test"].startswith("McNemar")
+    test = "McNemar's exact test" if mcnemar else "the permutation test over sets"
+    if not rejects and (holds_zero or not interval):
         return "within noise"
+    if not rejects:
+        return f"not significant at {alpha:g} by {test}, though the bootstrap interval excludes 0"
+    if holds_zero:
+        return f"significant at {alpha:g} by {test}, though the bootstrap interval holds 0"
     return "B higher" if figure["difference"] > 0 else "B lower"
 
 

@@ -149,5 +149,14 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         "refusal": refusal,
         "picks": picks,
         "chart": results.comparison_chart(pair, rows),
+        "within_run": [
+            (
+                run,
+                results.points(w["drop"], sign=False),
+                results.interval_points(w["interval"], None),
+                w["p_value"],
+            )
+            for run, w in zip("AB", paired.get("within_run", []), strict=False)
+        ],
     }
     return render(request, "evaluation/compare.html", context)

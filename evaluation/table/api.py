@@ -16,7 +16,14 @@ from annotation.errors import DomainError
 from evaluation.access import admin_projects, require_some_admin
 from evaluation.runs.api import RunOutputSerializer
 from evaluation.table.formats import FORMATS
-from evaluation.table.selectors import SLUGS, SPLITS, ResultsTable, results_table, table_query
+from evaluation.table.selectors import (
+    INTERVALS,
+    SLUGS,
+    SPLITS,
+    ResultsTable,
+    results_table,
+    table_query,
+)
 from evaluation.table.services import results_score_missing
 
 PARAMETERS = [
@@ -30,6 +37,12 @@ PARAMETERS = [
     OpenApiParameter("by", enum=["release", "tag"], default="release"),
     OpenApiParameter(
         "releases", enum=["latest", "all"], default="latest", description="each project's newest"
+    ),
+    OpenApiParameter(
+        "intervals",
+        enum=list(INTERVALS),
+        default="1",
+        description="0: the page and the downloads leave the 95% intervals out",
     ),
 ]
 
@@ -45,9 +58,9 @@ class FigureSerializer(serializers.Serializer):
 
 
 class CellSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["scored", "running", "missing", "absent"])
+    status = serializers.ChoiceField(choices=["scored", "running", "failed", "missing", "absent"])
     run = serializers.IntegerField(allow_null=True)
-    url = serializers.CharField(help_text="the run's page")
+    url = serializers.CharField(help_text="the run's page (failed: the newest failed run's)")
     finished_at = serializers.DateTimeField(allow_null=True)
     figures = serializers.DictField(child=FigureSerializer())
     queueable = serializers.BooleanField()
@@ -59,8 +72,14 @@ class RowSerializer(serializers.Serializer):
     release = serializers.IntegerField()
     version = serializers.CharField()
     tag = serializers.CharField(allow_null=True)
-    sets = serializers.IntegerField()
+    sets = serializers.IntegerField(help_text="the release's sets; a tag's row: those of the tag")
     cells = serializers.DictField(child=CellSerializer(), help_text="by model name")
+
+
+class LeftOutSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    project_name = serializers.CharField()
+    reason = serializers.CharField()
 
 
 class ResultsTableSerializer(serializers.Serializer):
@@ -71,16 +90,28 @@ class ResultsTableSerializer(serializers.Serializer):
     models = serializers.ListField(child=serializers.CharField())
     figures = serializers.ListField(child=serializers.CharField())
     rows = RowSerializer(many=True)
+    left_out = LeftOutSerializer(many=True, help_text="chosen projects with no row, and why")
     missing = serializers.SerializerMethodField()
 
     def get_missing(self, table: ResultsTable) -> int:
         return len(table.missing)
 
 
+def download_name(table: ResultsTable, fmt: str) -> str:
+    """What the file holds: its projects (or how many), split, rows and releases."""
+    projects = (
+        "-".join(table.projects) if len(table.projects) <= 3 else f"{len(table.projects)}-projects"
+    )
+    parts = ["results", projects, table.split, f"by-{table.by}"]
+    parts += ["all-releases"] if table.releases == "all" else []
+    parts += [] if table.intervals else ["no-intervals"]
+    return "-".join(parts) + f".{fmt}"
+
+
 def table_download(table: ResultsTable, fmt: str) -> HttpResponse:
     content_type, write = FORMATS[fmt]
     response = HttpResponse(write(table), content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="results-{table.split}.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="{download_name(table, fmt)}"'
     return response
 
 

@@ -17,6 +17,7 @@ from django.urls import reverse
 from annotation.errors import DomainError
 from annotation.models import Project, Release
 from annotation.models.config import SPLITS
+from annotation.releases.bundle import read_sets
 from evaluation.models import EvaluationRun, ModelSpec
 
 # A figure of run.metrics: its heading, and the key of run.metrics["counts"] that is its n
@@ -42,6 +43,7 @@ BY = ("release", "tag")
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 SLUGS = r"^[-a-zA-Z0-9_]{1,64}(,[-a-zA-Z0-9_]{1,64})*$"  # `projects`, as the schema states it
 RELEASES = ("latest", "all")
+INTERVALS = ("1", "0")  # `intervals`: shown (1) or left out (0) of the page and downloads
 IN_PROGRESS = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
 
 
@@ -55,15 +57,16 @@ class Figure:
 @dataclass
 class Cell:
     """One model on one row. `status`: scored (its newest successful run), running (none
-    succeeded, one queued or running), missing (none succeeded, none on its way) or absent
-    (the project has no model of that name)."""
+    succeeded, one queued or running), failed (none succeeded, none on its way, one failed:
+    `run` and `url` are the newest failed run's), missing (no run succeeded, failed or is on
+    its way) or absent (the project has no model of that name)."""
 
     status: str
     run: int | None = None
     url: str = ""
     finished_at: Any = None
     figures: dict[str, Figure] = field(default_factory=dict)
-    queueable: bool = False  # missing, and its model can be queued (not a predictions file)
+    queueable: bool = False  # missing or failed, and its model can be queued (not predictions)
     spec: ModelSpec | None = None
     metrics: dict[str, Any] = field(default_factory=dict, repr=False)  # a scored run's
 
@@ -88,6 +91,8 @@ class ResultsTable:
     models: list[str]
     figures: list[str]
     rows: list[Row]
+    left_out: list[dict[str, str]] = field(default_factory=list)  # chosen projects not shown
+    intervals: bool = True
 
     @property
     def missing(self) -> list[tuple[Row, Cell]]:
@@ -107,12 +112,14 @@ class TableQuery:
     split: str = "test"
     by: str = "release"
     releases: str = "latest"
+    intervals: bool = True
 
 
 def table_query(user: Any, params: Any, administered: list[Project]) -> TableQuery:
     """The table a request asks for, checked: `projects` (slugs, comma-separated; all that
-    `user` administers when absent), `split`, `by` and `releases`. A slug the user does not
-    administer is refused (404) like one that does not exist; a malformed value is 400."""
+    `user` administers when absent), `split`, `by`, `releases` and `intervals` (1 or 0). A
+    slug the user does not administer is refused (404) like one that does not exist; a
+    malformed value is 400."""
     mine = {p.slug: p for p in administered}
     raw = params.get("projects")
     slugs = list(mine) if raw is None else [s.strip() for s in str(raw).split(",")]
@@ -133,8 +140,11 @@ def table_query(user: Any, params: Any, administered: list[Project]) -> TableQue
     releases = params.get("releases", "latest")
     if releases not in RELEASES:
         raise DomainError("releases is latest or all.", field="releases")
+    intervals = str(params.get("intervals", "1"))
+    if intervals not in INTERVALS:
+        raise DomainError("intervals is 1 (shown) or 0 (left out).", field="intervals")
     chosen = [mine[s] for s in dict.fromkeys(slugs)]
-    return TableQuery(projects=chosen, split=split, by=by, releases=releases)
+    return TableQuery(chosen, split, by, releases, intervals == "1")
 
 
 def kind_of(project: Project) -> str:
@@ -195,6 +205,12 @@ def _cell(slug: str, spec: ModelSpec | None, runs: list[EvaluationRun]) -> Cell:
     if going:
         return Cell("running", going[-1].pk, reverse("run", args=[slug, going[-1].pk]), spec=spec)
     queueable = spec.kind != ModelSpec.Kind.PREDICTIONS
+    failed = [r for r in runs if r.status == EvaluationRun.Status.FAILED]
+    if failed:  # a typo in a model's source fails every run: say so, and link the newest
+        url = reverse("run", args=[slug, failed[-1].pk])
+        return Cell(
+            "failed", failed[-1].pk, url, failed[-1].finished_at, queueable=queueable, spec=spec
+        )
     return Cell("missing", queueable=queueable, spec=spec)
 
 
@@ -204,8 +220,19 @@ def _model_names(specs: Iterable[ModelSpec], runs: Iterable[EvaluationRun]) -> l
     return sorted(named | {r.model.name for r in runs})
 
 
-def _tag_rows(row: Row, kind: str) -> list[Row]:
-    """The release's row again per tag of its perturbations, each cell the same run's."""
+def tag_sets(release: Release, split: str) -> dict[str, int]:
+    """How many of the split's contrast sets hold a perturbation of each tag."""
+    counted: dict[str, int] = {}
+    for record in read_sets(release):
+        if record.split == split:
+            for tag in {t for p in record.perturbations for t in p.get("tags", [])}:
+                counted[tag] = counted.get(tag, 0) + 1
+    return counted
+
+
+def _tag_rows(row: Row, kind: str, sets: dict[str, int]) -> list[Row]:
+    """The release's row again per tag of its perturbations, each cell the same run's; `sets`:
+    each tag's number of sets."""
     tags = sorted({tag for cell in row.cells.values() for tag in cell.metrics.get("per_tag", {})})
     out = []
     for tag in tags:
@@ -219,9 +246,8 @@ def _tag_rows(row: Row, kind: str) -> list[Row]:
             )
             for name, cell in row.cells.items()
         }
-        out.append(
-            Row(row.project, row.project_name, row.release, row.version, tag, row.sets, cells)
-        )
+        count = sets.get(tag, 0)
+        out.append(Row(row.project, row.project_name, row.release, row.version, tag, count, cells))
     return out
 
 
@@ -243,7 +269,9 @@ def results_table(query: TableQuery) -> ResultsTable:
         }
         sets = release.counts["sets"][query.split]
         row = Row(slug, project.name, release.pk, release.version, None, sets, cells)
-        rows += [row, *(_tag_rows(row, kind_of(project)) if query.by == "tag" else [])]
+        rows.append(row)
+        if query.by == "tag":
+            rows += _tag_rows(row, kind_of(project), tag_sets(release, query.split))
     shown = {key for row in rows for cell in row.cells.values() for key in cell.figures}
     return ResultsTable(
         split=query.split,
@@ -253,4 +281,23 @@ def results_table(query: TableQuery) -> ResultsTable:
         models=models,
         figures=[key for key in FIGURES if key in shown],
         rows=rows,
+        left_out=left_out(query, releases),
+        intervals=query.intervals,
     )
+
+
+def left_out(query: TableQuery, releases: list[Release]) -> list[dict[str, str]]:
+    """The chosen projects the table has no row of, and why."""
+    shown = {r.project_id for r in releases}
+    missing = [p for p in query.projects if p.pk not in shown]
+    released = set(Release.objects.filter(project__in=missing).values_list("project_id", flat=True))
+    return [
+        {
+            "project": p.slug,
+            "project_name": p.name,
+            "reason": (
+                f"no release has a {query.split} split" if p.pk in released else "no release yet"
+            ),
+        }
+        for p in missing
+    ]

@@ -35,6 +35,7 @@ def _query_string(query: TableQuery) -> str:
             "split": query.split,
             "by": query.by,
             "releases": query.releases,
+            **({} if query.intervals else {"intervals": "0"}),
         }
     )
 
@@ -42,7 +43,8 @@ def _query_string(query: TableQuery) -> str:
 def _params(request: HttpRequest) -> dict[str, str]:
     """The page's form sends each chosen project as its own `projects` value."""
     values = request.POST if request.method == "POST" else request.GET
-    params = {key: values[key] for key in ("split", "by", "releases") if values.get(key)}
+    keys = ("split", "by", "releases", "intervals")
+    params = {key: values[key] for key in keys if values.get(key)}
     if values.getlist("projects"):  # none ticked: every project, as with none named
         params["projects"] = ",".join(values.getlist("projects"))
     return params

@@ -13,7 +13,7 @@
         backgroundColor: colours[i % colours.length],
       })),
     },
-    options: { animation: false, plugins: { legend: { display: true } },
+    options: { animation: false, responsive: true, maintainAspectRatio: false, plugins: { legend: { display: true } },
       scales: { y: { title: { display: true, text: "%" } } } },
   });
 })();

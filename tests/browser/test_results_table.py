@@ -64,3 +64,23 @@ def test_the_results_table_page_at_desktop_and_phone_width(page, login, project,
     assert queued.status == "queued"
     expect(table).to_contain_text("running")
     expect(page.locator("#score-missing")).to_have_count(0)
+
+
+def test_compare_runs_at_a_phones_width_keeps_its_chart_and_scrolls_its_table(
+    page, login, project, released
+):
+    a, b = _scored(released, "keyword"), _scored(released, "lexicon")
+    login("alice")
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"/p/{project.slug}/evaluations/compare/?a={a.pk}&b={b.pk}")
+    expect(page.locator("#comparison")).to_contain_text("pp")
+    chart = page.locator("#chart-compare").bounding_box()
+    assert chart is not None and chart["height"] >= 200  # not a thin strip
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    box = page.locator("#comparison").locator("xpath=..")
+    wide = box.evaluate("e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowX]")
+    assert wide[0] > wide[1] and wide[2] == "auto"  # the table scrolls inside its card
+    box.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    last = page.locator("#comparison thead th").last.bounding_box()
+    assert last is not None and last["x"] + last["width"] <= 390
+    screenshot(page, "compare-phone")

@@ -13,6 +13,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from evaluation.models import ModelSpec
+from evaluation.runs import compare, results
 from evaluation.runs.execute import run_evaluation
 from evaluation.runs.services import evaluation_enqueue
 from tests.evaluation.analyses.test_analyses_imdb import imdb_release
@@ -114,6 +115,33 @@ def test_the_compare_page_shows_each_difference_its_interval_and_its_test(imdb, 
     verdicts = {"within noise", "B higher", "B lower"}
     assert any(v in text for v in verdicts)
     assert 'id="within-run"' in text and "of sets are consistent in one run only" in text
+    consistency = compare.run_comparison(a, b)["consistency"]
+    assert results.points(consistency["difference"]).replace("\u2212", "-") == (
+        f"{consistency['difference'] * 100:+.1f} pp"
+    )
+    assert results.points(consistency["difference"]) in text and "(points)" in text
+
+
+@pytest.mark.parametrize(
+    ("p", "interval", "said"),
+    [(0.0625, [-1.0, -3 / 7], "not significant at 0.05 by McNemar's exact test, though the "
+      "bootstrap interval excludes 0"),
+     (0.01, [-0.2, 0.1], "significant at 0.05 by McNemar's exact test, though the bootstrap "
+      "interval holds 0"),
+     (0.5, [-0.2, 0.1], "within noise"), (0.01, [-1.0, -3 / 7], "B lower")],
+)  # fmt: skip
+def test_a_verdict_says_when_the_interval_and_the_test_disagree(p, interval, said):
+    """The brief's case: 7 sets, consistency -71.4% [-100%, -42.9%], McNemar p 0.0625."""
+    figure = {"difference": -5 / 7, "interval": interval, "p_value": p,
+              "test": "McNemar exact, per set"}  # fmt: skip
+    assert results.verdict(figure) == said
+
+
+def test_differences_read_in_points_and_a_one_point_interval_gives_its_n():
+    assert results.points(-5 / 7) == "\u221271.4 pp"
+    assert results.interval_points([-1.0, -3 / 7], 7) == "[\u2212100.0, \u221242.9] pp"
+    one = results.interval_points([0.5, 0.5], 1)
+    assert one == "[+50.0, +50.0] pp (no spread; n = 1 set)"
 
 
 def test_comparisons_refuse_what_they_cannot_pair(imdb, people, client_for):
@@ -123,7 +151,7 @@ def test_comparisons_refuse_what_they_cannot_pair(imdb, people, client_for):
     refusals = {
         f"{a.pk},{on_dev.pk}": "same release and split",
         f"{a.pk},{queued.pk}": "only succeeded runs compare",
-        f"{a.pk},{a.pk}": "twice",
+        f"{a.pk},{a.pk}": f"runs={a.pk},{a.pk} names run #{a.pk} twice",
         f"{a.pk}": "two run ids",
         "x,y": "two run ids",
         "": "two run ids",
@@ -166,3 +194,7 @@ def test_the_release_answers_the_sets_a_difference_needs(imdb, people):
     browser.force_login(people["admin"])
     page = browser.get(f"/p/{release.project.slug}/releases/{release.pk}/").content.decode()
     assert "The sets a difference needs" in page and 'id="release-power"' in page
+    half = power["test"]["consistency_half_width"] * 100
+    assert f"±{half:.1f} points" in page and "half-width" not in page
+    assert f"{needed[0]} sets for a 5-point difference" in page
+    assert "none ·" not in page

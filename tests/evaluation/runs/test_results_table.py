@@ -26,7 +26,7 @@ from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.execute import run_evaluation
 from tests.annotation.imports.test_published_real import GARDNER, TABLE_2, files_of
-from tests.factories import UserFactory, member
+from tests.factories import ProjectFactory, UserFactory, member
 from tests.oracles.consistency import consistency
 
 pytestmark = pytest.mark.django_db
@@ -131,13 +131,14 @@ def test_downloads_parse_and_hold_the_same_figures(lab):
     base = "/api/results/?projects=boolq,perspectrum,quoref"
     answer = api.get(base + "&format=csv")
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/csv")
-    assert 'filename="results-test.csv"' in answer["Content-Disposition"]
+    name = "results-boolq-perspectrum-quoref-test-by-release.csv"
+    assert f'filename="{name}"' in answer["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(answer.content.decode())))
     assert [r["project"] for r in rows] == ["boolq", "perspectrum", "quoref"]
     for row in rows:
         for model in ("predictions: model_a.jsonl", "predictions: model_b.jsonl"):
             run = runs[row["project"], model]
-            assert row[f"{model}: run"] == str(run.pk)
+            assert row[f"{model}: run"] == str(run.pk) and row[f"{model}: status"] == "scored"
             for key, figure in expected_figures(run).items():
                 assert float(row[f"{model}: {key}"]) == figure["value"]
                 assert [float(row[f"{model}: {key} low"]), float(row[f"{model}: {key} high"])] == (
@@ -152,14 +153,22 @@ def test_downloads_parse_and_hold_the_same_figures(lab):
     assert len(widths) == 1
     perspectrum = runs["perspectrum", "predictions: model_a.jsonl"].metrics
     low, high = perspectrum["intervals"]["consistency"]
-    shown = f"{perspectrum['consistency'] * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}] (n=217)"
-    assert shown in lines[3]
+    shown = f"| {perspectrum['consistency'] * 100:.1f} ±{(high - low) / 2 * 100:.1f} |"
+    assert shown in lines[3] and "| 217 |" in lines[3]  # the sets in their own column
+    assert "n=" not in markdown and ".md" not in markdown  # no repository path
 
     latex = api.get(base + "&format=tex").content.decode()
-    check_tabular(latex, rows=3)
-    assert r"BoolQ\_1 \& 100\% \{real\} \#1" in latex
+    check_tabular(latex, rows=3 * (1 + 2 * 2))  # per dataset its heading, per model two lines
+    assert r"\textit{BoolQ\_1 \& 100\% \{real\} \#1} (68 sets)" in latex
     assert r"predictions: model\_a.jsonl" in latex
+    assert "|" not in latex.split(r"\begin{tabular}")[1]  # booktabs-style: no vertical rule
+    assert "{[}" not in latex and "(n=" not in latex
+    assert f"$\\pm${(high - low) / 2 * 100:.1f}" in latex
     compile_if_possible(latex)
+    bare = api.get(base + "&format=tex&intervals=0").content.decode()
+    check_tabular(bare, rows=3 * (1 + 2))
+    assert r"$\pm$" not in bare
+    assert "no-intervals" in api.get(base + "&format=md&intervals=0")["Content-Disposition"]
 
 
 def check_tabular(latex: str, rows: int) -> None:
@@ -167,24 +176,28 @@ def check_tabular(latex: str, rows: int) -> None:
     body = latex.split(r"\begin{tabular}{", 1)[1]
     spec, body = body.split("}", 1)
     assert body.count(r"\end{tabular}") == 1 and latex.count(r"\begin{tabular}") == 1
-    columns = len(spec.replace("|", ""))
-    lines = [line for line in body.splitlines() if line.endswith(r"\\")]
-    assert len(lines) == 2 + rows
-    for line in lines[1:]:
-        bare = re.sub(r"\\[&%_#${}]", "", line[: -len(r"\\")])
-        assert bare.count("&") == columns - 1, line
-        assert not re.search(r"[%_#$]", bare), line
-    groups = re.findall(r"\\multicolumn\{(\d+)\}", lines[0])
-    assert 3 + sum(int(g) for g in groups) == columns
+    columns = len(spec)
+    lines = [line for line in body.splitlines() if r"\\" in line]
+    assert len(lines) == 2 + rows  # the head's two lines
+    for line in lines:
+        bare = re.sub(r"\\[&%_#${}]", "", line.split(r"\\")[0])
+        spans = [int(g) for g in re.findall(r"\\multicolumn\{(\d+)\}", line)]
+        assert bare.count("&") + 1 + sum(g - 1 for g in spans) == columns, line
+        assert not re.search(r"[%_#]", bare.replace(r"$\pm$", "")), line
 
 
 def compile_if_possible(latex: str) -> None:
-    """pdflatex compiles the table in a bare article (CI installs it: .ci/run)."""
+    """pdflatex compiles the table in a table environment of a bare article (CI installs it:
+    .ci/run), and it fits the text's width (no overfull box)."""
     if shutil.which("pdflatex") is None:
         assert not os.environ.get("CI"), "pdflatex is missing: .ci/run installs it"
         return  # not installed here: the tabular's form is checked above
-    document = "\\documentclass{article}\\begin{document}\n" + latex + "\\end{document}\n"
+    document = (
+        "\\documentclass{article}\\begin{document}\\begin{table}\\centering\n\\input{body}\n"
+        "\\end{table}\\end{document}\n"
+    )
     with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "body.tex").write_text(latex, encoding="utf-8")
         (Path(folder) / "table.tex").write_text(document, encoding="utf-8")
         done = subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
@@ -192,6 +205,8 @@ def compile_if_possible(latex: str) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stdout.decode()[-2000:]
         assert (Path(folder) / "table.pdf").stat().st_size > 0
+        log = (Path(folder) / "table.log").read_text(encoding="utf-8", errors="replace")
+        assert "Overfull \\hbox" not in log, log[log.find("Overfull") :][:300]
 
 
 def test_an_admin_sees_only_the_projects_they_administer(lab, client_for):
@@ -292,3 +307,71 @@ def test_the_page_shows_the_table_and_queues_from_it(lab, client):
     assert done.status_code == 302
     assert EvaluationRun.objects.filter(model__name="rules", status="queued").count() == 1
     assert client.get("/").content.decode().count('id="results-table-link"') == 1
+
+
+def test_a_tags_row_counts_the_sets_holding_that_tag(lab, client):
+    api, root, _ = lab
+    client.force_login(root)
+    table = api.get("/api/results/?projects=perspectrum,quoref&by=tag").json()
+    for row in (r for r in table["rows"] if r["tag"]):
+        release = Release.objects.get(pk=row["release"])
+        holding = {e["set_id"] for e in read_examples(release, "test") if row["tag"] in e["tags"]}
+        assert row["sets"] == len(holding) > 0
+    page = client.get("/results/?projects=quoref&by=tag").content.decode()
+    assert "original accuracy and consistency have no value per tag" in page
+
+
+def test_a_model_whose_runs_all_failed_shows_failed_and_links_the_newest(lab, client):
+    api, root, _ = lab
+    client.force_login(root)
+    quoref = Project.objects.get(slug="quoref")
+    typo = ModelSpec.objects.create(project=quoref, name="rules", kind="python", source="no.such:x")
+    release = quoref.releases.get()
+    older, newest = (
+        EvaluationRun.objects.create(release=release, model=typo, split="test", status="failed")
+        for _ in range(2)
+    )
+    cell = api.get("/api/results/?projects=quoref").json()["rows"][0]["cells"]["rules"]
+    assert cell["status"] == "failed" and cell["run"] == newest.pk != older.pk
+    assert cell["url"] == f"/p/quoref/evaluations/{newest.pk}/" and cell["queueable"]
+    page = client.get("/results/?projects=quoref").content.decode()
+    assert f'<a href="/p/quoref/evaluations/{newest.pk}/" class="status status-failed"' in page
+    markdown = api.get("/api/results/?projects=quoref&format=md").content.decode()
+    row = next(line for line in markdown.splitlines() if line.startswith("| Quoref"))
+    figures = len(ANSWERED)
+    assert row.endswith(" |" + " \u2013 |" * figures)  # the failed cell: a dash per figure
+    assert "rules on Quoref contrast sets 1: failed" in markdown
+    latex = api.get("/api/results/?projects=quoref&format=tex").content.decode()
+    assert "rules & " + " & ".join(["--"] * figures) + r" \\" in latex
+
+
+def test_a_chosen_project_without_the_split_is_named_as_left_out(lab, client):
+    api, root, _ = lab
+    client.force_login(root)
+    ProjectFactory(slug="empty", name="No release yet")
+    answer = api.get("/api/results/?projects=boolq,empty").json()
+    assert [row["project"] for row in answer["rows"]] == ["boolq"]
+    assert answer["left_out"] == [
+        {"project": "empty", "project_name": "No release yet", "reason": "no release yet"}
+    ]
+    dev = api.get("/api/results/?projects=boolq&split=dev").json()
+    assert dev["left_out"][0]["reason"] == "no release has a dev split"
+    page = client.get("/results/?projects=boolq&projects=empty").content.decode()
+    assert "Left out: No release yet (no release yet)." in page
+
+
+def test_intervals_left_out_on_asking_and_refused_when_malformed(lab, client):
+    api, root, runs = lab
+    client.force_login(root)
+    base = "/api/results/?projects=boolq"
+    rows = list(csv.DictReader(io.StringIO(api.get(base + "&format=csv&intervals=0").text)))
+    model = "predictions: model_a.jsonl"
+    assert f"{model}: consistency low" not in rows[0] and rows[0][f"{model}: consistency n"]
+    run = runs["boolq", model]
+    low, high = run.metrics["intervals"]["consistency"]
+    shown = client.get("/results/?projects=boolq").content.decode()
+    assert f"[{low * 100:.1f}%, {high * 100:.1f}%]" in shown
+    left = client.get("/results/?projects=boolq&intervals=0").content.decode()
+    assert f"[{low * 100:.1f}%, {high * 100:.1f}%]" not in left and "intervals=0" in left
+    refused = api.get(base + "&intervals=no")
+    assert refused.status_code == 400 and refused.json()["field"] == "intervals"
