@@ -29,30 +29,26 @@ def printed_as_stored(printed: dict, expected: set[str]) -> None:  # type: ignor
     assert {k: printed[k] for k in expected} == {k: run.metrics[k] for k in expected}
 
 
-def test_a_label_release(sentiment):  # type: ignore[no-untyped-def]
-    project, release, root = sentiment
-    made = root.post("/api/models/", {"project": project.slug, "name": "kw", "kind": "python",
-                                      "source": "tests.evaluation.rule_models:keyword"},
+def register(root, project, name: str, **fields: object) -> None:  # type: ignore[no-untyped-def]
+    made = root.post("/api/models/", {"project": project.slug, "name": name, **fields},
                      format="json")  # fmt: skip
     assert made.status_code == 201, made.json()
+
+
+def test_a_label_release(sentiment):  # type: ignore[no-untyped-def]
+    project, release, root = sentiment
+    register(root, project, "kw", kind="python", source="tests.evaluation.rule_models:keyword")
     printed_as_stored(evaluate(release, "kw"), HEADLINES["classification"])
 
 
 def test_a_free_text_release(questions):  # type: ignore[no-untyped-def]
     project, release, root = questions
-    made = root.post("/api/models/", {"project": project.slug, "name": "echo", "kind": "python",
-                                      "source": "tests.evaluation.rule_models:first_word"},
-                     format="json")  # fmt: skip
-    assert made.status_code == 201, made.json()
+    register(root, project, "echo", kind="python", source="tests.evaluation.rule_models:first_word")
     printed_as_stored(evaluate(release, "echo"), HEADLINES["free_text"])
 
 
 def test_a_minimal_pair_release(minimal_pair_release, tiny_gpt2, settings):  # noqa: F811
     project, release, root, _ = minimal_pair_release
     settings.MODELS_DIR = tiny_gpt2.parent
-    made = root.post("/api/models/", {"project": project.slug, "name": "lm",
-                                      "kind": "hf-causal-lm", "source": str(tiny_gpt2),
-                                      "max_new_tokens": 5},
-                     format="json")  # fmt: skip
-    assert made.status_code == 201, made.json()
+    register(root, project, "lm", kind="hf-causal-lm", source=str(tiny_gpt2), max_new_tokens=5)
     printed_as_stored(evaluate(release, "lm"), HEADLINES["minimal_pair"])
