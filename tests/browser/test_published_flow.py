@@ -76,11 +76,14 @@ def test_matres_html_and_nlvr2_images_show_as_their_kinds(page, login, tmp_path)
     pivot = matres.examples.get(external_id="1702137622")
     page.goto(f"/p/matres/pivots/{pivot.pk}/edit/")
     page.click("#claim")
+    # The editor's script has run (its meter is drawn) before the edit is typed.
+    expect(page.locator("#edit-ratio")).to_contain_text("of tokens changed")
     page.locator("#pivot-text strong").first.wait_for()
     assert page.locator("#pivot-text script, #pivot-text img").count() == 0
     edit = "<p>He <span style='color:red'><strong>ran</strong></span>.</p>" + HOSTILE.decode()
     page.fill("#field-text", edit)
     preview = page.locator("#preview-text")
+    expect(preview.locator("strong")).to_have_count(1)  # the pivot's two are gone
     expect(preview.locator("strong")).to_have_text("ran")  # the edit, as it will be shown
     assert preview.locator("span").get_attribute("style") == "color: red;"
     assert preview.locator("script, img").count() == 0 and "alert" not in preview.inner_text()
