@@ -209,12 +209,19 @@ def template_values(task_type: str) -> dict[str, Any]:
 
 
 class MemberForm(forms.Form):
+    """One user's roles. Its ids are its own (`member_…`): the Members page also holds
+    PeopleForm, and shared ids let a click on one form's role label tick the other's box."""
+
     username = forms.CharField()
     roles = forms.MultipleChoiceField(
         choices=[("admin", "admin"), ("expert", "expert"), ("validator", "validator")],
         required=False,
         widget=forms.CheckboxSelectMultiple,
     )
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs["auto_id"] = "member_%s"
+        super().__init__(*args, **kwargs)
 
 
 class PeopleForm(forms.Form):
@@ -240,6 +247,10 @@ class PeopleForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         label="Roles (for lines that name none)",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs["auto_id"] = "people_%s"  # apart from MemberForm's
+        super().__init__(*args, **kwargs)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
