@@ -33,6 +33,25 @@ COMPARED = {
 PAIRED = [key for key in COMPARED if key not in ("ties", "discrepancy")]
 
 
+def unparsed_notes(pair: list[EvaluationRun]) -> list[dict[str, Any]]:
+    """Each run whose generated answers named no label (metrics.unparsed): how many of its
+    answers, so that Compare runs says why its figures are low (all 0.0% when none named one)."""
+    out = []
+    for run in pair:
+        unparsed = run.metrics.get("unparsed") or 0
+        counts = run.metrics.get("counts", {})
+        answers = (counts.get("originals") or 0) + (counts.get("perturbed") or 0)
+        if unparsed:
+            out.append({"run": run, "unparsed": unparsed, "answers": answers})
+    return out
+
+
+def unparsed_answers(run: EvaluationRun, limit: int = 20) -> list[Any]:
+    """The first generated answers of a served run that named no label (label "" with the
+    model's text kept), for the run page."""
+    return list(run.predictions.filter(label="").exclude(output="").order_by("id")[:limit])
+
+
 def tag_score(metrics: dict[str, Any], tag: str) -> float | None:
     """A tag's accuracy (labels), or its F1 (free text)."""
     row = metrics["per_tag"].get(tag, {})

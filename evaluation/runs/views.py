@@ -99,6 +99,8 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     elif run.status == EvaluationRun.Status.SUCCEEDED:
         context["failed_sets"] = results.failed_sets(run, project, list(page))
         context["confusion"] = results.confusion_rows(run.metrics)
+        if run.metrics.get("unparsed"):
+            context["unparsed_answers"] = results.unparsed_answers(run)
     return render(request, "evaluation/run.html", context)
 
 
@@ -147,6 +149,7 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         "table": results.paired_table(rows, paired),
         "paired": paired,
         "refusal": refusal,
+        "unparsed": results.unparsed_notes(pair),
         "picks": picks,
         "chart": results.comparison_chart(pair, rows),
         "within_run": [
