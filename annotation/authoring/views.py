@@ -21,7 +21,7 @@ from annotation.models.config import SPLITS
 from annotation.permissions import Role, project_for
 from annotation.projects.services import tag_create
 from annotation.text.answers import answer_text, split_spans
-from annotation.text.edits import word_diff
+from annotation.text.edits import LINE_BREAK, word_diff
 from annotation.text.fields import FIELD_STYLES, FIELD_TAGS
 from annotation.text.parsing import parse_id
 from annotation.validation.services.votes import vote_counts
@@ -163,6 +163,7 @@ def _editor(
         # The server's sanitiser's allow-list, for the preview of an html field's edit.
         "htmlTags": sorted(tag.upper() for tag in FIELD_TAGS),
         "htmlStyles": sorted(FIELD_STYLES),
+        "lineBreak": LINE_BREAK,  # a text field's line break, shown as the pages show it
     }
     context = {
         "project": project,

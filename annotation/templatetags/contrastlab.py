@@ -6,7 +6,7 @@ from django.utils.safestring import mark_safe
 
 from annotation.models.projects import plain_text
 from annotation.text.answers import answer_text
-from annotation.text.fields import field_html, markdown_html
+from annotation.text.fields import diff_html, field_html, markdown_html, text_html
 
 register = template.Library()
 
@@ -37,6 +37,8 @@ def current(context: Any, names: str) -> str:
 
 register.filter("markdown_html", markdown_html)
 register.filter("field_html", field_html)
+register.filter("text_html", text_html)
+register.filter("diff_html", diff_html)
 
 
 @register.filter

@@ -14,7 +14,11 @@ from typing import Any, Literal
 from rapidfuzz.distance import Levenshtein
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-PIECE_RE = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+# A line break in a text field (IMDb's reviews hold `<br /><br />` between paragraphs, as the
+# IMDb corpus does): fields.text_html shows it as a break, the editor's script reads this pattern
+# from its config, and a diff keeps it as one piece, never split.
+LINE_BREAK = r"<br\s*/?>"
+PIECE_RE = re.compile(rf"{LINE_BREAK}|\s+|\w+|[^\w\s]", re.UNICODE | re.IGNORECASE)
 
 Op = Literal["equal", "insert", "delete"]
 

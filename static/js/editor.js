@@ -9,7 +9,10 @@
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
 
   const WORD = /[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu;
-  const PIECE = /\s+|[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu;
+  // A line break in a text field (IMDb's `<br /><br />`): the server's pattern, one piece of a
+  // diff, shown as a break as the pages show it (annotation/text/fields.py, docs/task-types.md).
+  const LINE_BREAK = new RegExp(config.lineBreak, "i");
+  const PIECE = new RegExp(`${config.lineBreak}|\\s+|[\\p{L}\\p{N}_]+|[^\\p{L}\\p{N}_\\s]`, "giu");
   const tokens = (text) => text.match(WORD) || [];
   const pieces = (text) => text.match(PIECE) || [];
 
@@ -68,12 +71,25 @@
     }, []);
   }
 
+  // A part of a diff as text and line breaks; an inserted or deleted break also shows a ↵.
+  function shownText(text, marked) {
+    const nodes = [];
+    text.split(LINE_BREAK).forEach((part, i) => {
+      if (i) {
+        if (marked) nodes.push(document.createTextNode("↵"));
+        nodes.push(document.createElement("br"));
+      }
+      if (part) nodes.push(document.createTextNode(part));
+    });
+    return nodes;
+  }
+
   function renderDiff(target, ops) {
-    target.replaceChildren(...ops.map(([op, text]) => {
-      if (op === "equal") return document.createTextNode(text);
+    target.replaceChildren(...ops.flatMap(([op, text]) => {
+      if (op === "equal") return shownText(text, false);
       const el = document.createElement(op === "insert" ? "ins" : "del");
-      el.textContent = text;
-      return el;
+      el.append(...shownText(text, true));
+      return [el];
     }));
   }
 
