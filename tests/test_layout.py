@@ -91,7 +91,7 @@ def test_only_heavy_libraries_are_imported_inside_functions():
 # two workflows use lives in a shared room, and a workflow's task lives in its folder.
 SHARED = {
     "annotation": {"models", "text", "errors", "jobs", "downloads", "sql", "bulk", "prompting",
-                   "pagination", "permissions", "formfields", "uploads"},
+                   "pagination", "permissions", "formfields", "uploads", "outbound"},
     "evaluation": {"models", "access", "metrics", "runners"},
 }  # fmt: skip
 ENTRY = {

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from annotation.outbound.lines import Aborted, Refused, Reply, Unanswered
 from evaluation.runners.base import RunnerError
-from evaluation.runners.outbound import Aborted, Refused, Reply, Unanswered
 from evaluation.runners.served import (
     TOP,
     Answer,

@@ -18,7 +18,7 @@ Every log-probability must be a finite number, at most 0. Generation is greedy
 user message.
 
 `concurrency` requests are in flight at once, each with a deadline for its whole answer
-(`timeout`) and a cap on its size (evaluation/runners/outbound.py); one that fails with a
+(`timeout`) and a cap on its size (annotation/outbound/lines.py); one that fails with a
 dropped connection, the deadline, 429 or 5xx is sent again after a backoff (1, 2, 4 ...
 seconds, or the server's Retry-After), up to `retries` times. Other answers fail at once with
 the server's reason, with the API key scrubbed from it. No redirect is followed, and the key
@@ -34,8 +34,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.outbound.lines import Aborted, Line, Refused, Reply, Unanswered
 from evaluation.runners.base import RunnerError
-from evaluation.runners.outbound import Aborted, Line, Refused, Reply, Unanswered
 
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504}
 TOP = 20  # top log-probabilities asked for: vLLM's default cap (max_logprobs)

@@ -1,21 +1,17 @@
 """A served model's API key, kept encrypted at rest (Fernet: AES-128-CBC with an HMAC) under a
-key derived from MODEL_KEYS_SECRET (SECRET_KEY by default). Web and workers share the setting;
-the key is decrypted only on a worker, for the run's requests, and is never returned by the
-API, shown on a page, logged or written to a release (docs/models.md)."""
-
-import base64
-import hashlib
+key derived from MODEL_KEYS_SECRET (SECRET_KEY by default; annotation/outbound/secrets.py).
+Web and workers share the setting; the key is decrypted only on a worker, for the run's
+requests, and is never returned by the API, shown on a page, logged or written to a release
+(docs/models.md)."""
 
 from cryptography.fernet import Fernet, InvalidToken
-from django.conf import settings
 
+from annotation.outbound.secrets import fernet
 from evaluation.runners.base import RunnerError
 
 
 def _fernet() -> Fernet:
-    secret = settings.MODEL_KEYS_SECRET or settings.SECRET_KEY
-    digest = hashlib.sha256(f"contrastlab.model-keys:{secret}".encode()).digest()
-    return Fernet(base64.urlsafe_b64encode(digest))
+    return fernet("model-keys")
 
 
 def encrypt(api_key: str) -> str:

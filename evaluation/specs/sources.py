@@ -17,7 +17,7 @@ from huggingface_hub import HfApi, constants, try_to_load_from_cache
 from huggingface_hub.errors import HFValidationError, HTTPError, RepositoryNotFoundError
 
 from annotation.errors import DomainError
-from evaluation.runners.outbound import Line
+from annotation.outbound.lines import Line
 from evaluation.runners.probe import models_problem
 
 HUB_TIMEOUT = 5.0  # seconds: the registration answers within seconds, whatever the network

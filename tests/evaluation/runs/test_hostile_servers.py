@@ -1,6 +1,6 @@
 """A model server that is slow, endless, huge or lying (tests/evaluation/hostile.py) holds
 nothing for ever and fills no memory: each answer has a deadline for the whole of it and a cap
-on its size (evaluation/runners/outbound.py); registration answers within seconds; every
+on its size (annotation/outbound/lines.py); registration answers within seconds; every
 malformed log-probability fails the run with words a user understands; a cancelled run cuts
 its requests in flight (docs/security.md)."""
 

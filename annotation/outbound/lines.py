@@ -1,5 +1,5 @@
-"""Every request the product sends to a model server (the registration's check, the Check, a
-run's requests) goes through one `Line` (docs/security.md):
+"""Every request the product sends out goes through one `Line` (docs/security.md): a model
+server's (the registration's check, the Check, a run's requests) and a webhook's delivery:
 
 - a wall-clock deadline for the whole exchange, connection, headers and body together: a
   server that sends a byte every second is cut off at the deadline, not kept for ever (a
@@ -51,12 +51,21 @@ class Line:
     """Exchanges with one server, from any number of threads (one open connection each, kept
     between exchanges)."""
 
-    def __init__(self, base_url: str, *, headers: dict[str, str], deadline: float, max_bytes: int):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: dict[str, str],
+        deadline: float,
+        max_bytes: int,
+        reader: str = "a model server (SERVED_MODEL_MAX_ANSWER_BYTES)",
+    ):
         parts = urlsplit(base_url.rstrip("/"))
         self.https = parts.scheme == "https"
         self.hostname, self.port = parts.hostname or "", parts.port
         self.prefix = parts.path
         self.headers, self.deadline, self.max_bytes = headers, deadline, max_bytes
+        self.reader = reader  # whose answers the cap is for, and the setting, in its refusal
         self.aborted = threading.Event()
         self.local = threading.local()
         self.open: set[http.client.HTTPConnection] = set()
@@ -66,12 +75,13 @@ class Line:
         self, method: str, path: str, body: Any = None, *, deadline: float | None = None
     ) -> Reply:
         """One request and its whole answer, within `deadline` seconds (the line's own by
-        default). Raises Unanswered, Refused or Aborted."""
+        default); `body` is sent as JSON, or as it is if it is bytes already (a signed one).
+        Raises Unanswered, Refused or Aborted."""
         if self.aborted.is_set():
             raise Aborted
         seconds = self.deadline if deadline is None else deadline
         ends = time.monotonic() + seconds
-        data = None if body is None else json.dumps(body).encode()
+        data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
         headers = {**self.headers, "Accept-Encoding": "identity"}
         if data is not None:
             headers["Content-Type"] = "application/json"
@@ -99,6 +109,8 @@ class Line:
                 raise Aborted from None
             if cut.is_set() or isinstance(error, TimeoutError):
                 raise Unanswered(f"no whole answer within {seconds:g} s") from None
+            if isinstance(error, ConnectionRefusedError):
+                raise Unanswered("the connection was refused") from None
             if isinstance(error, (OSError, http.client.IncompleteRead)):
                 raise Unanswered("the connection failed") from None
             raise Refused(f"its answer is not HTTP ({error.__class__.__name__})") from None
@@ -131,13 +143,13 @@ class Line:
     def _read(self, answer: http.client.HTTPResponse) -> bytes:
         length = answer.getheader("Content-Length")
         if length and length.isdigit() and int(length) > self.max_bytes:
-            raise Refused(_too_large(int(length), self.max_bytes))
+            raise Refused(_too_large(int(length), self.max_bytes, self.reader))
         chunks: list[bytes] = []
         size = 0
         while chunk := answer.read1(65536):
             size += len(chunk)
             if size > self.max_bytes:
-                raise Refused(_too_large(size, self.max_bytes, more=True))
+                raise Refused(_too_large(size, self.max_bytes, self.reader, more=True))
             chunks.append(chunk)
         answer.close()  # read whole: the connection may take the next request
         return b"".join(chunks)
@@ -171,9 +183,9 @@ def _cut(connection: http.client.HTTPConnection, cut: threading.Event | None) ->
             sock.shutdown(socket.SHUT_RDWR)
 
 
-def _too_large(size: int, cap: int, more: bool = False) -> str:
+def _too_large(size: int, cap: int, reader: str, more: bool = False) -> str:
     over = "over " if more else ""
     return (
         f"its answer is {over}{size / 1e6:.1f} MB, more than the {cap / 1e6:g} MB this site "
-        "reads from a model server (SERVED_MODEL_MAX_ANSWER_BYTES)"
+        f"reads from {reader}"
     )
