@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.data import history, records, selectors
-from annotation.data.audit import audit_rows
+from annotation.data.audit import audit_rows, details_in_words
 from annotation.data.services import actions, removal
 from annotation.downloads import checked_format, download
 from annotation.errors import DomainError, flash_refusal
@@ -230,7 +230,7 @@ def audit_page(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpR
         return download(audit_rows(project), fmt, f"{project.slug}-audit")
     log = project.audit_log.select_related("actor")
     page = Paginator(log, 50).get_page(request.GET.get("page"))
-    # (entry, its details as pairs): a detail may be named "items", as dict methods are
-    rows = [(entry, sorted(entry.details.items())) for entry in page]
+    # (entry, its details in words): a detail may be named "items", as dict methods are
+    rows = [(entry, details_in_words(entry.details)) for entry in page]
     context = {"project": project, "page": page, "rows": rows, "query": ""}
     return render(request, "annotation/audit.html", context)

@@ -79,7 +79,10 @@ def tag_create(*, project: Project, user: Any, name: str, description: str = "")
 
 
 def guidelines_publish(*, project: Project, text: str, user: Any = None) -> Guidelines | None:
-    """Store `text` as the next guidelines version, unless it equals the current one."""
+    """Store `text` as the next guidelines version, unless it equals the current one. Line
+    endings are read as one: a browser's text box sends CRLF, and the same text saved again
+    from the Settings page is not a change."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     current = project.current_guidelines()
     if current is not None and current.text == text:
         return None
@@ -194,6 +197,7 @@ def _snapshot(project: Project) -> dict[str, Any]:
     guidelines = project.current_guidelines()
     return {
         "guidelines": guidelines.text if guidelines else "",
+        "guidelines_version": guidelines.version if guidelines else 0,
         "name": project.name,
         "task_type": project.task_type,
         "fields": project.fields,
@@ -207,25 +211,45 @@ def _snapshot(project: Project) -> dict[str, Any]:
 def _record_update(
     project: Project, user: Any, before: dict[str, Any], after: dict[str, Any]
 ) -> None:
-    """One audit entry naming what changed, nothing when nothing did: a change of the tags
-    alone is `tags_changed` (added, removed, edited), any other `project_updated`."""
-    changed = [key for key in before if before[key] != after[key]]
+    """One audit entry saying what changed, from what, to what; nothing when nothing did: a
+    change of the tags alone is `tags_changed` (added, removed, edited), any other
+    `project_updated` ({"from": ..., "to": ...} for each value changed, a setting's under
+    `settings`, the guidelines as their versions)."""
+    changed = [key for key in before if key != "guidelines_version" and before[key] != after[key]]
     if not changed:
         return
     details: dict[str, Any] = {}
-    if "settings" in changed:
-        old, new = before["settings"], after["settings"]
-        details["settings"] = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-    if "tags" in changed:
-        old, new = before["tags"], after["tags"]
-        details["added"] = [name for name in new if name not in old]
-        details["removed"] = [name for name in old if name not in new]
-        details["edited"] = [name for name in new if name in old and old[name] != new[name]]
-        details = {k: v for k, v in details.items() if v}
+    for key in changed:
+        if key == "settings":
+            old, new = before["settings"], after["settings"]
+            details["settings"] = {
+                k: {"from": old.get(k), "to": new.get(k)}
+                for k in sorted(old.keys() | new.keys())
+                if old.get(k) != new.get(k)
+            }
+        elif key == "tags":
+            old, new = before["tags"], after["tags"]
+            details["added"] = [name for name in new if name not in old]
+            details["removed"] = [name for name in old if name not in new]
+            details["edited"] = [name for name in new if name in old and old[name] != new[name]]
+        else:
+            details[key] = {"from": _worded(key, before), "to": _worded(key, after)}
+    details = {k: v for k, v in details.items() if v}
     action = "tags_changed" if changed == ["tags"] else "project_updated"
-    if action == "project_updated":
-        details = {"changed": sorted(changed), **details}
     AuditLog.record(actor=user, action=action, project=project, **details)
+
+
+def _worded(key: str, snapshot: dict[str, Any]) -> Any:
+    """A snapshot's value as the audit log keeps it: the guidelines by version, each field as
+    its name, kind and whether experts edit it."""
+    if key == "guidelines":
+        return f"version {snapshot['guidelines_version']}" if snapshot["guidelines"] else "none"
+    if key == "fields":
+        return [
+            f"{f['name']} ({f.get('kind', 'text')}{', editable' if f.get('editable') else ''})"
+            for f in snapshot["fields"]
+        ]
+    return snapshot[key]
 
 
 @transaction.atomic

@@ -286,5 +286,7 @@ def test_adding_one_tag_logs_that_tag_and_nothing_else(project, people):
     assert page.post(url, renamed).status_code == 302
     last = AuditLog.objects.filter(project=project).latest("pk")
     assert (last.action, last.details) == (
-        "project_updated", {"changed": ["name", "settings"], "settings": ["lease_ttl"]},
+        "project_updated",
+        {"name": {"from": project.name, "to": "Renamed"},
+         "settings": {"lease_ttl": {"from": project.settings["lease_ttl"], "to": 900}}},
     )  # fmt: skip
