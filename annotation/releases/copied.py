@@ -1,9 +1,9 @@
 """A label project's release read without a Python object per row (docs/performance.md): its
 perturbations are chosen and stored as release entries by SQL (annotation.releases.sql), and
 each chunk of sets comes from `COPY (SELECT ...) TO STDOUT` in CSV straight into Arrow columns
-(pyarrow.csv), from which the bundle derives every file (annotation.releases.table). What the
-card counts and the agreement figures are tallied from the same columns, a chunk at a time, so
-that memory holds a chunk whatever the release's size.
+(pyarrow.csv): the typed chunk (annotation.releases.members) that the bundle writes and counts
+as it does the rows' source's. The agreement figures are tallied from the same columns, a
+chunk at a time, so that memory holds a chunk whatever the release's size.
 
 Used where every file derives from columns: PostgreSQL, classification with labels and plain
 lm_eval docs, no field named as one of the bundle's keys. A chunk whose members' fields are
@@ -13,7 +13,6 @@ not the project's texts raises NotPlain, and the release is written from rows in
 """
 
 import io
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +24,7 @@ from pyarrow import csv
 
 from annotation.models import Project
 from annotation.releases import sql
+from annotation.releases.counts import distinct
 from annotation.releases.members import COLUMNS, EXTRA, TEXT, Members, votes_array
 from annotation.releases.statistics import SplitAgreement
 from annotation.releases.table import plain_docs
@@ -79,31 +79,6 @@ def _array(table: pa.Table, name: str) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else pa.concat_arrays(column.chunks)
 
 
-def distinct(*columns: pa.Array) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
-    """Each row's combination of the columns' values as a number (0, 1, ...), and the
-    combinations in that order: numbers and dictionaries, no object per row."""
-    encoded = [pc.dictionary_encode(column) for column in columns]
-    key = np.zeros(len(columns[0]), np.int64)
-    for column in encoded:
-        key = key * len(column.dictionary) + column.indices.to_numpy(zero_copy_only=False)
-    values = [column.dictionary.to_pylist() for column in encoded]
-    combined, at = np.unique(key, return_inverse=True)
-    combos = []
-    for number in combined.tolist():
-        found = []
-        for known in reversed(values):
-            number, k = divmod(number, len(known))
-            found.append(known[k])
-        combos.append(tuple(reversed(found)))
-    return at.reshape(-1), combos
-
-
-def tally(*columns: pa.Array) -> Iterator[tuple[tuple[Any, ...], int]]:
-    """How often each combination of the columns' values occurs: (values, times)."""
-    at, combos = distinct(*columns)
-    yield from zip(combos, np.bincount(at, minlength=len(combos)).tolist(), strict=True)
-
-
 class Columns:
     """A release's chunks of sets, read by COPY into Members, with what the card counts
     and the agreement figures tallied from them."""
@@ -117,8 +92,6 @@ class Columns:
         widths = sql.widths(cursor, self.labels, project.labels)
         self.agreement = {s: SplitAgreement(project, w) for s, w in widths.items()}
         self.splits: set[str] = set()
-        self.seconds: Counter[int] = Counter()
-        self.total_seconds = 0
         text = dict.fromkeys(self.fields, TEXT)
         self.types = {
             "originals": {"id": pa.int64(), "size": pa.int64(), "external_id": TEXT},
@@ -133,10 +106,9 @@ class Columns:
             "plain": pa.bool_(),
         }
 
-    def chunks(self, writer: Any, sets: int, release_id: int) -> Iterator[Members]:
-        """The release's sets, `sets` at a time, each chunk counted into the bundle's
-        `writer` (its counts, guideline versions and authors) as it is read, and its release
-        entries stored (while the files' threads write the chunk before)."""
+    def chunks(self, sets: int, release_id: int) -> Iterator[Members]:
+        """The release's sets, `sets` at a time, each chunk's release entries stored as it is
+        read (while the files' threads write the chunk before)."""
         starts = sql.chunk_starts(self.cursor, sets)
         for k, low in enumerate(starts):
             high = starts[k + 1] if k + 1 < len(starts) else LAST
@@ -147,7 +119,6 @@ class Columns:
             if not (pc.all(o["plain"]).as_py() and pc.all(p["plain"]).as_py()):
                 raise NotPlain
             members = self._members(o, p)
-            self._count(writer, members, p)
             sql.store_entries(self.cursor, release_id, low, high)
             yield members
 
@@ -223,31 +194,6 @@ class Columns:
             if name not in self.agreement:
                 self.agreement[name] = SplitAgreement(self.project, 0)
             self.agreement[name].add(table[mine], gold[mine])
-
-    def _count(self, writer: Any, m: Members, p: pa.Table) -> None:
-        """What the card counts of a chunk, as the bundle's `_set_record` counts a set."""
-        c = writer.counts
-        o, q = m.originals, m.perturbed
-        for (split,), n in tally(o["split"]):
-            c["sets"][split] += n
-        for (split, label), n in tally(o["split"], o["label"]):
-            c["original_labels"][split][label] += n
-        for (split, label, changed), n in tally(q["split"], q["label"], q["label_changed"]):
-            c["perturbations"][split] += n
-            c["labels"][split][label] += n
-            c["label_changed"][split] += n if changed else 0
-        tags = q["tags"]
-        if len(tags.values):
-            parents = pc.list_parent_indices(tags)
-            for (split, tag), n in tally(q["split"].take(parents), pc.list_flatten(tags)):
-                c["tags"][split][tag] += n
-        for (version,), n in tally(q["guideline_version"]):
-            writer.guidelines[version] += n
-        writer.authors.update(pc.unique(_array(p, "author_id")).to_pylist())
-        for (seconds,), n in tally(q["seconds_spent"]):
-            self.total_seconds += seconds * n
-            if seconds > 0:
-                self.seconds[seconds] += n
 
     def per_split(self) -> dict[str, Any]:
         """Agreement per split, as release_statistics gives it, once every chunk is read."""

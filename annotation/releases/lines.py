@@ -1,14 +1,21 @@
 """JSON lines from Arrow columns, byte for byte as orjson writes the same dicts: each value
 becomes its JSON text by Arrow's kernels (strings escaped as orjson escapes them), then
-objects are these texts joined row by row, so that no dict is built for a row. And TSV rows,
-as annotation.text.cells writes them."""
+objects are these texts joined row by row, so that no dict is built for a row
+(`member_lines`: a chunk's sets, examples and lm_eval docs). And TSV rows, as
+annotation.text.cells writes them."""
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from annotation.prompting import Prompting
+from annotation.releases.members import Members
 from annotation.text.cells import spreadsheet_cell
 
 TEXT = pa.string()
@@ -166,3 +173,134 @@ def tsv_lines(columns: list[pa.Array]) -> bytes:
         pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n"
     )
     return whole[0].as_buffer().to_pybytes() + b"\n"
+
+
+# A chunk's JSON lines ---------------------------------------------------------------------------
+
+Chunk = bytes | memoryview  # a chunk's lines, as `buffer` gives them
+PERTURBATION = (  # a released perturbation's keys in sets.jsonl, in order
+    "id",
+    "fields",
+    "label",
+    "label_changed",
+    "tags",
+    "rationale",
+    "author",
+    "votes",
+    "agreement",
+    "edit_distance",
+    "seconds_spent",
+    "guideline_version",
+)
+
+
+@dataclass(frozen=True)
+class PlainDocs:
+    """What a classification project's lm_eval docs hold beside a member's columns: the
+    prompt, the choices as JSON and the labels, whose index is a doc's gold."""
+
+    prompting: Prompting
+    field_names: list[str]
+    choices: str
+    gold: pa.Array
+
+    def queries(self, m: Members, texts: dict[str, pa.Array]) -> pa.Array:
+        """The prompt rendered over each member's fields (Prompting.render), in member order,
+        as JSON: the prompt is rendered once over markers, and the fields' escaped texts take
+        their place (escaping a text escapes each of its pieces)."""
+        names = self.field_names
+        marked = self.prompting.render({n: f"\x00{j}\x00" for j, n in enumerate(names)})
+        pieces: list[Any] = []
+        for j, piece in enumerate(re.split("\x00(\\d+)\x00", marked)):
+            if j % 2:
+                pieces.append(pc.fill_null(texts[names[int(piece)]], ""))
+            elif piece:
+                pieces.append(orjson.dumps(piece).decode()[1:-1])
+        if not any(isinstance(piece, pa.Array) for piece in pieces):
+            return pa.repeat(orjson.dumps("".join(pieces)).decode(), len(m.order))
+        return pc.binary_join_element_wise('"', *pieces, '"', "")
+
+
+def member_lines(m: Members, docs: PlainDocs | None) -> tuple[Chunk, Chunk, dict[str, Chunk]]:
+    """A plain chunk's sets and examples as JSON lines, and its lm_eval docs by split (none
+    without `docs`)."""
+    assert m.field_order is not None
+    texts = {
+        name: [escaped(side[name]) for side in (m.originals, m.perturbed)] for name in m.field_order
+    }  # the fields' texts, escaped once
+    o, p = (
+        {
+            name: quoted(texts[name][k]) if name in texts else _json(name, column)
+            for name, column in side.items()
+        }
+        for k, side in enumerate((m.originals, m.perturbed))
+    )
+    for side in (o, p):
+        side["fields"] = objects([(name, side[name]) for name in m.field_order])
+    original = objects([("id", o["id"]), ("fields", o["fields"]), ("label", o["label"])])
+    perturbation = objects([(name, p[name]) for name in PERTURBATION])
+    sets = objects(
+        [
+            ("set_id", o["set_id"]),
+            ("split", o["split"]),
+            ("original", original),
+            ("perturbations", listed(perturbation, offsets(m.sizes))),
+        ]
+    )
+    fields = [(name, m.in_order(o[name], p[name])) for name in m.field_order]
+    head = [(name, m.in_order(o[name], p[name])) for name in ("id", "set_id")]
+    n_sets, n_perturbed = len(m.sizes), len(m.owners)
+    role = m.in_order(pa.repeat('"original"', n_sets), pa.repeat('"perturbed"', n_perturbed))
+    split = m.in_order(o["split"], p["split"])
+    label = m.in_order(o["label"], p["label"])
+    tail = [
+        ("label", label),
+        ("label_changed", m.in_order(pa.repeat("null", n_sets), p["label_changed"])),
+        ("tags", m.in_order(pa.repeat("[]", n_sets), p["tags"])),
+        ("votes", m.in_order(pa.repeat("{}", n_sets), p["votes"])),
+    ]
+    examples = objects([*head, ("role", role), ("split", split), *fields, *tail])
+    by_split: dict[str, Chunk] = {}
+    if docs is not None:
+        query = docs.queries(m, {n: m.in_order(*texts[n]) for n in texts})
+        labels = m.in_order(m.originals["label"], m.perturbed["label"])
+        gold = numbers(pc.index_in(labels, value_set=docs.gold))
+        doc = objects(
+            [
+                ("set_id", head[1][1]),
+                ("split", split),
+                ("id", head[0][1]),
+                ("role", role),
+                *fields,
+                ("query", query),
+                ("label", label),
+                ("choices", docs.choices),
+                ("gold", gold),
+            ]
+        )
+        member_split = m.in_order(m.originals["split"], m.perturbed["split"])
+        by_split = {s: buffer(doc.filter(pc.equal(member_split, s))) for s in m.splits}
+    return buffer(sets), buffer(examples), by_split
+
+
+def offsets(sizes: np.ndarray) -> pa.Array:
+    """List offsets of rows of `sizes` items each."""
+    out = np.zeros(len(sizes) + 1, np.int32)
+    np.cumsum(sizes, out=out[1:])
+    return pa.array(out)
+
+
+def _json(name: str, column: pa.Array) -> pa.Array:
+    """A column's values as JSON texts."""
+    kind = column.type
+    if name in ("split", "label", "author"):
+        return few_strings(column)
+    if pa.types.is_string(kind):
+        return strings(column)
+    if pa.types.is_boolean(kind):
+        return booleans(column)
+    if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):
+        return counts(column)
+    if pa.types.is_list(kind):
+        return string_lists(column)
+    return numbers(column)

@@ -1,6 +1,9 @@
-"""The columns of a chunk of released contrast sets (annotation.releases.table): one row per
-original and one per perturbation, as Arrow arrays, and the order that puts each set's
-original before its perturbations."""
+"""A chunk of released contrast sets, typed: the one thing a release's sources give its
+writer (annotation.releases.bundle). The rows' source (annotation.releases.records) builds it
+from the sets' records, which it keeps for the lines no column derives; the SQL source
+(annotation.releases.copied) from COPY's columns. Its columns are Arrow arrays, one row per
+original and one per perturbation, with the order that puts each set's original before its
+perturbations."""
 
 from typing import Any
 
@@ -9,6 +12,7 @@ import pyarrow as pa
 
 from annotation.text.answers import answer_text
 
+SETS_AT_ONCE = 2000  # sets a chunk: its files written, then the next
 TEXT = pa.string()
 VOTES = pa.list_(pa.struct([("response", TEXT), ("count", pa.int64())]))
 EXTRA = [  # a released perturbation's columns beyond those of an example
@@ -40,10 +44,15 @@ COLUMNS = {
 
 
 class Members:
-    """The columns of a chunk of sets: `originals` (one row a set) and `perturbed` (one row a
-    perturbation, in set order), with each set's number of perturbations."""
+    """The columns of a chunk of sets: `originals` (one row a set, with its `set_id` and
+    `split`) and `perturbed` (one row a perturbation, in set order, with every released key
+    but its fields' and truth's as a column), each set's number of perturbations (`sizes`; 0
+    for an original released alone) and, from rows, the sets' `records`."""
+
+    records: list[dict[str, Any]] | None
 
     def __init__(self, records: list[dict[str, Any]], field_names: list[str], free_text: bool):
+        self.records = records
         self.truth = "answers" if free_text else "label"
         perturbations = [p for r in records for p in r["perturbations"]]
         self.sizes = np.fromiter((len(r["perturbations"]) for r in records), np.int64, len(records))
@@ -74,7 +83,7 @@ class Members:
         """Members whose columns are already built (annotation.releases.copied): plain, with
         the fields in `order`, each set's `set_id` and `split` among the originals' columns."""
         m = cls.__new__(cls)
-        m.truth, m.field_order = "label", tuple(order)
+        m.records, m.truth, m.field_order = None, "label", tuple(order)
         m.originals, m.perturbed, m.sizes = originals, perturbed, sizes
         m.owners = np.repeat(np.arange(len(sizes)), sizes)
         for name in ("set_id", "split"):

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Generator
 from concurrent.futures import Future
 from contextlib import closing
+from itertools import chain
 from typing import Any
 
 from django.db import connection, transaction
@@ -36,9 +37,10 @@ from annotation.models import (
     user_or_none,
 )
 from annotation.models.config import SPLITS
-from annotation.releases import bundle, copied
+from annotation.releases import bundle, copied, records
 from annotation.releases import sql as release_sql
 from annotation.releases.card import dataset_card
+from annotation.releases.members import SETS_AT_ONCE
 from annotation.releases.statistics import figures, pseudonyms, release_statistics
 from annotation.text.answers import AnswerRules, Response
 
@@ -95,7 +97,7 @@ def _accepted_votes(project: Project) -> Any:
     )
 
 
-def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
+def choose(project: Project, options: dict[str, Any]) -> list[records.Chosen]:
     """The accepted perturbations a release holds, each with its set, split and label."""
     columns = (
         "id",
@@ -144,11 +146,11 @@ def choose(project: Project, options: dict[str, Any]) -> list[bundle.Chosen]:
                 tuple(more), {name: n for name, n in zip(labels, more, strict=True) if n}
             )
         # Sets imported as accepted have no votes; they pass on the admin's word.
-        agreeing = counted.get(release_label or bundle.AGREE, 0)
+        agreeing = counted.get(release_label or records.AGREE, 0)
         if counted and agreeing < options["min_agreement"][split]:
             continue
         chosen.append(
-            bundle.Chosen(
+            records.Chosen(
                 pid, pivot_id, author_id, set_id, split, release_label, counted, answers_released
             )
         )
@@ -194,10 +196,10 @@ def _answer_votes(project: Project) -> dict[int, dict[str, int]]:
         "item__perturbation__answers",
         "item__perturbation__majority_answers",
     )
-    counts: dict[int, dict[str, int]] = defaultdict(lambda: {bundle.AGREE: 0, DISAGREE: 0})
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {records.AGREE: 0, DISAGREE: 0})
     for pid, answer, label, authored, agreed in _accepted_votes(project).values_list(*columns):
         agrees = rules.matches(Response(answer, label), agreed or authored, "")
-        counts[pid][bundle.AGREE if agrees else DISAGREE] += 1
+        counts[pid][records.AGREE if agrees else DISAGREE] += 1
     return counts
 
 
@@ -268,15 +270,17 @@ def _create_from_rows(
         project=project, version=version, created_by=user_or_none(user), options=cleaned
     )
     authors = pseudonyms(project, "expert", {c.author_id for c in chosen})
-    with bundle.BundleWriter(project, release, authors) as writer:
+    with bundle.BundleWriter(project, release) as writer:
         # Foreign keys checked as the entries are stored, beside the writing, not at commit.
         # Closed before anything else on an error: its thread must let go of the connection.
         with immediate_constraints(), closing(_released_rows(project, release, chosen)) as rows:
-            writer.write_data(rows, alone)
-        release.counts = writer.counts_summary()
+            sets = records.SetRecords(project, authors).of(rows)
+            writer.write_data(records.chunks(project, sets, alone))
+        release.counts = writer.counts.summary()
         if waiting := waiting_sets(project):
             release.counts["waiting_for_answer"] = waiting
-        release.statistics = release_statistics(project, release, chosen, writer.seconds)
+        seconds = writer.counts.seconds, writer.counts.total_seconds
+        release.statistics = release_statistics(project, release, chosen, *seconds)
         writer.finish(dataset_card(project, release))
     return release, len(chosen)
 
@@ -297,30 +301,24 @@ def _create_from_columns(
             project=project, version=version, created_by=user_or_none(user), options=cleaned
         )
         authors = pseudonyms(project, "expert", release_sql.authors(cursor))
-        with bundle.BundleWriter(project, release, authors) as writer:
+        with bundle.BundleWriter(project, release) as writer:
             columns = copied.Columns(project, cursor, authors)
             # Entries stored chunk by chunk, beside the files' threads. A perturbation deleted
             # since it was chosen fails its foreign key, or its chunk's read: PUBLISH_RACE.
             with immediate_constraints():
-                chunks = columns.chunks(writer, bundle.SETS_AT_ONCE, release.pk)
-                writer.write_data((), alone, chunks)
-            release.counts = writer.counts_summary()
+                chunks = columns.chunks(SETS_AT_ONCE, release.pk)
+                writer.write_data(chain(chunks, records.chunks(project, (), alone)))
+            release.counts = writer.counts.summary()
             histogram = release_sql.vote_histogram(cursor)
-            release.statistics = figures(
-                project,
-                release,
-                columns.per_split(),
-                columns.seconds,
-                columns.total_seconds,
-                histogram,
-            )
+            seconds = writer.counts.seconds, writer.counts.total_seconds
+            release.statistics = figures(project, release, columns.per_split(), *seconds, histogram)
             writer.finish(dataset_card(project, release))
     return release, n
 
 
 def _released_rows(
-    project: Project, release: Release, chosen: list[bundle.Chosen]
-) -> Generator[bundle.Row, None, None]:
+    project: Project, release: Release, chosen: list[records.Chosen]
+) -> Generator[records.Row, None, None]:
     """Each chosen perturbation with its pivot's row and its own (tags included), read
     CHUNK at a time by the range of their pivots: index range scans, where one query in pivot
     order sorted every set's text on disk. On PostgreSQL the database reads the next chunk and
@@ -349,7 +347,7 @@ def _released_rows(
     )
     with Beside() as db:
 
-        def read(chunk: list[bundle.Chosen]) -> Future[list[Any]]:
+        def read(chunk: list[records.Chosen]) -> Future[list[Any]]:
             pivots = (chunk[0].pivot_id, chunk[-1].pivot_id)
             return db.read(rows.filter(pivot__id__range=pivots), json_columns)
 

@@ -10,7 +10,7 @@ import numpy as np
 from django.db.models import Count, Max
 
 from annotation.models import Project, Pseudonym, Release, ReleaseEntry, Vote
-from annotation.releases import bundle
+from annotation.releases import records
 from annotation.text.answers import AnswerRules
 from annotation.validation.agreement import NAN, f1_means, histogram_median, row_sums
 from annotation.validation.answer_stats import answer_block, responses_of
@@ -35,10 +35,15 @@ def pseudonyms(project: Project, kind: str, user_ids: set[int]) -> dict[int, str
 
 
 def release_statistics(
-    project: Project, release: Release, chosen: list[bundle.Chosen], seconds: list[int]
+    project: Project,
+    release: Release,
+    chosen: list[records.Chosen],
+    seconds: Counter[int],
+    total_seconds: int,
 ) -> dict[str, Any]:
-    """Agreement per split over the released perturbations, and the annotators' time.
-    Names the validators with pseudonyms, creating those not named yet."""
+    """Agreement per split over the released perturbations, and the annotators' time (their
+    recorded seconds above 0, as a histogram, and their total). Names the validators with
+    pseudonyms, creating those not named yet."""
     per_split: dict[str, Any] = {}
     for split in sorted({c.split for c in chosen}):
         members = [c for c in chosen if c.split == split and c.votes]
@@ -52,8 +57,7 @@ def release_statistics(
             project.labels,
             project.setting("votes_per_item"),
         )
-    positive = Counter(s for s in seconds if s > 0)
-    return figures(project, release, per_split, positive, sum(seconds))
+    return figures(project, release, per_split, seconds, total_seconds)
 
 
 def figures(
@@ -92,7 +96,7 @@ def figures(
     }
 
 
-def _answer_agreement(project: Project, members: list[bundle.Chosen]) -> dict[str, Any]:
+def _answer_agreement(project: Project, members: list[records.Chosen]) -> dict[str, Any]:
     responses = responses_of(
         project, item__perturbation_id__in=[c.perturbation_id for c in members]
     )

@@ -11,56 +11,50 @@ perturbation, from which every file is derived by Arrow's own kernels and writer
   cells repeated once per perturbation beside the perturbations' own, escaped and quoted as
   annotation.text.cells writes a row.
 
-A thread of its own writes them (Arrow lets go of the GIL) while the caller reads and builds
-the next chunk, one chunk at a time, so that memory holds at most two chunks. A chunk whose
-fields are not plain (a member lacking one, a field named as a column) or a project whose
-lm_eval docs are not plain classification has those lines written by the bundle, dict by dict.
+Two threads of their own write them (Arrow lets go of the GIL), the lines on one and the
+tables on the other, while the caller reads and builds the next chunk, one chunk at a time, so
+that memory holds at most two chunks. A chunk whose fields are not plain (a member lacking
+one, a field named as a column) or a project whose lm_eval docs are not plain classification
+has those lines written from its records, dict by dict (annotation.releases.records).
 """
 
-import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from annotation.models import Project
+from annotation.models import Project, Release
 from annotation.prompting import Prompting
-from annotation.releases import lines
+from annotation.releases import records as by_records
+from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256
-from annotation.releases.lines import tsv_lines
+from annotation.releases.lines import Chunk, PlainDocs, member_lines, offsets, tsv_lines
 from annotation.releases.members import EXTRA, TEXT, VOTES, Members, votes_array
 from annotation.text.cells import tsv_line
 
-Chunk = bytes | memoryview  # a chunk's lines, as annotation.releases.lines.buffer gives them
-
-
-class Lines(Protocol):
-    """Where the JSON lines go (the bundle): as bytes, or a chunk's dicts to write itself."""
-
-    def write_lines(self, sets: Chunk, examples: Chunk, docs: dict[str, Chunk] | None) -> None: ...
-
-    def write_records(self, records: list[dict[str, Any]], lines: bool) -> None: ...
-
 
 class TableViews:
-    """A release's files, written from each chunk's Members on a thread of their own."""
+    """A release's data files, each chunk's written from its Members (`add`) on threads of
+    their own: `lines` (the sets' and the examples' JSON lines, open files of the bundle's),
+    files opened by `opened(name)` in the bundle's folder, and the Parquet files there."""
 
     def __init__(
         self,
         project: Project,
         work: Path,
         opened: Callable[[str], HashingFile],
-        sink: Lines,
+        lines: tuple[HashingFile, HashingFile],
         paired_header: list[str],
     ):
-        self.work, self.opened, self.sink = work, opened, sink
+        self.work, self.opened, self.lines = work, opened, lines
         self.paired_header = paired_header
+        self.lm_eval = LmEvalExport(project, work, opened)
+        self.qa_pairs: dict[str, tuple[HashingFile, HashingFile]] = {}
         self.field_names = list(project.field_names)
         self.free_text = project.is_free_text
         self.truth = "answers" if self.free_text else "label"
@@ -106,44 +100,57 @@ class TableViews:
         }
         self.paired = project.task_type == "classification" and len(self.field_names) == 1
         # The lm_eval docs of classification (not minimal pairs, not free text) from columns.
-        self.prompting = Prompting.of(project)
-        self.choices = orjson.dumps(self.prompting.words).decode() if plain_docs(project) else ""
-        self.gold = pa.array(list(project.labels), TEXT)
+        self.docs = None
+        if plain_docs(project):
+            prompting = Prompting.of(project)
+            choices = orjson.dumps(prompting.words).decode()
+            labels = pa.array(list(project.labels), TEXT)
+            self.docs = PlainDocs(prompting, self.field_names, choices, labels)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.tsvs: dict[str, tuple[HashingFile, HashingFile]] = {}
         # The JSON lines on one thread, Parquet and TSV on another: each file in chunk order.
         self.pools = (ThreadPoolExecutor(1), ThreadPoolExecutor(1))
         self.pending: list[Future[None]] = []
 
-    def add(self, records: list[dict[str, Any]]) -> None:
-        """Write a chunk of set records on the thread, once the chunk before is written."""
+    def add(self, m: Members) -> None:
+        """Write a chunk on the threads, once the chunk before is written: its lines on one,
+        its Parquet rows and paired TSVs on the other."""
         self.wait()
-        self.pending = [self.pools[0].submit(self._write, records)]
+        self.pending = [self.pools[0].submit(self._lines, m), self.pools[1].submit(self._tables, m)]
 
     def wait(self) -> None:
         pending, self.pending = self.pending, []
         for future in pending:
             future.result()  # re-raises the thread's error
 
-    def add_members(self, m: Members) -> None:
-        """`add` for a chunk already in columns, plain, whose docs are plain too."""
-        assert m.plain and self.choices, "a chunk without its records derives every file"
-        self.wait()
-        self.pending = [
-            self.pools[0].submit(self._json_lines, m, True),
-            self.pools[1].submit(self._tables, m),
-        ]
-
-    def _write(self, records: list[dict[str, Any]]) -> None:
-        self._derive(Members(records, self.field_names, self.free_text), records)
-
-    def _derive(self, m: Members, records: list[dict[str, Any]]) -> None:
-        docs = bool(self.choices) and m.plain
+    def _lines(self, m: Members) -> None:
+        """The chunk's JSON lines: from its columns where they are plain, else from its
+        records, dict by dict (and its lm_eval docs and paired answers, likewise, where the
+        project's docs are not plain classification)."""
+        docs = self.docs if m.plain else None
         if m.plain:
-            self._json_lines(m, docs)
-        if not docs:
-            self.sink.write_records(records, lines=not m.plain)
-        self._tables(m)
+            sets, examples, by_split = member_lines(m, docs)
+            self._write(sets, examples, by_split)
+        if docs is None:
+            assert m.records is not None, "a chunk without its records derives every line"
+            if not m.plain:
+                self._write(*by_records.record_lines(m.records), {})
+            self.lm_eval.add_all(m.records)
+        if self.free_text and m.records is not None:
+            for split, pair in by_records.qa_pair_lines(m.records).items():
+                if split not in self.qa_pairs:
+                    self.qa_pairs[split] = (
+                        self.opened(f"paired/{split}_original.jsonl"),
+                        self.opened(f"paired/{split}_contrast.jsonl"),
+                    )
+                for target, data in zip(self.qa_pairs[split], pair, strict=True):
+                    target.write(data)
+
+    def _write(self, sets: Chunk, examples: Chunk, docs: dict[str, Chunk]) -> None:
+        for target, data in zip(self.lines, (sets, examples), strict=True):
+            target.write(data)
+        for split, data in docs.items():
+            self.lm_eval.write(split, data)
 
     def _tables(self, m: Members) -> None:
         """The chunk's rows in the Parquet files and the paired TSVs."""
@@ -183,111 +190,12 @@ class TableViews:
         item = sets_type.field("perturbations").type.value_type
         inner = [fields(m.perturbed) if f.name == "fields" else m.perturbed[f.name] for f in item]
         perturbations = pa.ListArray.from_arrays(
-            _offsets(m.sizes),
+            offsets(m.sizes),
             pa.StructArray.from_arrays(inner, fields=list(item)),
             type=sets_type.field("perturbations").type,
         )
         columns = [m.originals["set_id"], m.originals["split"], original, perturbations]
         return pa.Table.from_arrays(columns, schema=sets_type)
-
-    def _json_lines(self, m: Members, docs: bool) -> None:
-        """The chunk's sets and examples as JSON lines, and its lm_eval docs by split."""
-        assert m.field_order is not None
-        texts = {
-            name: [lines.escaped(side[name]) for side in (m.originals, m.perturbed)]
-            for name in m.field_order
-        }  # the fields' texts, escaped once
-        o, p = (
-            {
-                name: lines.quoted(texts[name][k]) if name in texts else _json(name, column)
-                for name, column in side.items()
-            }
-            for k, side in enumerate((m.originals, m.perturbed))
-        )
-        for side in (o, p):
-            side["fields"] = lines.objects([(name, side[name]) for name in m.field_order])
-        original = lines.objects([("id", o["id"]), ("fields", o["fields"]), ("label", o["label"])])
-        perturbation = lines.objects(
-            [
-                (name, p[name])
-                for name in (
-                    "id",
-                    "fields",
-                    "label",
-                    "label_changed",
-                    "tags",
-                    "rationale",
-                    "author",
-                    "votes",
-                    "agreement",
-                    "edit_distance",
-                    "seconds_spent",
-                    "guideline_version",
-                )
-            ]
-        )
-        sets = lines.objects(
-            [
-                ("set_id", o["set_id"]),
-                ("split", o["split"]),
-                ("original", original),
-                ("perturbations", lines.listed(perturbation, _offsets(m.sizes))),
-            ]
-        )
-        fields = [(name, m.in_order(o[name], p[name])) for name in m.field_order]
-        head = [(name, m.in_order(o[name], p[name])) for name in ("id", "set_id")]
-        role = m.in_order(
-            pa.repeat('"original"', len(m.sizes)), pa.repeat('"perturbed"', len(m.owners))
-        )
-        split = m.in_order(o["split"], p["split"])
-        label = m.in_order(o["label"], p["label"])
-        tail = [
-            ("label", label),
-            ("label_changed", m.in_order(pa.repeat("null", len(m.sizes)), p["label_changed"])),
-            ("tags", m.in_order(pa.repeat("[]", len(m.sizes)), p["tags"])),
-            ("votes", m.in_order(pa.repeat("{}", len(m.sizes)), p["votes"])),
-        ]
-        examples = lines.objects([*head, ("role", role), ("split", split), *fields, *tail])
-        by_split: dict[str, Chunk] | None = None
-        if docs:
-            query = self._queries(m, {n: m.in_order(*texts[n]) for n in texts})
-            gold = lines.numbers(
-                pc.index_in(
-                    m.in_order(m.originals["label"], m.perturbed["label"]), value_set=self.gold
-                )
-            )
-            doc = lines.objects(
-                [
-                    ("set_id", head[1][1]),
-                    ("split", split),
-                    ("id", head[0][1]),
-                    ("role", role),
-                    *fields,
-                    ("query", query),
-                    ("label", label),
-                    ("choices", self.choices),
-                    ("gold", gold),
-                ]
-            )
-            member_split = m.in_order(m.originals["split"], m.perturbed["split"])
-            by_split = {s: lines.buffer(doc.filter(pc.equal(member_split, s))) for s in m.splits}
-        self.sink.write_lines(lines.buffer(sets), lines.buffer(examples), by_split)
-
-    def _queries(self, m: Members, texts: dict[str, pa.Array]) -> pa.Array:
-        """The prompt rendered over each member's fields (Prompting.render), in member order,
-        as JSON: the prompt is rendered once over markers, and the fields' escaped texts take
-        their place (escaping a text escapes each of its pieces)."""
-        names = self.field_names
-        marked = self.prompting.render({n: f"\x00{j}\x00" for j, n in enumerate(names)})
-        pieces: list[Any] = []
-        for j, piece in enumerate(re.split("\x00(\\d+)\x00", marked)):
-            if j % 2:
-                pieces.append(pc.fill_null(texts[names[int(piece)]], ""))
-            elif piece:
-                pieces.append(orjson.dumps(piece).decode()[1:-1])
-        if not any(isinstance(piece, pa.Array) for piece in pieces):
-            return pa.repeat(orjson.dumps("".join(pieces)).decode(), len(m.order))
-        return pc.binary_join_element_wise('"', *pieces, '"', "")
 
     def _parquet(self, config: str, split: str, table: pa.Table) -> None:
         key = f"{config}/{split}"
@@ -314,12 +222,16 @@ class TableViews:
         for target, cells in zip(self.tsvs[split], (originals, contrast), strict=True):
             target.write(tsv_lines(cells))
 
-    def finish(self) -> dict[str, str]:
-        """Close the files once the last chunk is written. Their digests."""
+    def finish(self, release: Release) -> dict[str, str]:
+        """Close the files once the last chunk is written (the bundle closes `lines`). Their
+        digests, with the lm_eval tasks'."""
         self.wait()
         for pool in self.pools:
             pool.shutdown()
-        digests = {}
+        digests = self.lm_eval.finish(release)
+        for split, files in self.qa_pairs.items():
+            for file, side in zip(files, ("original", "contrast"), strict=True):
+                digests[f"paired/{split}_{side}.jsonl"] = file.close()
         for key, writer in self.writers.items():
             writer.close()
             digests[f"data/{key}.parquet"] = file_sha256(self.work / "data" / f"{key}.parquet")
@@ -353,25 +265,3 @@ def plain_docs(project: Project) -> bool:
     and a prompt without _queries' markers."""
     plain = project.task_type == "classification" and not project.is_free_text
     return plain and "\x00" not in Prompting.of(project).prompt
-
-
-def _offsets(sizes: np.ndarray) -> pa.Array:
-    offsets = np.zeros(len(sizes) + 1, np.int32)
-    np.cumsum(sizes, out=offsets[1:])
-    return pa.array(offsets)
-
-
-def _json(name: str, column: pa.Array) -> pa.Array:
-    """A column's values as JSON texts."""
-    kind = column.type
-    if name in ("split", "label", "author"):
-        return lines.few_strings(column)
-    if pa.types.is_string(kind):
-        return lines.strings(column)
-    if pa.types.is_boolean(kind):
-        return lines.booleans(column)
-    if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):
-        return lines.counts(column)
-    if pa.types.is_list(kind):
-        return lines.string_lists(column)
-    return lines.numbers(column)

@@ -151,6 +151,40 @@ def files(release: Release) -> dict[str, object]:
     return out
 
 
+def counted(release: Release) -> dict[str, object]:
+    """What the card counts, counted here line by line over the bundle's sets.jsonl."""
+    from django.conf import settings
+
+    with zipfile.ZipFile(Path(settings.MEDIA_ROOT) / release.bundle) as bundle:
+        sets = [json.loads(line) for line in bundle.read("sets.jsonl").splitlines()]
+    out: dict[str, dict] = {k: {} for k in ("sets", "perturbations", "label_changed", "labels",
+                                            "original_labels", "tags", "sets_of_one")}  # fmt: skip
+
+    def add(key: str, split: str, value: object = None, n: int = 1) -> None:
+        if value is None:
+            out[key][split] = out[key].get(split, 0) + n
+        else:
+            inner = out[key].setdefault(split, {})
+            inner[value] = inner.get(value, 0) + n
+
+    versions: dict[str, int] = {}
+    for s in sets:
+        split = s["split"]
+        add("sets", split)
+        add("original_labels", split, s["original"]["label"])
+        if not s["perturbations"]:
+            add("sets_of_one", split)
+        for p in s["perturbations"]:
+            add("perturbations", split)
+            add("label_changed", split, n=int(p["label_changed"]))
+            add("labels", split, p["label"])
+            for tag in p["tags"]:
+                add("tags", split, tag)
+            versions[str(p["guideline_version"])] = versions.get(str(p["guideline_version"]), 0) + 1
+    authors = {p["author"] for s in sets for p in s["perturbations"]}
+    return {**out, "guideline_versions": versions, "experts": len(authors)}
+
+
 def entries(release: Release) -> list[tuple]:
     columns = ("perturbation_id", "set_id", "split", "label", "answers")
     return list(ReleaseEntry.objects.filter(release=release).order_by("id").values_list(*columns))
@@ -171,6 +205,7 @@ def test_a_release_read_as_columns_is_the_release_written_from_rows(options, mon
     theirs = published(project, "rows", True, monkeypatch, **options)
     assert files(ours) == files(theirs)
     assert (ours.counts, ours.statistics) == (theirs.counts, theirs.statistics)
+    assert ours.counts == counted(ours)
     assert [e[1:] for e in entries(ours)] == [e[1:] for e in entries(theirs)]
     assert [e[0] for e in entries(ours)] == [e[0] for e in entries(theirs)]
     assert ours.counts["sets_of_one"] == {"test": 1} and ours.statistics["per_split"]

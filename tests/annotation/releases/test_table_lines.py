@@ -135,20 +135,16 @@ def test_a_chunk_of_sets_of_one_gives_the_lines_orjson_writes(tmp_path):
     project = Project(slug="x", task_type="classification", labels=["positive", "negative"],
                       fields=[{"name": "text", "kind": "text", "editable": True}])  # fmt: skip
 
-    class Ignored:  # the paired TSVs, which the other tests read
+    class Ignored:  # the paired TSVs and lm_eval docs, which the other tests read
         def write(self, data):  # type: ignore[no-untyped-def]
             pass
 
-    class Sink:
+    class Written:
         def __init__(self):  # type: ignore[no-untyped-def]
-            self.sets, self.examples = b"", b""
+            self.data = b""
 
-        def write_lines(self, sets, examples, docs):  # type: ignore[no-untyped-def]
-            self.sets += bytes(sets)
-            self.examples += bytes(examples)
-
-        def write_records(self, records, lines):  # type: ignore[no-untyped-def]
-            assert not lines
+        def write(self, data):  # type: ignore[no-untyped-def]
+            self.data += bytes(data)
 
     def alone(n):  # type: ignore[no-untyped-def]
         original = {"id": f"o{n}", "fields": {"text": f'say "{n}"'}, "label": "positive"}
@@ -159,11 +155,14 @@ def test_a_chunk_of_sets_of_one_gives_the_lines_orjson_writes(tmp_path):
                     "votes": {"negative": 5}, "agreement": 1.0, "edit_distance": 0.5,
                     "seconds_spent": 3, "guideline_version": 1}  # fmt: skip
     with_one = {**alone(2), "perturbations": [perturbation]}
-    for records in ([alone(1)], [alone(1), with_one, alone(3)]):
-        sink = Sink()
-        views = TableViews(project, tmp_path, lambda name: Ignored(), sink, [])  # type: ignore[arg-type]
-        views._write(records)
-        assert sink.sets == b"".join(orjson.dumps(r) + b"\n" for r in records)
+    for n, records in enumerate(([alone(1)], [alone(1), with_one, alone(3)])):
+        sets, examples_file = Written(), Written()
+        lines = (sets, examples_file)
+        (tmp_path / str(n)).mkdir()
+        views = TableViews(project, tmp_path / str(n), lambda name: Ignored(), lines, [])  # type: ignore[arg-type]
+        views.add(Members(records, ["text"], False))
+        views.wait()
+        assert sets.data == b"".join(orjson.dumps(r) + b"\n" for r in records)
         examples = []
         for r in records:
             o = r["original"]
@@ -174,5 +173,5 @@ def test_a_chunk_of_sets_of_one_gives_the_lines_orjson_writes(tmp_path):
                           "split": "test", "text": p["fields"]["text"], "label": p["label"],
                           "label_changed": True, "tags": p["tags"], "votes": p["votes"]}
                          for p in r["perturbations"]]  # fmt: skip
-        assert sink.examples == b"".join(orjson.dumps(e) + b"\n" for e in examples)
+        assert examples_file.data == b"".join(orjson.dumps(e) + b"\n" for e in examples)
         views.close()
