@@ -126,6 +126,9 @@ class EvaluationRun(Job):
     # A served model: take the answers earlier runs of the same model got to the same requests
     # (docs/models.md), rather than ask the server again.
     reuse_answers = models.BooleanField(default=True)
+    # A served model's outage: while it lasts, what the run does about it; once the run ends,
+    # what happened (evaluation/runners/served.py, Outage).
+    notice = models.CharField(max_length=300, blank=True)
     examples_per_second = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(

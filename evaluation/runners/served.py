@@ -29,6 +29,8 @@ import hashlib
 import json
 import math
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -197,6 +199,64 @@ def read_answer(request: Request, payload: Any) -> Answer:
         ) from None
 
 
+class Outage:
+    """What the run's page says while the server does not answer, and what the finished run
+    keeps: the retries of every request, from the threads that send them."""
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.lock = threading.Lock()
+        self.since: float | None = None  # the current outage's start
+        self.tries = 0  # the most tries of one request in it
+        self.reason = ""
+        self.next_at = 0.0
+        self.seconds = 0.0  # every outage's length, the current one left out
+        self.outages = 0
+        self.retried = 0  # requests sent again, in every outage
+
+    def failed(self, reason: str, attempt: int, delay: float) -> None:
+        """A request's `attempt`-th try (0 the first) failed; it is sent again after `delay`."""
+        with self.lock:
+            now = time.monotonic()
+            if self.since is None:
+                self.since, self.tries = now, 0
+                self.outages += 1
+            self.retried += 1
+            self.reason = reason
+            if attempt + 1 >= self.tries:
+                self.tries, self.next_at = attempt + 1, now + delay
+
+    def answered(self) -> None:
+        with self.lock:
+            if self.since is not None:
+                self.seconds += time.monotonic() - self.since
+                self.since = None
+
+    def notice(self) -> str:
+        """While the server does not answer: what the run does about it, in words."""
+        with self.lock:
+            if self.since is None:
+                return ""
+            wait = max(0, round(self.next_at - time.monotonic()))
+            return (
+                f"The server is not answering ({self.reason}) for "
+                f"{round(time.monotonic() - self.since)} s: retrying, try {self.tries + 1} of "
+                f"{self.retries + 1} in {wait} s."
+            )
+
+    def summary(self) -> str:
+        """What the finished run keeps of its outages ("" with none)."""
+        with self.lock:
+            seconds = self.seconds + (time.monotonic() - self.since if self.since else 0)
+            if not self.outages:
+                return ""
+            times = "once" if self.outages == 1 else f"{self.outages} times"
+            return (
+                f"The server stopped answering {times}, {round(seconds)} s in all "
+                f"(last: {self.reason}); {self.retried} requests were sent again."
+            )
+
+
 @dataclass
 class ServedModel:
     """A client of one served model, sending requests `concurrency` at a time."""
@@ -211,9 +271,11 @@ class ServedModel:
     max_bytes: int = 8_000_000
     check: Callable[[], None] | None = None  # called before each try: the host's check
     line: Line = field(init=False)
+    outage: Outage = field(init=False)
 
     def __post_init__(self) -> None:
         self.base_url = self.base_url.rstrip("/")
+        self.outage = Outage(self.retries)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self.line = Line(
             self.base_url, headers=headers, deadline=self.timeout, max_bytes=self.max_bytes
@@ -278,6 +340,7 @@ class ServedModel:
         delay, reason = 1.0, ""
         for attempt in range(self.retries + 1):
             if attempt:
+                self.outage.failed(reason, attempt - 1, min(delay, self.backoff_max))
                 self._pause(min(delay, self.backoff_max))
                 delay *= 2
             if self.check:
@@ -295,6 +358,7 @@ class ServedModel:
                 reason = f"HTTP {reply.status}"
                 delay = max(delay, _retry_after(reply))
                 continue
+            self.outage.answered()
             if reply.status != 200:
                 raise RunnerError(
                     f"The server at {self.host} refused a request: "

@@ -65,6 +65,7 @@ class RunOutputSerializer(serializers.ModelSerializer):
             "status",
             "progress",
             "examples_per_second",
+            "notice",
             "error",
             "metrics",
             "attempts",

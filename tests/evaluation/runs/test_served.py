@@ -163,6 +163,52 @@ def test_a_failed_run_retried_asks_only_what_was_not_answered(sentiment, proxy, 
     assert len(asked) == 2 * run.predictions.count()
 
 
+def test_a_server_that_stops_answering_is_said_on_the_run_page_as_it_happens(
+    sentiment, proxy, staff
+):
+    """Issue 59: with the server gone mid-run, the page kept "running · 302 of 976" and a stale
+    rate, and the finished run did not mention the outage."""
+    project, release, root = sentiment
+    spec = register(root, project, proxy.url, concurrency=1)
+    run_id = start(root, release, spec["id"])
+    browser = Client()
+    browser.force_login(staff)
+    progress = f"/p/{project.slug}/evaluations/{run_id}/progress/"
+    seen: list[str] = []
+
+    def down_after_three(front):  # type: ignore[no-untyped-def]
+        reviews = [n for p, n in front.answered.items() if json.loads(p).startswith("Review:")]
+        if sum(reviews) >= 3 and not seen:  # the fixture's prompts, not the Check's canaries
+            front.down.set()
+
+    def watch(done: int, total: int) -> None:  # the worker's heartbeat, about every second
+        page = browser.get(progress).content.decode()
+        if proxy.down.is_set() and 'id="run-notice"' in page:
+            seen.append(page)
+            proxy.down.clear()  # the server is back
+
+    proxy.on_answer = down_after_three
+    run = run_evaluation(run_id, progress=watch)
+    assert run.status == "succeeded", run.error
+    said = re.search(r'<p class="warning" role="status" id="run-notice">([^<]*)</p>', seen[0])
+    assert said, seen[0]
+    assert re.fullmatch(
+        r"The server is not answering \(the connection failed\) for \d+ s: retrying, "
+        r"try \d+ of 31 in \d+ s\.",
+        said[1],
+    ), said[1]
+    assert "examples/s" not in seen[0]  # no rate from before the outage
+    assert proxy.refused >= 1
+    assert re.fullmatch(
+        r"The server stopped answering once, \d+ s in all \(last: the connection failed\); "
+        r"\d+ requests were sent again\.",
+        run.notice,
+    ), run.notice
+    page = browser.get(f"/p/{project.slug}/evaluations/{run.pk}/").content.decode()
+    assert f'<p class="muted" id="run-notice">{run.notice}</p>' in page
+    assert root.get(f"/api/evaluations/{run.pk}/").json()["notice"] == run.notice
+
+
 def test_the_api_key_is_sent_to_the_server_and_shown_nowhere(
     sentiment, proxy, caplog, tmp_path, staff
 ):
