@@ -64,7 +64,9 @@ SETTING_HELP = {
     "claim_ttl": "seconds a pivot stays claimed",
     "lease_ttl": "seconds an item stays leased to a validator",
     "max_perturbations_per_pivot": "",
-    "max_edit_ratio": "largest share of words an edit may change",
+    "max_edit_ratio": "largest share of the editable fields' words an edit may change (read-only "
+    "fields are not counted); blank on a new project: 1.0 (off) for free text with a read-only "
+    "field, whose questions are often rewritten whole, else 0.5",
     "require_label_change": "an edit must flip the gold label",
     "control_rate": "share of items shown to validators as controls",
     "answer_match_f1": "free text: token F1 at which two answers match",
@@ -90,6 +92,10 @@ PAGE_SETTINGS = [
     for key in DEFAULT_SETTINGS
     if key not in ("prompt", "verbalizers", "qualification_questions")
 ]
+
+
+# Fractions a page must state; the edit limit may be left blank (ProjectForm.settings).
+STATED = [key for key in FRACTION_SETTINGS if key != "max_edit_ratio"]
 
 
 def _lines(text: str) -> list[str]:
@@ -128,7 +134,9 @@ class ProjectForm(forms.Form):
                 choices = [(c, c) for c in CHOICE_SETTINGS[key]]
                 field = forms.ChoiceField(choices=choices, help_text=help_text)
             elif key in FRACTION_SETTINGS:
-                field = forms.FloatField(min_value=0, max_value=1, help_text=help_text)
+                field = forms.FloatField(
+                    min_value=0, max_value=1, help_text=help_text, required=key in STATED
+                )
             elif key == "release_min_agreement":
                 field = AgreementField(help_text=help_text)
             elif key == "em_by_field":
@@ -150,7 +158,10 @@ class ProjectForm(forms.Form):
         return _lines(self.cleaned_data["extra_labels"])
 
     def settings(self) -> dict[str, Any]:
-        return {key: self.cleaned_data[f"setting_{key}"] for key in PAGE_SETTINGS}
+        """The settings typed; a blank edit limit is left to the services' default (a new
+        project's depends on its editable fields) or to the project's current value."""
+        typed = {key: self.cleaned_data[f"setting_{key}"] for key in PAGE_SETTINGS}
+        return {key: value for key, value in typed.items() if value is not None}
 
     @staticmethod
     def initial_for(values: dict[str, Any]) -> dict[str, Any]:
@@ -163,6 +174,8 @@ class ProjectForm(forms.Form):
             "extra_labels": "\n".join(values["extra_labels"]),
             "guidelines": values.get("guidelines", ""),
             **{f"setting_{key}": settings[key] for key in PAGE_SETTINGS},
+            # A template states no edit limit: the new project's fields choose it.
+            "setting_max_edit_ratio": values.get("settings", {}).get("max_edit_ratio"),
             "setting_release_min_agreement": agreement_text(settings["release_min_agreement"]),
         }
 

@@ -16,6 +16,7 @@ from annotation.models.config import (
     clean_fields,
     clean_labels,
     clean_settings,
+    default_edit_limit,
 )
 from annotation.projects.services import invites
 from annotation.prompting import check_prompting
@@ -156,6 +157,9 @@ def project_create(
         extra_labels=list(extra_labels),
         settings=settings,
     )
+    if "max_edit_ratio" not in (settings or {}):  # none stated: the editable fields' default
+        limit = default_edit_limit(values["task_type"], values["fields"])
+        values["settings"]["max_edit_ratio"] = limit
     cleaned_tags = _clean_tags(list(tags))
     project = Project.objects.create(name=name, slug=slug, **values)
     _set_tags(project, cleaned_tags)
