@@ -193,6 +193,8 @@ STATE_RULES = {
     "models_check": "the model is not served (only served models are checked)",
     "evaluations_compare_retrieve": "a run has not succeeded, names the same run twice, or the "
     "two runs are not on the same release and split",
+    "projects_webhooks_create": "the url's host or port cannot be read (an out-of-range port, "
+    "an IPv6 address that is none)",
     "analyses_create": "the analysis needs a release (artifacts, inoculation) or runs "
     "(instability), and the parameters of its kind (docs/analyses.md)",
 }

@@ -16,6 +16,8 @@ from annotation.releases import api as release_api
 from annotation.releases import views as release_views
 from annotation.validation import api as validation_api
 from annotation.validation import views as validation_views
+from annotation.webhooks import api as webhook_api
+from annotation.webhooks import views as webhook_views
 
 api_urls = [
     path("projects/", project_api.ProjectListView.as_view(), name="api-projects"),
@@ -137,6 +139,24 @@ api_urls = [
         name="api-release-download",
     ),
     path("releases/<id:pk>/diff/", release_api.ReleaseDiffView.as_view(), name="api-release-diff"),
+    path(
+        "projects/<slug:slug>/webhooks/", webhook_api.WebhookListView.as_view(), name="api-webhooks"
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<id:pk>/",
+        webhook_api.WebhookDetailView.as_view(),
+        name="api-webhook",
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<id:pk>/test/",
+        webhook_api.WebhookTestView.as_view(),
+        name="api-webhook-test",
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<id:pk>/deliveries/",
+        webhook_api.DeliveryListView.as_view(),
+        name="api-webhook-deliveries",
+    ),
 ]
 
 page_urls = [
@@ -154,6 +174,17 @@ page_urls = [
         "p/<slug:slug>/settings/questions/",
         project_views.project_questions,
         name="project-questions",
+    ),
+    path("p/<slug:slug>/settings/webhooks/", webhook_views.webhooks_page, name="webhooks"),
+    path(
+        "p/<slug:slug>/settings/webhooks/<id:pk>/delete/",
+        webhook_views.webhook_delete,
+        name="webhook-delete",
+    ),
+    path(
+        "p/<slug:slug>/settings/webhooks/<id:pk>/test/",
+        webhook_views.webhook_test,
+        name="webhook-test",
     ),
     path("p/<slug:slug>/import/", import_views.import_page, name="project-import"),
     path("p/<slug:slug>/import/votes/", import_views.vote_import_page, name="vote-import"),

@@ -38,3 +38,11 @@ def envint(name: str, default: int) -> int:
 
 def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def envints(name: str, default: str) -> list[int]:
+    """A comma-separated list of whole numbers, none negative."""
+    values = envlist(name, default)
+    if not all(value.isdigit() for value in values):
+        raise ImproperlyConfigured(f"{name} must be whole numbers separated by commas.")
+    return [int(value) for value in values]

@@ -16,6 +16,7 @@ from annotation.models.projects import (
 )
 from annotation.models.releases import Pseudonym, Release, ReleaseEntry
 from annotation.models.validation import Lease, ValidationItem, ValidatorStatus, Vote, VoteSeconds
+from annotation.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
     "SET_OF_ONE",
@@ -45,6 +46,9 @@ __all__ = [
     "ValidatorStatus",
     "Vote",
     "VoteSeconds",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
     "release_id",
     "user_or_none",
 ]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import envbool, envint, envlist, envstr
+from config.env import envbool, envint, envints, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("CONTRASTLAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -273,6 +273,13 @@ SERVED_MODEL_BACKOFF_MAX = envint("SERVED_MODEL_BACKOFF_MAX", 30)
 # The most bytes read of one answer of a model server (a run's, the registration's, the
 # Check's): a larger answer fails its request, whatever the server says it will send.
 SERVED_MODEL_MAX_ANSWER_BYTES = envint("SERVED_MODEL_MAX_ANSWER_BYTES", 8_000_000)
+# Webhooks (README, "Webhooks"): the hosts a project admin who is not staff may send them to,
+# read as SERVED_MODEL_HOSTS is; each delivery's deadline (seconds) and the most bytes read of
+# its answer; the seconds before each retry of a failed delivery (one try more than delays).
+WEBHOOK_HOSTS = envlist("WEBHOOK_HOSTS", "*")
+WEBHOOK_TIMEOUT = envint("WEBHOOK_TIMEOUT", 10)
+WEBHOOK_MAX_ANSWER_BYTES = envint("WEBHOOK_MAX_ANSWER_BYTES", 65_536)
+WEBHOOK_RETRY_DELAYS = envints("WEBHOOK_RETRY_DELAYS", "10,60,300,1800")
 # Model scoring can hold a large model; recycle the child process before memory creeps.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("CELERY_WORKER_MAX_MEMORY_KB", 4_000_000)
 

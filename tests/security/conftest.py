@@ -10,7 +10,7 @@ from tests.factories import ProjectFactory, TagFactory, UserFactory
 def world(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
     """A project with a release, an open item, a run, an analysis and an import job, and a
     token per role: the fuzz reaches each endpoint's checks with ids that exist."""
-    from annotation.models import ImportJob, Perturbation, Release
+    from annotation.models import ImportJob, Perturbation, Release, Webhook
     from evaluation.models import Analysis, EvaluationRun, ModelSpec
     from tests.factories import member, released_contrast_sets, submitted_perturbation
 
@@ -32,9 +32,12 @@ def world(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
     run = EvaluationRun.objects.create(release=release, model=spec, status="succeeded")
     analysis = Analysis.objects.create(project=project, kind="artifacts", params={})
     job = ImportJob.objects.create(project=project, kind="votes", status="failed")
+    hook = Webhook.objects.create(
+        project=project, url="https://example.org/", events=["run.failed"]
+    )
     ids = {
         "evaluations": run.pk, "analyses": analysis.pk, "releases": release.pk,
-        "imports": job.pk, "validation": open_item.pk,
+        "imports": job.pk, "validation": open_item.pk, "webhooks": hook.pk,
         "perturbations": Perturbation.objects.filter(project=project).first().pk,  # type: ignore[union-attr]
         "adjudicate": Perturbation.objects.filter(project=project).first().pk,  # type: ignore[union-attr]
     }  # fmt: skip

@@ -68,6 +68,7 @@ REFUSALS = {
     "POST /analyses/": r"Name the release \(artifacts, inoculation\) or the runs",
     "POST /models/{id}/check/": r"Only served models are checked",
     "GET /evaluations/compare/": r'"field":"runs"\}$',
+    "POST /projects/{slug}/webhooks/": r'"field":"url"\}$',
 }  # fmt: skip
 # Every write: text never holds NUL (PostgreSQL cannot store it), a file is never empty.
 EVERYWHERE = r'may not contain NUL characters|\["The submitted file is empty\."\]'

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from annotation.models import ImportBatch, ImportJob, Perturbation, Study
+from annotation.models import ImportBatch, ImportJob, Perturbation, Study, Webhook
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
 from tests.factories import UserFactory
 
@@ -122,6 +122,13 @@ MATRIX = {
     "project-questions": (("post", ADMINS),),
     "study-payments": (("get", ADMINS),),
     "studies-guide": (("get", ADMINS),),
+    "api-webhooks": (("get", ADMINS), ("post", ADMINS)),
+    "api-webhook": (("delete", ADMINS),),
+    "api-webhook-test": (("post", ADMINS),),
+    "api-webhook-deliveries": (("get", ADMINS),),
+    "webhooks": (("get", ADMINS), ("post", ADMINS)),
+    "webhook-delete": (("post", ADMINS),),
+    "webhook-test": (("post", ADMINS),),
 }
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
@@ -223,6 +230,12 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "analysis-action": {"slug": slug, "pk": analysis.pk, "action": "cancel"},
         "api-study-payments": {"slug": slug, "pk": study.pk},
         "study-payments": {"slug": slug, "pk": study.pk},
+        # A webhook's removal: each call removes a webhook of its own, made for it.
+        "api-webhook": lambda: {"slug": slug, "pk": webhook(project).pk},
+        "webhook-delete": lambda: {"slug": slug, "pk": webhook(project).pk},
+        "api-webhook-test": {"slug": slug, "pk": webhook(project).pk},
+        "api-webhook-deliveries": {"slug": slug, "pk": webhook(project).pk},
+        "webhook-test": {"slug": slug, "pk": webhook(project).pk},
     }
     users = {**people, "staff": staff}
     # The global endpoints learn the project from the payload: name this project's objects.
@@ -240,14 +253,21 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
     return kwargs, users, slug, payloads
 
 
+def webhook(project):  # type: ignore[no-untyped-def]
+    return Webhook.objects.create(
+        project=project, url="https://example.org/", events=["run.failed"]
+    )
+
+
 def test_every_role_gets_exactly_what_it_may(world):  # type: ignore[no-untyped-def]
     kwargs, users, slug, payloads = world
     failures = []
     for name, calls in MATRIX.items():
-        url = reverse(name, kwargs=kwargs.get(name, {"slug": slug}))
-        api = url.startswith("/api/")
         for method, allowed in calls:
             for role in ROLES:
+                found = kwargs.get(name, {"slug": slug})
+                url = reverse(name, kwargs=found() if callable(found) else found)
+                api = url.startswith("/api/")
                 status = _call(api, method, url, users.get(role), payloads.get(name))
                 expected = _expected(role, allowed, api)
                 if not expected(status):
