@@ -4,12 +4,13 @@ validator's, inside the vote's own transaction, in as many statements as a real 
 (annotation.crowd.sql), and answered as a vote is (the same shape; a repeat is not an error).
 
 A gold check that brings their accuracy below gold_min_accuracy pauses them (`gold_answer`
-returns their status); the vote's own step after the commit then takes their votes since
-their last passed gold item out of the counts, as an unqualifying does
-(annotation.validation.services.votes: the gates sit below validation, which serves and counts
-through them)."""
+returns their status); the vote registers a step after its commit (`transaction.on_commit`)
+that takes their votes since their last passed gold item out of the counts, as an unqualifying
+does (annotation.validation.services.votes: the gates sit below validation, which serves and
+counts through them)."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
@@ -17,20 +18,20 @@ from django.utils import timezone
 from annotation.crowd import sql
 from annotation.crowd.gates import ENDED, FAILED, PASSED, PAUSED, exempt, is_gold, quiz_on
 from annotation.errors import DomainError
-from annotation.models import AuditLog, GoldAnswer, GoldItem, Project, ValidatorStatus, Vote
+from annotation.models import AuditLog, GoldAnswer, GoldItem, Project, ValidatorStatus
 from annotation.text.answers import AnswerRules, Response
 
 NOT_SERVED = "This item was not served to you; fetch the next item instead."
 
 
-def gold_lock(*, project: Project, item_id: int, validator: Any) -> ValidatorStatus | None:
-    """Once the vote found no real item of that id: the validator's status, locked, if it is a
-    gold item of the project (None when nothing was ever served to them); 404 when it is not
-    one."""
-    status = sql.lock_status(project_id=project.pk, validator_id=validator.pk, item_id=item_id)
-    if status is None and not is_gold(project, item_id):
-        raise DomainError("No such item in this project.", code="not_found")
-    return status
+@dataclass(frozen=True)
+class GoldAnswered:
+    """A gold item's answer as recorded (or the earlier, same one it repeats), whether it was
+    new, and the validator's status if it paused them (for the vote's step after the commit)."""
+
+    record: GoldAnswer
+    created: bool
+    paused: ValidatorStatus | None = None
 
 
 def gold_answer(
@@ -38,22 +39,25 @@ def gold_answer(
     project: Project,
     item_id: int,
     validator: Any,
-    status: ValidatorStatus | None,
     label: str,
     answer: str,
     flags: list[str],
     seconds_spent: int,
-) -> tuple[Vote, bool, ValidatorStatus | None]:
-    """Record the answer under the status `gold_lock` returned: (the answer as a vote, whether
-    it was new, their status if it paused them, for `discount` once committed)."""
+) -> GoldAnswered:
+    """Once the vote found no real item of that id: record the answer under the validator's
+    status, locked, if it is a gold item served to them (404 when it is no gold item of the
+    project; 409 when it was never served to them)."""
+    status = sql.lock_status(project_id=project.pk, validator_id=validator.pk, item_id=item_id)
+    if status is None and not is_gold(project, item_id):
+        raise DomainError("No such item in this project.", code="not_found")
     if status is None:
         raise DomainError(NOT_SERVED, code="conflict")
     response = {"label": label, "answer": answer}
-    gold = sql.gold_state(item_id=item_id, validator_id=validator.pk)
-    previous = gold.previous_attempt if gold.previous_id is not None else None  # type: ignore[attr-defined]
-    served = _served_now(project, status, gold, previous)
+    state = sql.gold_state(item_id=item_id, validator_id=validator.pk)
+    gold = state.item
+    served = _served_now(project, status, gold, state.previous_attempt)
     if served is None:
-        return _repeat(gold, validator, gold.previous_id, response, flags), False, None  # type: ignore[attr-defined]
+        return GoldAnswered(_repeat(state.previous_id, response, flags), created=False)
     if status.paused or status.qualification == FAILED:
         raise DomainError(ENDED[PAUSED if status.paused else FAILED], code="forbidden")
     phase, attempt = served
@@ -74,11 +78,7 @@ def gold_answer(
     sql.write_answer(record, json.dumps(flags), status, mark=gold_check and right)
     if not gold_check:
         _score_attempt(project, validator, status)
-    vote = Vote(
-        validator=validator, label=label, answer=answer, flags=flags, seconds_spent=seconds_spent
-    )
-    vote.item_id = gold.pk
-    return vote, True, status if paused else None
+    return GoldAnswered(record, created=True, paused=status if paused else None)
 
 
 def _served_now(
@@ -95,15 +95,9 @@ def _served_now(
     return None
 
 
-def _repeat(
-    gold: GoldItem,
-    validator: Any,
-    previous_id: int | None,
-    response: dict[str, str],
-    flags: list[str],
-) -> Vote:
-    """The earlier answer, as a vote, if this one repeats it (a real vote reads its earlier vote
-    alike: one statement)."""
+def _repeat(previous_id: int | None, response: dict[str, str], flags: list[str]) -> GoldAnswer:
+    """The earlier answer, if this one repeats it (a real vote reads its earlier vote alike:
+    one statement)."""
     if previous_id is None:
         raise DomainError(NOT_SERVED, code="conflict")
     previous = GoldAnswer.objects.get(pk=previous_id)
@@ -113,11 +107,7 @@ def _repeat(
             "You already voted on this item with a different answer; votes cannot change.",
             code="conflict",
         )
-    vote = Vote(
-        validator=validator, flags=previous.flags, seconds_spent=previous.seconds_spent, **response
-    )
-    vote.item_id = gold.pk
-    return vote
+    return previous
 
 
 def is_right(project: Project, gold: GoldItem, *, label: str, answer: str) -> bool:

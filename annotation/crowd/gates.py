@@ -32,6 +32,10 @@ ENDED = {
     PAUSED: "Your work on this project is paused: too many of your recent answers disagreed "
     "with items whose answer is known. An admin of the project may resume it.",
 }
+ENDED_PARTICIPANT = (
+    "Your work on this study has ended: too many of your recent answers disagreed with items "
+    "whose answer is known. Thank you for your time."
+)
 
 
 def quiz_on(project: Project) -> bool:
@@ -42,6 +46,20 @@ def quiz_on(project: Project) -> bool:
 
 def gates_on(project: Project) -> bool:
     return quiz_on(project) or project.setting("gold_rate") > 0
+
+
+def hides_left_and_undo(project: Project) -> bool:
+    """Under the gates the pages show no count of items left and no undo, and undo is refused:
+    both exist for real items only, so either would tell a gold item apart."""
+    return gates_on(project)
+
+
+def ended_message(gate: str, *, participant: bool) -> str:
+    """Why a validator's work ended ("" while it goes on). A study's participant is not told
+    that an admin may resume it: they cannot ask one, and their completion code says it ended."""
+    if participant and gate == PAUSED:
+        return ENDED_PARTICIPANT
+    return ENDED.get(gate, "")
 
 
 def exempt(project: Project) -> bool:

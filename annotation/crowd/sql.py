@@ -10,6 +10,7 @@ tests/annotation/crowd/test_gold_timing.py, the timing `benchmarks/crowd.py`):
   where a real vote runs `vote_state` (which drops its lease), `vote_insert` and `vote_count`.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -146,11 +147,20 @@ def lock_status(*, project_id: int, validator_id: int, item_id: int) -> Validato
     return found[0] if found else None
 
 
-def gold_state(*, item_id: int, validator_id: int) -> GoldItem:
-    """The gold item, with `previous_id` and `previous_attempt` of their latest answer on it
-    (None for none)."""
+@dataclass(frozen=True)
+class GoldState:
+    """A gold item, and the id and attempt of the validator's latest answer on it (None for
+    none)."""
+
+    item: GoldItem
+    previous_id: int | None
+    previous_attempt: int | None
+
+
+def gold_state(*, item_id: int, validator_id: int) -> GoldState:
     [item] = fetch(GoldItem, *_STATE.bind({"item": item_id, "validator": validator_id}))
-    return item
+    read = vars(item)  # the statement's two extra columns, which `fetch` set on the item
+    return GoldState(item, read["previous_id"], read["previous_attempt"])
 
 
 def write_answer(

@@ -13,20 +13,22 @@ from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.crowd import gates, pool
 from annotation.crowd.services import studies
+from annotation.crowd.services.state import validate_state
 from annotation.crowd.services.studies import PARTICIPANT
 from annotation.downloads import download
 from annotation.errors import DomainError
-from annotation.models import GoldAnswer, Participant, Project, Study
+from annotation.models import Participant, Project, Study
 from annotation.permissions import Role, project_for
 
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
+@never_cache  # Back and Forward ask again: the start page's count is never stale
 def study_enter(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """Where the platform sends a participant, with their id in the query: make or resume their
     account, sign them in to it, and show the study's start page (this address without the
@@ -86,10 +88,10 @@ def _start_page(request: HttpRequest, participant: Participant) -> HttpResponse:
     """What the task is, the guidelines, how many items and that some check the work; then
     Start (or Go on, for one who has begun). One who finished reads their code."""
     study, project = participant.study, participant.project
-    if studies.participant_finished(participant) or gates.ended(project, participant.user):
+    crowd = validate_state(project=project, validator=request.user, session=request.session)
+    if crowd.completed:
         return redirect("study-done", slug=project.slug, token=study.token)
-    context = {"study": study, "project": project, **_intro(study)}
-    context["done"] = studies.items_done(participant)
+    context = {"study": study, "project": project, **_intro(study), "done": crowd.done}
     return render(request, "annotation/study_start.html", context)
 
 
@@ -123,22 +125,22 @@ def study_leave(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     return render(request, "annotation/study_left.html", context)
 
 
+@never_cache
 def study_done(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """The participant's last page: their completion code and the platform's return link, or
     why their work ended."""
-    participant = studies.participant_of(request, slug)
-    if participant is None or participant.study.token != token:
+    project = get_object_or_404(Project, slug=slug)
+    crowd = validate_state(project=project, validator=request.user, session=request.session)
+    if crowd.participant is None or crowd.study_token != token:
         raise Http404("No such page.")
-    study = participant.study
-    ended = gates.ended(participant.project, participant.user)
-    finished = studies.participant_finished(participant)
-    code = study.ended_code if ended else study.completion_code if finished else ""
+    study = crowd.participant.study
+    code = study.ended_code if crowd.ended else study.completion_code if crowd.finished else ""
     context = {
         "study": study,
-        "project": participant.project,
+        "project": project,
         "code": code,
-        "ran_out": finished and studies.items_done(participant) < study.items_per_participant,
-        "ended": gates.ENDED.get(ended, ""),
+        "ran_out": crowd.finished and crowd.done < study.items_per_participant,
+        "ended": crowd.ended_message,
         "return_link": studies.PROLIFIC_RETURN.format(code=code)
         if code and study.platform == Study.Platform.PROLIFIC
         else "",
@@ -230,42 +232,6 @@ def study_payments(request: HttpRequest, slug: str, pk: int) -> StreamingHttpRes
     project = project_for(request.user, slug, Role.ADMIN)
     study = get_object_or_404(Study, project=project, pk=pk)
     return download(studies.payment_rows(study), "csv", f"{slug}-study-{pk}-payments")
-
-
-def validate_gate(request: HttpRequest, project: Project) -> HttpResponse | None:
-    """Before the Validate page serves an item: a participant who has labelled their items,
-    or whose work the gates ended, goes to their completion page."""
-    participant = studies.participant_of(request, project.slug)
-    if participant is None:
-        return None
-    if studies.participant_finished(participant) or gates.ended(project, request.user):
-        return redirect("study-done", slug=project.slug, token=participant.study.token)
-    return None
-
-
-def validate_context(request: HttpRequest, project: Project, context: dict[str, Any]) -> Any:
-    """The Validate page under the gates: a gold item answered counts as an item done, and
-    nothing moves only for real items (no "left" count, no undo), so that the page never tells
-    them apart; a validator whose work ended reads why. A participant with nothing left to
-    label has finished."""
-    participant = studies.participant_of(request, project.slug)
-    if participant is not None:
-        context["of_items"] = participant.study.items_per_participant
-    if context["item"] is None and participant is not None:
-        Participant.objects.filter(pk=participant.pk, completed_at=None).update(
-            completed_at=timezone.now()
-        )
-        return redirect("study-done", slug=project.slug, token=participant.study.token)
-    if context["item"] is None:
-        context["ended"] = gates.ENDED.get(gates.ended(project, request.user), "")
-    if not gates.gates_on(project):
-        return None
-    user: Any = request.user
-    context["done"] += GoldAnswer.objects.filter(project=project, validator=user).count()
-    context["left"] = None
-    context["undoable"] = None
-    context["gated"] = True
-    return None
 
 
 GUIDE = ("validation.md", "## Validation with a crowd")

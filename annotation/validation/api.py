@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.crowd import gates
 from annotation.crowd.services import qualification, studies
+from annotation.crowd.services.state import validate_state
 from annotation.downloads import FORMAT_PARAMETER, RESPONSES, checked_format, download
 from annotation.errors import DomainError
 from annotation.models import GoldItem, Perturbation, ValidationItem
@@ -63,9 +63,9 @@ class NextItemView(APIView):
         more = studies.serves_more(request, slug)
         item = queue.next_item(project=project, validator=request.user) if more else None
         if item is None:
-            ended = gates.ended(project, request.user)
-            if ended:
-                raise DomainError(gates.ENDED[ended], code="forbidden")
+            crowd = validate_state(project=project, validator=request.user, session=request.session)
+            if crowd.ended:
+                raise DomainError(crowd.ended_message, code="forbidden")
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(next_item_payload(project, item))
 
@@ -74,25 +74,29 @@ class VoteView(APIView):
     @extend_schema(request=VoteInputSerializer, responses={201: VoteResultSerializer})
     def post(self, request: Request, slug: str, item: int) -> Response:
         """Vote, and get the next item leased in the same round trip (null when none is
-        left): `{"vote": ..., "next": ...}`."""
+        left): `{"vote": ..., "done": ..., "next": ...}`. A repeat of one's vote on the item
+        answers 200 with the vote as recorded, counted once."""
         project = project_for(request.user, slug, Role.VALIDATOR)
         data = VoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        vote, created = votes.vote_cast(
+        cast = votes.vote_cast(
             project=project, item_id=item, validator=request.user, **data.validated_data
         )
-        more = studies.serves_more(request, slug)
-        following = queue.next_item(project=project, validator=request.user) if more else None
+        now = studies.progress(project=project, validator=request.user, session=request.session)
+        following = queue.next_item(project=project, validator=request.user) if now.serves else None
         answer = {
             "vote": {
-                "item": vote.item_id,
-                "label": vote.label,
-                "answer": vote.answer,
-                "flags": list(vote.flags),
+                "item": cast.item_id,
+                "label": cast.label,
+                "answer": cast.answer,
+                "flags": cast.flags,
             },
+            "done": now.done,
             "next": next_item_payload(project, following) if following else None,
         }
-        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(
+            answer, status=status.HTTP_201_CREATED if cast.created else status.HTTP_200_OK
+        )
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, slug: str, item: int) -> Response:
@@ -187,10 +191,10 @@ class ValidatorQualifyView(APIView):
                 qualified=choice["qualified"],
                 actor=request.user,
             )
-        status_ = gates.status_of(project, validator)
+        now = qualification.standing(project=project, validator=validator)
         answer = {
             "validator": username,
-            "qualified": status_.qualified,
-            "qualification": gates.gate_figures(project, status_)["qualification"],
+            "qualified": now.qualified,
+            "qualification": now.qualification,
         }
         return Response(QualifiedSerializer(answer).data)

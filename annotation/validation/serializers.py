@@ -41,6 +41,10 @@ class VoteOutputSerializer(serializers.Serializer):
 
 class VoteResultSerializer(serializers.Serializer):
     vote = VoteOutputSerializer()
+    done = serializers.IntegerField(
+        help_text="the items you have answered in this project now, this vote included "
+        "(the Validate page's count)"
+    )
     next = NextItemSerializer(allow_null=True)
 
 

@@ -6,11 +6,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from annotation.crowd import gates
-from annotation.crowd import views as crowd_views
 from annotation.crowd.services import qualification
+from annotation.crowd.services.state import participant_ran_out, validate_state
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Perturbation, ValidationItem, Vote
 from annotation.pagination import table_page
@@ -24,18 +24,18 @@ SKIPPED = "skipped-items"
 
 
 @login_required
+@never_cache  # Back, Forward and a reload ask again: the count and the item are never stale
 def validate(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_for(request.user, slug, Role.VALIDATOR)
-    finished = crowd_views.validate_gate(request, project)
-    if finished is not None:
-        return finished
-    skipped = request.session.get(SKIPPED, {}).get(slug, [])
-    item = queue.next_item(project=project, validator=request.user, skip=skipped)
     user: Any = request.user
-    # Under the crowd gates the page shows no "left" count and no undo (crowd.views says
-    # why): neither is read.
-    gated = gates.gates_on(project)
-    left = None if gated else queue.items_left(project=project, validator=user)
+    crowd = validate_state(project=project, validator=user, session=request.session)
+    if crowd.completed:  # a participant who labelled their items, or whose work ended
+        return redirect("study-done", slug=slug, token=crowd.study_token)
+    skipped = request.session.get(SKIPPED, {}).get(slug, [])
+    item = queue.next_item(project=project, validator=user, skip=skipped)
+    if item is None and participant_ran_out(crowd):
+        return redirect("study-done", slug=slug, token=crowd.study_token)
+    left = None if crowd.gated else queue.items_left(project=project, validator=user)
     context: dict[str, Any] = {
         "project": project,
         "item": item,
@@ -43,18 +43,18 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
         "labels": project.all_labels,
         "n_task_labels": len(project.labels),
         "flags": [(flag, Vote.FLAG_KEYS[flag], flag.label) for flag in Vote.Flag],
-        "done": Vote.objects.filter(item__project=project, validator=user).count(),
+        "done": crowd.done,
+        "of_items": crowd.of_items,
+        "gated": crowd.gated,
+        "ended": "" if item else crowd.ended_message,
         "left": left,
-        "undoable": None if gated else votes.last_undoable(project=project, validator=user),
+        "undoable": None if crowd.gated else votes.last_undoable(project=project, validator=user),
         "skipped": len(skipped),
         "related_gap": RELATED_GAP,
     }
     if item is None and left:  # why the queue offers nothing while items are left
         context["skipped_left"] = _skipped_left(project, user, skipped)
         context["spaced"] = max(0, left - context["skipped_left"])
-    finished = crowd_views.validate_context(request, project, context)
-    if finished is not None:
-        return finished
     return render(request, "annotation/validate.html", context)
 
 

@@ -62,8 +62,8 @@ def test_a_ropes_validator_answering_a_is_taken_matched_and_scored(root):
     for voter in voters:
         served = next_item(project=project, validator=voter)
         assert served is not None
-        vote, created = vote_cast(project=project, item_id=item.pk, validator=voter, answer="A")
-        assert created and vote.answer == "A"
+        cast = vote_cast(project=project, item_id=item.pk, validator=voter, answer="A")
+        assert cast.created and cast.answer == "A"
     target.refresh_from_db()
     assert target.status == "accepted"  # five "A"s match the published "A"
     example = {"id": target.external_id, "set_id": "s", "role": "perturbed", "answers": ["A"],

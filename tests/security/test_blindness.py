@@ -76,7 +76,8 @@ def test_nothing_a_validator_sees_moves_when_their_vote_resolves_an_item(project
         {"label": "negative"},
         format="json",
     )
-    assert vote.status_code == 201 and set(vote.json()) == {"vote", "next"}
+    assert vote.status_code == 201 and set(vote.json()) == {"vote", "done", "next"}
+    assert vote.json()["done"] == 1  # their own count: one vote, whatever it resolved
     assert set(vote.json()["vote"]) == {"item", "label", "answer", "flags"}
     assert vote.json()["next"] is None  # the one item is done: nothing else to say
     perturbation.refresh_from_db()

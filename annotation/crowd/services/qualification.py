@@ -1,10 +1,13 @@
 """The crowd gates' one write outside the vote (docs/validation.md, "Validation with a crowd"):
-an admin gives a validator who failed the qualification test another attempt."""
+an admin gives a validator who failed the qualification test another attempt; and the
+standing an admin's change leaves a validator in."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
+from annotation.crowd import gates
 from annotation.crowd.gates import FAILED
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Membership, Project, ValidatorStatus
@@ -32,3 +35,17 @@ def allow_retest(*, project: Project, validator_id: int, actor: Any) -> None:
         AuditLog.record(
             actor=actor, action="qualification_retest", project=project, validator=validator_id
         )
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A validator's standing as an admin's change leaves it: qualified for the counts, and
+    their qualification test "pending", "passed" or "failed" (None without a test)."""
+
+    qualified: bool
+    qualification: str | None
+
+
+def standing(*, project: Project, validator: Any) -> Standing:
+    status = gates.status_of(project, validator)
+    return Standing(status.qualified, gates.gate_figures(project, status)["qualification"])

@@ -179,11 +179,16 @@ def participant_arrive(*, study: Study, arrival: Arrival, address: str = "") -> 
 def participant_of(request: Any, slug: str) -> Participant | None:
     """The participant a session belongs to, in project `slug`; None for everyone else (no
     query for a session that is not a participant's)."""
-    mark = request.session.get(PARTICIPANT)
+    return participant_in(request.session, request.user, slug)
+
+
+def participant_in(session: Any, user: Any, slug: str) -> Participant | None:
+    """`participant_of` from a session and its user."""
+    mark = session.get(PARTICIPANT)
     if not mark or mark["project"] != slug:
         return None
     found = Participant.objects.select_related("study", "project", "user")
-    return found.filter(pk=mark["participant"], user_id=request.user.pk).first()
+    return found.filter(pk=mark["participant"], user_id=user.pk).first()
 
 
 def serves_more(request: Any, slug: str) -> bool:
@@ -193,18 +198,42 @@ def serves_more(request: Any, slug: str) -> bool:
     return participant is None or not participant_finished(participant)
 
 
+@dataclass(frozen=True)
+class Progress:
+    """After a vote: the items the validator answered (gold ones included: the count the
+    Validate page shows), and whether the queue serves them more (not a participant who
+    labelled their items)."""
+
+    done: int
+    serves: bool
+
+
+def progress(*, project: Project, validator: Any, session: Any) -> Progress:
+    done = labelled(project.pk, validator)
+    participant = participant_in(session, validator, project.slug)
+    return Progress(done, participant is None or not participant_finished(participant, done))
+
+
 def items_done(participant: Participant) -> int:
     """Items the participant answered: votes and gold items alike (they are all items)."""
-    votes = Vote.objects.filter(item__project_id=participant.project_id, validator=participant.user)
-    gold = GoldAnswer.objects.filter(project_id=participant.project_id, validator=participant.user)
+    return labelled(participant.project_id, participant.user)
+
+
+def labelled(project_id: int, validator: Any) -> int:
+    """Items a validator answered in a project, votes and gold items alike: the count the
+    Validate page shows, which never tells a gold item apart."""
+    votes = Vote.objects.filter(item__project_id=project_id, validator=validator)
+    gold = GoldAnswer.objects.filter(project_id=project_id, validator=validator)
     return votes.count() + gold.count()
 
 
-def participant_finished(participant: Participant) -> bool:
-    """Whether the participant labelled their items; marks their completion once."""
+def participant_finished(participant: Participant, done: int | None = None) -> bool:
+    """Whether the participant labelled their items (`done` of them, when counted already);
+    marks their completion once."""
     if participant.completed_at is not None:
         return True
-    if items_done(participant) < participant.study.items_per_participant:
+    done = items_done(participant) if done is None else done
+    if done < participant.study.items_per_participant:
         return False
     Participant.objects.filter(pk=participant.pk, completed_at=None).update(
         completed_at=timezone.now()

@@ -1,10 +1,11 @@
 """Casting a vote (docs/validation.md): `check_*` functions decide whether it may be cast,
 annotation.validation.sql writes it. The vote, and the resolution it may complete, commit under
-the item's row lock; the voters' quality counts are a separate step after that commit."""
+the item's row lock; the voters' quality counts are a separate step after that commit, which
+the vote registers with `transaction.on_commit`."""
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -15,7 +16,15 @@ from django.utils import timezone
 from annotation.bulk import deadlock_as_conflict
 from annotation.crowd import answering, gates
 from annotation.errors import DomainError
-from annotation.models import AuditLog, Perturbation, Project, ValidationItem, ValidatorStatus, Vote
+from annotation.models import (
+    AuditLog,
+    GoldAnswer,
+    Perturbation,
+    Project,
+    ValidationItem,
+    ValidatorStatus,
+    Vote,
+)
 from annotation.models.config import clean_seconds_spent
 from annotation.text.answers import AnswerRules
 from annotation.validation import sql
@@ -31,72 +40,82 @@ VOTE_RACE = (
 )
 
 
-def vote_cast(
-    *, project: Project, item_id: int, validator: Any, **response: Any
-) -> tuple[Vote, bool]:
-    """Record a vote on an item of `project` (404 if it is not one); `response` is the label,
-    answer, flags and seconds_spent, as check_vote takes them. Returns (vote, created): a repeat
-    of the same vote is not an error, so clients may retry (docs/api.md).
+@dataclass(frozen=True)
+class VoteCast:
+    """What a vote came to: the response recorded (or the earlier, same one it repeats, when
+    `created` is False) on item `item_id`, a real item's or a gold item's."""
+
+    item_id: int
+    label: str
+    answer: str
+    flags: list[str]
+    created: bool
+
+    @classmethod
+    def of(cls, record: Vote | GoldAnswer, *, item_id: int, created: bool) -> "VoteCast":
+        flags = list(record.flags)
+        return cls(item_id, record.label, record.answer, flags, created)
+
+
+def vote_cast(*, project: Project, item_id: int, validator: Any, **response: Any) -> VoteCast:
+    """Record a vote on an item of `project`; `response` is the label, answer, flags and
+    seconds_spent, checked first (400, the same on any item, so that it tells no item apart),
+    then the item (404 if it is not one, 403 on one's own). A repeat of the same vote is not
+    an error, so clients may retry (docs/api.md): it comes back with `created` False.
 
     The vote and any resolution commit first, under the item's row lock; the voters' quality
-    counts are then a step of their own, so that the item's lock is never held while waiting
-    for other validators' counters. An id that is no real item may be a gold item's: its answer
-    is recorded in the same transaction, in as many statements (annotation.crowd.answering)."""
-    with deadlock_as_conflict(VOTE_RACE):  # e.g. with a project's delete (test_races.py)
-        vote, created, after = _do_vote(
-            project=project, item_id=item_id, validator=validator, response=response
-        )
-    if after is not None:
-        after()
-    return vote, created
+    counts are then a step of their own, registered with `transaction.on_commit` (as Zulip's
+    actions send their events), so that the item's lock is never held while waiting for other
+    validators' counters. An id that is no real item may be a gold item's: its answer is
+    recorded in the same transaction, in as many statements (annotation.crowd.answering)."""
+    checked = check_response(project, **response)
+    with transaction.atomic(), deadlock_as_conflict(VOTE_RACE):  # test_races.py
+        item = sql.lock_item(project_id=project.pk, item_id=item_id)
+        if item is None:  # a gold item, or none (404)
+            return _gold_cast(project, item_id, validator, checked)
+        return _real_cast(project, item, validator, checked)
 
 
-@transaction.atomic
-def _do_vote(
-    *, project: Project, item_id: int, validator: Any, response: dict[str, Any]
-) -> tuple[Vote, bool, Callable[[], None] | None]:
-    """Check and store the vote, and resolve its item if it completes it: (vote, created, the
-    step to take once it is committed, if any: counting a resolution for its voters, or
-    discounting the votes of a validator a gold answer paused)."""
+def _gold_cast(
+    project: Project, item_id: int, validator: Any, response: dict[str, Any]
+) -> VoteCast:
+    answered = answering.gold_answer(
+        project=project, item_id=item_id, validator=validator, **response
+    )
+    if answered.paused is not None:
+        transaction.on_commit(partial(_paused_by_gold, project, validator, answered.paused))
+    return VoteCast.of(answered.record, item_id=item_id, created=answered.created)
+
+
+def _real_cast(
+    project: Project, item: ValidationItem, validator: Any, response: dict[str, Any]
+) -> VoteCast:
+    """Check and store the vote on the locked item, and resolve the item if it completes it
+    (its voters' counts are taken once that is committed)."""
     now = timezone.now()
-    item = sql.lock_item(project_id=project.pk, item_id=item_id)
-    if item is None:  # a gold item, or none: the item first (404), then the response
-        status = answering.gold_lock(project=project, item_id=item_id, validator=validator)
-        vote, created, paused = answering.gold_answer(
-            project=project,
-            item_id=item_id,
-            validator=validator,
-            status=status,
-            **check_response(project, **response),
-        )
-        if paused is None:
-            return vote, created, None
-        return vote, created, partial(_paused_by_gold, project, validator, paused)
-    vote = check_vote(project, item, validator, now=now, **response)
-    item = vote.item
+    vote = check_vote(project, item, validator, now=now, response=response)
     existing, others, vote.counts, gate, leased = sql.vote_state(
-        project_id=project.pk, item_id=item_id, validator_id=validator.pk, now=now
+        project_id=project.pk, item_id=item.pk, validator_id=validator.pk, now=now
     )
     if existing is not None:
-        return check_repeat(existing, vote), False, None
+        return VoteCast.of(check_repeat(existing, vote), item_id=item.pk, created=False)
     gates.check_vote_gate(project, gate)
     check_room(project, item, leased=leased, others=others)
     if not leased:
         check_servable(project, item, validator)
     vote.pk = sql.insert_vote(vote, json.dumps(vote.flags))
-    if not vote.counts:
-        return vote, True, None
-    item.counted_votes += 1
-    item.label_votes[vote.label] = item.label_votes.get(vote.label, 0) + 1
-    sql.store_counts(
-        item_id=item_id,
-        counted_votes=item.counted_votes,
-        label_votes_json=json.dumps(item.label_votes),
-    )
-    if item.counted_votes >= item.votes_needed(project):
-        item_resolve(item=item)
-        return vote, True, partial(quality.resolution_recorded, item=item)
-    return vote, True, None
+    if vote.counts:
+        item.counted_votes += 1
+        item.label_votes[vote.label] = item.label_votes.get(vote.label, 0) + 1
+        sql.store_counts(
+            item_id=item.pk,
+            counted_votes=item.counted_votes,
+            label_votes_json=json.dumps(item.label_votes),
+        )
+        if item.counted_votes >= item.votes_needed(project):
+            item_resolve(item=item)
+            transaction.on_commit(partial(quality.resolution_recorded, item=item))
+    return VoteCast.of(vote, item_id=item.pk, created=True)
 
 
 def _paused_by_gold(project: Project, validator: Any, status: ValidatorStatus) -> None:
@@ -117,10 +136,15 @@ def _paused_by_gold(project: Project, validator: Any, status: ValidatorStatus) -
 
 
 def check_vote(
-    project: Project, item: ValidationItem | None, validator: Any, *, now: Any, **response: Any
+    project: Project,
+    item: ValidationItem | None,
+    validator: Any,
+    *,
+    now: Any,
+    response: dict[str, Any],
 ) -> Vote:
-    """The vote as it would be stored, if this validator may cast it on this (locked) item:
-    the item comes first (404, 403), then the response."""
+    """The vote as it would be stored, if this validator may cast it on this (locked) item
+    (404, 403); `response` as `check_response` returned it."""
     if item is None:
         raise DomainError("No such item in this project.", code="not_found")
     item.project = project
@@ -129,7 +153,7 @@ def check_vote(
     return Vote(
         item=item,
         validator=validator,
-        **check_response(project, **response),
+        **response,
         guideline_version=item.guideline_version or 0,  # type: ignore[attr-defined]
         created_at=now,
     )
@@ -236,9 +260,8 @@ def vote_counts(perturbation: Perturbation) -> dict[str, int]:
 
 
 def check_undo_allowed(project: Project) -> None:
-    """Undo is off under the crowd gates: it exists for real items only, so offering it would
-    tell a gold item apart."""
-    if gates.gates_on(project):
+    """Undo is off under the crowd gates (`gates.hides_left_and_undo` says why)."""
+    if gates.hides_left_and_undo(project):
         raise DomainError(
             "Votes cannot be taken back in this project (it has a qualification test or gold "
             "checks).",

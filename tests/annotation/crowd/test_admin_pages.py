@@ -139,6 +139,8 @@ def test_the_studies_page_says_test_items_count_among_a_participants_items(crowd
     assert "with a 3-item test" in text
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_payments_keep_that_a_resumed_participant_was_paused(crowd_project, people):
     configure(crowd_project, gold_min_count=1, gold_min_accuracy=0.5)
     study = studies.study_create(project=crowd_project, actor=people["admin"], name="Wave",

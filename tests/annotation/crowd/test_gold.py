@@ -32,6 +32,8 @@ def real_next(project, validator, label=None):  # type: ignore[no-untyped-def]
     return item
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_a_failing_validator_is_paused_and_their_recent_votes_reopen_items(
     crowd_project, workers, people, client
 ):  # fmt: skip

@@ -27,6 +27,8 @@ def assert_counts_match_the_votes(project):  # type: ignore[no-untyped-def]
         assert item.counted_votes == sum(counted.values()), item.pk
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("seed", range(4))
 def test_label_votes_follow_every_service_that_moves_a_vote(no_controls, people, crowd, seed):
     rng = random.Random(seed)

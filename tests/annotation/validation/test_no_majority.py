@@ -19,6 +19,8 @@ def counters(project, validators):  # type: ignore[no-untyped-def]
     return [found.get(v.pk, (0, 0)) for v in validators]
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_reopened_item_takes_two_more_votes_and_needs_four_of_seven(
     no_controls, people, crowd, client_for
 ):
@@ -53,6 +55,8 @@ def test_reopened_item_takes_two_more_votes_and_needs_four_of_seven(
     assert AuditLog.objects.filter(action="adjudicated", details__decision="reopen").count() == 1
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_three_of_seven_is_still_no_majority(no_controls, people, crowd, client_for):
     perturbation = submitted_perturbation(no_controls, people["expert"])
     vote_all(perturbation.item, crowd, SPLIT)
@@ -80,6 +84,8 @@ def test_decisions_that_do_not_fit_the_status_are_refused(no_controls, people, c
     assert Vote.objects.filter(item=undecided.item).count() == 5
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_disputes_page_lists_no_majority_items_with_their_actions(no_controls, people, crowd):
     perturbation = submitted_perturbation(no_controls, people["expert"])
     vote_all(perturbation.item, crowd, SPLIT)

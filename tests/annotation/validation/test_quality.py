@@ -10,6 +10,8 @@ from tests.factories import submitted_perturbation, vote_all
 pytestmark = pytest.mark.django_db
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_unqualify_reopens_items_and_they_resolve_again(no_controls, people, crowd):
     no_controls.settings = {**no_controls.settings, "validator_min_votes": 3}
     no_controls.save()

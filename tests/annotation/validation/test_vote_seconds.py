@@ -32,6 +32,8 @@ def assert_figures_match_the_votes(project):  # type: ignore[no-untyped-def]
     assert overall == (statistics.median(every) if every else None)
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("seed", range(3))
 def test_vote_figures_follow_every_path_that_moves_a_vote(
     no_controls, people, crowd, client_for, seed
