@@ -43,6 +43,7 @@ from annotation.releases.card import dataset_card
 from annotation.releases.members import SETS_AT_ONCE
 from annotation.releases.statistics import figures, pseudonyms, release_statistics
 from annotation.text.answers import AnswerRules, Response
+from annotation.webhooks import events
 
 
 def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
@@ -256,6 +257,7 @@ def release_create(*, project: Project, user: Any, version: str, **options: Any)
         version=version,
         perturbations=n,
     )
+    transaction.on_commit(lambda: events.release_published(release), robust=True)
     return release
 
 

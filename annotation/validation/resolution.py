@@ -4,11 +4,13 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Perturbation, Project, ValidationItem
 from annotation.text.answers import AnswerRules, Outcome, Response
 from annotation.validation import sql
+from annotation.webhooks import events
 
 
 def majority_of(labels: list[str], majority: int) -> str:
@@ -38,6 +40,7 @@ def item_resolve(*, item: ValidationItem) -> None:
     item.status = ValidationItem.Status.RESOLVED
     item.resolved_at = timezone.now()
     sql.store_resolution(item, json.dumps(item.majority_answers), status)
+    transaction.on_commit(lambda: events.item_resolved(item, status), robust=True)
 
 
 def free_text_outcome(item: ValidationItem, project: Project) -> Outcome:

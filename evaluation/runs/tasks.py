@@ -2,8 +2,10 @@
 worker, under the names they have always had)."""
 
 from celery import shared_task
+from django.db import transaction
 
 from annotation import jobs
+from annotation.webhooks import events
 from evaluation.runs.execute import run_evaluation, run_shard
 from evaluation.runs.shards import shard_finished
 
@@ -17,7 +19,8 @@ from evaluation.runs.shards import shard_finished
 def run_evaluation_task(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
     """Score one evaluation run. A worker killed mid-run leaves the message unacknowledged, so
     the run is redelivered; a delivery that finds the run alive on another worker waits."""
-    jobs.run_or_retry(self, run_evaluation, run_id)
+    run = jobs.run_or_retry(self, run_evaluation, run_id)
+    transaction.on_commit(lambda: events.run_finished(run), robust=True)
 
 
 @shared_task(
