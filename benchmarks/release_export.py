@@ -9,6 +9,9 @@ SQL (benchmarks/seed.py: 1M sets in about 4 minutes of inserts, then the trigram
 
     BENCH_DB=h50x_100k .venv/bin/python benchmarks/release_export.py --pairs 2
     BENCH_DB=h50x_1m .venv/bin/python benchmarks/release_export.py --sets 1000000
+
+`--before DIR` runs the same release from another checkout (the code before a change, from
+`git archive`) after each of ours, on the same database: time, CPU and zip size as ratios.
 """
 
 import argparse
@@ -120,12 +123,15 @@ def measure(mode: str, sets: int) -> None:
     print(json.dumps(result))
 
 
-def run(mode: str, sets: int) -> dict:
+def run(mode: str, sets: int, code: Path | None = None) -> dict:
+    """One measurement in a process of its own: this checkout's, or another's (`code`)."""
+    script = code / "benchmarks" / "release_export.py" if code else Path(__file__)
     out = subprocess.run(
-        [sys.executable, __file__, "--measure", mode, "--sets", str(sets)],
+        [sys.executable, str(script), "--measure", mode, "--sets", str(sets)],
         capture_output=True,
         text=True,
         check=True,
+        cwd=script.parent,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -140,6 +146,11 @@ def main() -> None:
     parser.add_argument("--measure")
     parser.add_argument("--phases", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--pairs", type=int, default=1, help="releases, each beside the rows' path")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of the code before (e.g. from git archive): its release beside ours",
+    )
     parser.add_argument(
         "--rows",
         action=argparse.BooleanOptionalAction,
@@ -163,7 +174,11 @@ def main() -> None:
     rows = args.rows if args.rows is not None else args.sets <= 100_000
     floor = run("none", args.sets)
     pairs = [
-        (run("release", args.sets), run("rows", args.sets) if rows else None)
+        (
+            run("release", args.sets),
+            run("rows", args.sets) if rows else None,
+            run("release", args.sets, args.before) if args.before else None,
+        )
         for _ in range(args.pairs)
     ]
     split: dict[str, Any] = (
@@ -171,7 +186,7 @@ def main() -> None:
     )
     goal = 4 * args.sets / 100_000 if args.sets <= 100_000 else 45 * args.sets / 1_000_000
     print(f"Django alone: peak RSS {floor['rss_mb']:.0f} MB")
-    for ours, before in pairs:
+    for ours, before, old in pairs:
         print(
             f"streamed release: {ours['seconds']:.1f} s ({ours['cpu_seconds']:.1f} s of CPU, "
             f"with its PostgreSQL backend's), peak RSS {ours['rss_mb']:.0f} MB, "
@@ -184,6 +199,14 @@ def main() -> None:
                 f"({before['cpu_seconds']:.1f} s of CPU), peak RSS {before['rss_mb']:.0f} MB: "
                 f"time {ours['seconds'] / before['seconds']:.2f}x, "
                 f"CPU {ours['cpu_seconds'] / before['cpu_seconds']:.2f}x"
+            )
+        if old is not None:
+            print(
+                f"  the code before ({args.before}), next: {old['seconds']:.1f} s "
+                f"({old['cpu_seconds']:.1f} s of CPU), peak RSS {old['rss_mb']:.0f} MB, zip "
+                f"{old['bytes'] / 1e6:.1f} MB: time {ours['seconds'] / old['seconds']:.2f}x, "
+                f"CPU {ours['cpu_seconds'] / old['cpu_seconds']:.2f}x, "
+                f"zip {ours['bytes'] / old['bytes']:.2f}x"
             )
     print(f"where the time goes (a separate run of the release: {split['seconds']:.1f} s):")
     for phase, seconds in split["phases"].items():

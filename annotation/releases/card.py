@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Project, Release
 from annotation.releases.bundle import EXAMPLES_FILE, SETS_FILE
-from annotation.releases.exports import hub_header, task_prefix
+from annotation.releases.exports import hub_header, plain_docs, task_prefix
 from annotation.text.answers import AnswerRules
 
 
@@ -71,8 +71,14 @@ def dataset_card(project: Project, release: Release) -> str:
     paired = "jsonl" if free else "tsv"
     w(f"- `paired/{{split}}_original.{paired}` and `paired/{{split}}_contrast.{paired}`: aligned ")
     w("by line.\n- `data/examples/{split}.parquet` and `data/sets/{split}.parquet`: the same, ")
-    w("typed, for `datasets` (the `configs` above).\n")
-    w("- `lm_eval/`: a task per split for lm-evaluation-harness, with the project's prompt.\n")
+    w("typed, for `datasets` (the `configs` above; zstd-compressed Parquet).\n")
+    if plain_docs(project):
+        w("- `lm_eval/`: a task per split for lm-evaluation-harness; its docs are the examples ")
+        w("of `data/examples/{split}.parquet`, each one's query rendered by `utils.py` with the ")
+        w("project's prompt (`prompt.json`) as it loads them.\n")
+    else:
+        w("- `lm_eval/`: a task per split for lm-evaluation-harness, its docs (`{split}.jsonl`) ")
+        w("with the project's prompt.\n")
     w("- `manifest.json`: SHA-256 of every file.\n\n```python\n")
     w("from datasets import load_dataset\n\n")
     w('examples = load_dataset("path/to/unzipped/release")  # a DatasetDict of splits\n')

@@ -25,9 +25,9 @@ from pyarrow import csv
 from annotation.models import Project
 from annotation.releases import sql
 from annotation.releases.counts import distinct
+from annotation.releases.exports import plain_docs
 from annotation.releases.members import COLUMNS, EXTRA, TEXT, Members, votes_array
 from annotation.releases.statistics import SplitAgreement
-from annotation.releases.table import plain_docs
 
 LAST = 2**63 - 1  # above every pivot: the last chunk's end
 READ = csv.ParseOptions(newlines_in_values=True)

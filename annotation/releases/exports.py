@@ -1,12 +1,17 @@
 """A release in the tools researchers already use (docs/formats.md):
 
 - `lm_eval/`: tasks for lm-evaluation-harness, one per split over all its examples, a group,
-  their data, and `utils.py` (contrast consistency as a harness metric);
+  and `utils.py` (contrast consistency as a harness metric), which loads each split's docs;
 - `data/{examples,sets}/{split}.parquet`: the Hub's dataset layout, declared in the card's
   `configs:` header, so that `datasets.load_dataset(<unzipped release>)` reads it; written
   from each chunk's columnar table (annotation.releases.table).
 
-The tasks' docs are written a chunk of sets at a time, beside the bundle's other files.
+A classification project's docs are the rows of `data/examples/{split}.parquet` (`plain_docs`):
+the tasks carry the prompt as pieces (`prompt.json`), and utils.py renders each doc's query
+from its fields as it loads them, so that no text is written a second time. Free-text and
+minimal-pair docs (answer spans, pairs) are written as JSON lines, a chunk of sets at a time,
+beside the bundle's other files; utils.py reads such lines where a split has them, as every
+release before this layout has.
 """
 
 import json
@@ -20,9 +25,11 @@ import orjson
 from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from annotation.releases.files import HashingFile, file_sha256
+from annotation.releases.members import COLUMNS
 from annotation.text.answers import AnswerRules, answer_text
 
 LM_EVAL = "lm_eval"
+PROMPT_FILE = "prompt.json"  # the prompt's pieces, where the docs are the examples' rows
 UTILS = Path(__file__).with_name("lm_eval_utils.py")  # copied into each bundle as utils.py
 ACCEPTABLE, UNACCEPTABLE = "acceptable", "unacceptable"
 M = TypeVar("M")
@@ -61,6 +68,8 @@ class LmEvalExport:
         self.free_text = project.is_free_text
         self.pairs = project.task_type == Project.TaskType.MINIMAL_PAIR
         self.gold = {label: j for j, label in enumerate(project.labels)}
+        self.from_table = plain_docs(project)
+        self.splits: set[str] = set()
 
     def add(self, record: dict[str, Any]) -> None:
         self.add_all([record])
@@ -121,9 +130,11 @@ class LmEvalExport:
     def finish(self, release: Release) -> dict[str, str]:
         """Close the data files; write the tasks, the group and utils.py. Their digests."""
         digests = {f"{LM_EVAL}/{s}.jsonl": file.close() for s, file in self.files.items()}
+        if self.from_table:
+            digests |= self._write(PROMPT_FILE, self.prompt_pieces())
         prefix = task_prefix(self.project)
         tasks = []
-        for split in sorted(self.files):
+        for split in sorted(self.splits | set(self.files)):
             name = f"{prefix}_{split}"
             tasks.append(name)
             digests |= self._write(f"{name}.yaml", self.task_yaml(name, split, release))
@@ -135,6 +146,25 @@ class LmEvalExport:
             chosen = {"normalization": rules.normalization, "consistency": rules.consistency}
             digests |= self._write("answer_rules.json", json.dumps(chosen, indent=2) + "\n")
         return digests
+
+    def prompt_pieces(self) -> str:
+        """The prompt as utils.py renders it over a doc's fields: its texts, and each field
+        as {"field": name} (Prompting.render over markers), with the choices and labels."""
+        names = list(self.project.field_names)
+        marked = self.prompting.render({n: f"\x00{j}\x00" for j, n in enumerate(names)})
+        pieces: list[Any] = []
+        for j, piece in enumerate(re.split("\x00(\\d+)\x00", marked)):
+            if j % 2:
+                pieces.append({"field": names[int(piece)]})
+            elif piece:
+                pieces.append(piece)
+        prompt = {
+            "fields": names,
+            "pieces": pieces,
+            "choices": self.prompting.words,
+            "labels": list(self.project.labels),
+        }
+        return json.dumps(prompt, indent=1, ensure_ascii=False) + "\n"
 
     def _write(self, name: str, text: str) -> dict[str, str]:
         path = self.work / LM_EVAL / name
@@ -192,3 +222,11 @@ def hub_header(splits: list[str]) -> str:
         for split in splits:
             out += [f"  - split: {split}", f"    path: data/{config}/{split}.parquet"]
     return "\n".join([*out, "---", "", ""])
+
+
+def plain_docs(project: Project) -> bool:
+    """Whether the project's lm_eval docs are its examples' rows, with the prompt rendered as
+    they load (`prompt_pieces`): classification with labels, and a prompt without markers."""
+    plain = project.task_type == "classification" and not project.is_free_text
+    keys = set(project.field_names) & COLUMNS  # a field named as a doc's key
+    return plain and not keys and "\x00" not in Prompting.of(project).prompt

@@ -80,7 +80,14 @@ def zip_member(archive: zipfile.ZipFile, name: str) -> IO[bytes]:
     return member
 
 
+STORED = (".parquet",)  # compressed already (zstd): stored as they are, not deflated again
+
+
 def zip_file(archive: zipfile.ZipFile, path: Path, name: str) -> None:
-    """Add the file at `path` to `archive` as `name`, deflated as zip_member does."""
+    """Add the file at `path` to `archive` as `name`, deflated as zip_member does (or stored,
+    for files compressed already: STORED)."""
+    if name.endswith(STORED):
+        archive.write(path, name, compress_type=zipfile.ZIP_STORED)
+        return
     with path.open("rb") as source, zip_member(archive, name) as target:
         shutil.copyfileobj(source, target, 1 << 20)

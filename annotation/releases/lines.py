@@ -1,20 +1,16 @@
 """JSON lines from Arrow columns, byte for byte as orjson writes the same dicts: each value
 becomes its JSON text by Arrow's kernels (strings escaped as orjson escapes them), then
 objects are these texts joined row by row, so that no dict is built for a row
-(`member_lines`: a chunk's sets, examples and lm_eval docs). And TSV rows, as
+(`member_lines`: a chunk's sets and examples). And TSV rows, as
 annotation.text.cells writes them."""
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from annotation.prompting import Prompting
 from annotation.releases.members import Members
 from annotation.text.cells import spreadsheet_cell
 
@@ -194,36 +190,8 @@ PERTURBATION = (  # a released perturbation's keys in sets.jsonl, in order
 )
 
 
-@dataclass(frozen=True)
-class PlainDocs:
-    """What a classification project's lm_eval docs hold beside a member's columns: the
-    prompt, the choices as JSON and the labels, whose index is a doc's gold."""
-
-    prompting: Prompting
-    field_names: list[str]
-    choices: str
-    gold: pa.Array
-
-    def queries(self, m: Members, texts: dict[str, pa.Array]) -> pa.Array:
-        """The prompt rendered over each member's fields (Prompting.render), in member order,
-        as JSON: the prompt is rendered once over markers, and the fields' escaped texts take
-        their place (escaping a text escapes each of its pieces)."""
-        names = self.field_names
-        marked = self.prompting.render({n: f"\x00{j}\x00" for j, n in enumerate(names)})
-        pieces: list[Any] = []
-        for j, piece in enumerate(re.split("\x00(\\d+)\x00", marked)):
-            if j % 2:
-                pieces.append(pc.fill_null(texts[names[int(piece)]], ""))
-            elif piece:
-                pieces.append(orjson.dumps(piece).decode()[1:-1])
-        if not any(isinstance(piece, pa.Array) for piece in pieces):
-            return pa.repeat(orjson.dumps("".join(pieces)).decode(), len(m.order))
-        return pc.binary_join_element_wise('"', *pieces, '"', "")
-
-
-def member_lines(m: Members, docs: PlainDocs | None) -> tuple[Chunk, Chunk, dict[str, Chunk]]:
-    """A plain chunk's sets and examples as JSON lines, and its lm_eval docs by split (none
-    without `docs`)."""
+def member_lines(m: Members) -> tuple[Chunk, Chunk]:
+    """A plain chunk's sets and examples as JSON lines."""
     assert m.field_order is not None
     texts = {
         name: [escaped(side[name]) for side in (m.originals, m.perturbed)] for name in m.field_order
@@ -260,27 +228,7 @@ def member_lines(m: Members, docs: PlainDocs | None) -> tuple[Chunk, Chunk, dict
         ("votes", m.in_order(pa.repeat("{}", n_sets), p["votes"])),
     ]
     examples = objects([*head, ("role", role), ("split", split), *fields, *tail])
-    by_split: dict[str, Chunk] = {}
-    if docs is not None:
-        query = docs.queries(m, {n: m.in_order(*texts[n]) for n in texts})
-        labels = m.in_order(m.originals["label"], m.perturbed["label"])
-        gold = numbers(pc.index_in(labels, value_set=docs.gold))
-        doc = objects(
-            [
-                ("set_id", head[1][1]),
-                ("split", split),
-                ("id", head[0][1]),
-                ("role", role),
-                *fields,
-                ("query", query),
-                ("label", label),
-                ("choices", docs.choices),
-                ("gold", gold),
-            ]
-        )
-        member_split = m.in_order(m.originals["split"], m.perturbed["split"])
-        by_split = {s: buffer(doc.filter(pc.equal(member_split, s))) for s in m.splits}
-    return buffer(sets), buffer(examples), by_split
+    return buffer(sets), buffer(examples)
 
 
 def offsets(sizes: np.ndarray) -> pa.Array:

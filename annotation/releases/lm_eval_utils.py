@@ -1,7 +1,12 @@
 """lm-evaluation-harness helpers for a ContrastLab release, copied into the bundle as
-lm_eval/utils.py (docs/prompting.md). It needs only the harness (with its scipy) and `datasets`.
+lm_eval/utils.py (docs/prompting.md). It needs only the harness (with its scipy) and
+`datasets` (with its pyarrow).
 
-- `load` reads a split's docs from the JSONL beside this file, from any working directory.
+- `load` gives a split's docs, from any working directory: a classification project's are the
+  rows of ../data/examples/{split}.parquet, each with its query rendered by the prompt in
+  prompt.json, its choices and gold; a free-text or minimal-pair project's are the JSON lines
+  beside this file ({split}.jsonl), as are every split's in releases written before the docs
+  were read from the Parquet table.
 - `process_choices` (classification): `acc` and `acc_norm` as the harness computes them.
 - `process_answers` (free text): exact match and token F1 against the best answer, by the
   project's answer rules, read from answer_rules.json beside this file (as ContrastLab scores
@@ -19,6 +24,7 @@ import string
 from collections import Counter, defaultdict
 
 import datasets
+import pyarrow.parquet as pq  # datasets' own reader
 from scipy.optimize import linear_sum_assignment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,8 +32,31 @@ CONSISTENT_F1 = 0.8
 
 
 def load(split="test", **_):
-    with open(os.path.join(HERE, f"{split}.jsonl"), encoding="utf-8") as lines:
-        return {split: datasets.Dataset.from_list([json.loads(line) for line in lines])}
+    lines = os.path.join(HERE, f"{split}.jsonl")
+    if os.path.exists(lines):
+        with open(lines, encoding="utf-8") as docs:
+            return {split: datasets.Dataset.from_list([json.loads(line) for line in docs])}
+    return {split: datasets.Dataset.from_list(list(table_docs(split)))}
+
+
+def table_docs(split):
+    """The docs of a split whose examples are its Parquet table's rows: each with the
+    prompt's query over its fields (a missing field as an empty text), its choices and the
+    index of its label among the project's labels."""
+    with open(os.path.join(HERE, "prompt.json"), encoding="utf-8") as file:
+        prompt = json.load(file)
+    fields = prompt["fields"]
+    path = os.path.join(HERE, os.pardir, "data", "examples", f"{split}.parquet")
+    columns = ["set_id", "split", "id", "role", *fields, "label"]
+    gold = {label: n for n, label in enumerate(prompt["labels"])}
+    for row in pq.read_table(path, columns=columns).to_pylist():
+        query = "".join(
+            piece if isinstance(piece, str) else row[piece["field"]] or ""
+            for piece in prompt["pieces"]
+        )
+        label = row.pop("label")
+        choices = {"choices": prompt["choices"], "gold": gold.get(label)}
+        yield {**row, "query": query, "label": label, **choices}
 
 
 def _argmax(values):

@@ -2,9 +2,10 @@
 becomes a columnar table (Arrow) of their members, one row per original and one per
 perturbation, from which every file is derived by Arrow's own kernels and writers, in C:
 
-- the sets' and the examples' JSON lines and the lm_eval docs (annotation.releases.lines),
-  byte for byte as orjson writes the bundle's dicts;
-- `data/examples/{split}.parquet`: the members, originals first in each set;
+- the sets' and the examples' JSON lines (annotation.releases.lines), byte for byte as orjson
+  writes the bundle's dicts;
+- `data/examples/{split}.parquet`: the members, originals first in each set (a classification
+  project's lm_eval docs too: annotation.releases.exports);
 - `data/sets/{split}.parquet`: the originals, each with its perturbations as a list (the
   perturbations' rows under the sets' offsets, not copied);
 - `paired/{split}_{original,contrast}.tsv` (single-text classification): the originals'
@@ -14,8 +15,8 @@ perturbation, from which every file is derived by Arrow's own kernels and writer
 Two threads of their own write them (Arrow lets go of the GIL), the lines on one and the
 tables on the other, while the caller reads and builds the next chunk, one chunk at a time, so
 that memory holds at most two chunks. A chunk whose fields are not plain (a member lacking
-one, a field named as a column) or a project whose lm_eval docs are not plain classification
-has those lines written from its records, dict by dict (annotation.releases.records).
+one, a field named as a column) has those lines written from its records, dict by dict
+(annotation.releases.records), as have free-text and minimal-pair projects' lm_eval docs.
 """
 
 from collections.abc import Callable
@@ -23,17 +24,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from annotation.models import Project, Release
-from annotation.prompting import Prompting
 from annotation.releases import records as by_records
 from annotation.releases.exports import LmEvalExport
 from annotation.releases.files import HashingFile, file_sha256
-from annotation.releases.lines import Chunk, PlainDocs, member_lines, offsets, tsv_lines
+from annotation.releases.lines import Chunk, member_lines, offsets, tsv_lines
 from annotation.releases.members import EXTRA, TEXT, VOTES, Members, votes_array
 from annotation.text.cells import tsv_line
 
@@ -99,13 +98,6 @@ class TableViews:
             ),
         }
         self.paired = project.task_type == "classification" and len(self.field_names) == 1
-        # The lm_eval docs of classification (not minimal pairs, not free text) from columns.
-        self.docs = None
-        if plain_docs(project):
-            prompting = Prompting.of(project)
-            choices = orjson.dumps(prompting.words).decode()
-            labels = pa.array(list(project.labels), TEXT)
-            self.docs = PlainDocs(prompting, self.field_names, choices, labels)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.tsvs: dict[str, tuple[HashingFile, HashingFile]] = {}
         # The JSON lines on one thread, Parquet and TSV on another: each file in chunk order.
@@ -125,16 +117,17 @@ class TableViews:
 
     def _lines(self, m: Members) -> None:
         """The chunk's JSON lines: from its columns where they are plain, else from its
-        records, dict by dict (and its lm_eval docs and paired answers, likewise, where the
-        project's docs are not plain classification)."""
-        docs = self.docs if m.plain else None
+        records, dict by dict; its lm_eval docs and a free-text project's paired answers from
+        its records, where the docs are not the examples' rows (exports.plain_docs)."""
         if m.plain:
-            sets, examples, by_split = member_lines(m, docs)
-            self._write(sets, examples, by_split)
-        if docs is None:
+            self._write(*member_lines(m))
+        else:
             assert m.records is not None, "a chunk without its records derives every line"
-            if not m.plain:
-                self._write(*by_records.record_lines(m.records), {})
+            self._write(*by_records.record_lines(m.records))
+        if self.lm_eval.from_table:
+            self.lm_eval.splits.update(m.splits)
+        else:
+            assert m.records is not None, "docs that are not the rows come from records"
             self.lm_eval.add_all(m.records)
         if self.free_text and m.records is not None:
             for split, pair in by_records.qa_pair_lines(m.records).items():
@@ -146,11 +139,9 @@ class TableViews:
                 for target, data in zip(self.qa_pairs[split], pair, strict=True):
                     target.write(data)
 
-    def _write(self, sets: Chunk, examples: Chunk, docs: dict[str, Chunk]) -> None:
+    def _write(self, sets: Chunk, examples: Chunk) -> None:
         for target, data in zip(self.lines, (sets, examples), strict=True):
             target.write(data)
-        for split, data in docs.items():
-            self.lm_eval.write(split, data)
 
     def _tables(self, m: Members) -> None:
         """The chunk's rows in the Parquet files and the paired TSVs."""
@@ -202,7 +193,11 @@ class TableViews:
         if key not in self.writers:
             path = self.work / "data" / config / f"{split}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.writers[key] = pq.ParquetWriter(path, self.schemas[config])
+            # zstd: the texts in a third less than snappy's, for about the same CPU; the
+            # zip stores these files as they are (files.STORED).
+            self.writers[key] = pq.ParquetWriter(
+                path, self.schemas[config], compression="zstd", compression_level=1
+            )
         self.writers[key].write_table(table)
 
     def _tsv(self, m: Members, split: str) -> None:
@@ -258,10 +253,3 @@ def paired_header(project: Project) -> list[str]:
     batch = project.import_batches.filter(format="paired_tsv").order_by("-created_at").first()
     columns = batch.mapping if batch is not None else {}
     return [columns.get("label", "label"), columns.get(name, name)]
-
-
-def plain_docs(project: Project) -> bool:
-    """Whether the project's lm_eval docs derive from columns: classification with labels,
-    and a prompt without _queries' markers."""
-    plain = project.task_type == "classification" and not project.is_free_text
-    return plain and "\x00" not in Prompting.of(project).prompt

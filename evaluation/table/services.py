@@ -9,9 +9,8 @@ from django.db import transaction
 from annotation.errors import DomainError
 from annotation.models import Release
 from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.runs.kinds import kind_of
 from evaluation.runs.services import evaluation_enqueue
-from evaluation.runs.shards import MAX_SHARDS
+from evaluation.runs.shards import MAX_SHARDS, UNSHARDED
 from evaluation.table.selectors import ResultsTable, TableQuery, results_table
 
 
@@ -28,7 +27,7 @@ class Refused:
 def shards_for(spec: ModelSpec, sets: int, shards: int) -> int:
     """The run's shards: as asked, but one for a model that runs in one piece, and at most
     one per contrast set."""
-    if not kind_of(spec).shardable:
+    if spec.kind in UNSHARDED:
         return 1
     return max(1, min(shards, sets))
 

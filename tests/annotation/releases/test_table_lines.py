@@ -110,7 +110,7 @@ def test_imdb_files_from_columns_are_those_written_dict_by_dict(
     names = set(columns.namelist())
     assert names == set(dicts.namelist())
     data = {n for n in names if n.endswith((".jsonl", ".tsv"))}
-    assert {"sets.jsonl", "examples.jsonl", "lm_eval/test.jsonl"} <= data
+    assert {"sets.jsonl", "examples.jsonl", "paired/test_original.tsv"} <= data
     for name in data:
         assert columns.read(name) == dicts.read(name), name
     # The Parquet rows are the JSON lines' (votes as a list of responses and counts).
