@@ -21,6 +21,7 @@ from annotation.validation.sql import RELATED_GAP
 from annotation.validation.stats import validator_figures
 
 SKIPPED = "skipped-items"
+REPEAT = "You already voted on this item; your vote was counted once. Here is your next one."
 
 
 @login_required
@@ -81,7 +82,7 @@ def unskip(request: HttpRequest, slug: str) -> HttpResponse:
 def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
     project = project_for(request.user, slug, Role.VALIDATOR)
     try:
-        votes.vote_cast(
+        cast = votes.vote_cast(
             project=project,
             item_id=item,
             validator=request.user,
@@ -92,6 +93,9 @@ def vote(request: HttpRequest, slug: str, item: int) -> HttpResponse:
         )
     except DomainError as error:
         flash_refusal(request, error)
+    else:
+        if not cast.created:  # sent again (a second tab, Back): said, and counted once
+            messages.info(request, REPEAT)
     return redirect("validate", slug=slug)
 
 

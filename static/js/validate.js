@@ -4,8 +4,29 @@
 //
 // A vote goes to the API, whose answer carries the next item (one round trip, no page load);
 // the page swaps the item's text in place. Without JavaScript the forms post as usual.
+//
+// The page stays true under Back, Forward, a reload and a second tab: the server sends it with
+// Cache-Control: no-store, a copy restored from the back-forward cache is asked for again, the
+// count shown is the one the server answers with each vote, and a vote the server had already
+// taken (from another tab, or a stale page) is said, never counted twice.
 (function () {
   "use strict";
+  window.addEventListener("pageshow", (event) => {
+    if (event.persisted) window.location.reload();  // a copy of the past: ask again
+  });
+  const NOTICE = "contrastlab-validate-notice";
+  const noticeBox = document.getElementById("vote-notice");
+  function notice(text) {
+    if (!noticeBox) return;
+    noticeBox.textContent = text;
+    noticeBox.hidden = !text;
+  }
+  notice(sessionStorage.getItem(NOTICE) || "");  // said before the reload that brought us here
+  sessionStorage.removeItem(NOTICE);
+  function reloadSaying(text) {
+    sessionStorage.setItem(NOTICE, text);
+    window.location.reload();
+  }
   const form = document.getElementById("vote-form");
   const undo = document.getElementById("undo-form");
   const typing = (event) => /^(TEXTAREA|INPUT)$/.test(event.target.tagName) && event.target.type === "text";
@@ -26,6 +47,8 @@
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   let started = Date.now();
   let sending = false;
+  const REPEAT = "You already voted on this item; your vote was counted once. Here is your next one.";
+  const STALE = "Your vote was recorded. This page was out of date (your votes changed in another tab or window meanwhile): here it is afresh.";
 
   function show(next) {
     form.dataset.item = next.item;
@@ -41,10 +64,8 @@
     started = Date.now();
   }
 
-  function counted(voted) {
-    const done = document.getElementById("done-count");
-    const total = Number(done.textContent) + 1;
-    done.textContent = total;
+  function counted(voted, total) {
+    document.getElementById("done-count").textContent = total;
     document.getElementById("done-plural").textContent = total === 1 ? "" : "s";
     const left = document.getElementById("items-left");  // absent under the crowd gates
     if (left) left.textContent = Math.max(0, Number(left.textContent) - 1);
@@ -67,13 +88,23 @@
     });
     const reply = await response.json().catch(() => ({ detail: `Server error ${response.status}` }));
     if (!response.ok) {
-      errorBox.textContent = reply.detail || Object.entries(reply).map(([k, v]) => `${k}: ${v}`).join("; ");
+      const said = reply.detail || Object.entries(reply).map(([k, v]) => `${k}: ${v}`).join("; ");
+      if (response.status === 409) { reloadSaying(said); return; }  // the item moved on: afresh
+      errorBox.textContent = said;
       errorBox.hidden = false;
-      if (response.status === 409) window.location.reload();  // the item moved on: start afresh
       return;
     }
     errorBox.hidden = true;
-    counted(voted);
+    // 200: the server had taken this vote before (another tab, a stale page), counted once;
+    // a count that moved by more than this vote: another tab voted meanwhile. Either way the
+    // page is out of date: fetched afresh, with what happened said.
+    if (response.status !== 201) { reloadSaying(REPEAT); return; }
+    if (reply.done !== Number(document.getElementById("done-count").textContent) + 1) {
+      reloadSaying(STALE);
+      return;
+    }
+    notice("");
+    counted(voted, reply.done);
     if (reply.next) show(reply.next);
     else window.location.reload();  // nothing left: the page says so
   }

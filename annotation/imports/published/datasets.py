@@ -89,9 +89,10 @@ class Dataset:
             "extra_labels": [],
             "settings": {"max_edit_ratio": EDIT_LIMITS[self.key], **self.settings},
             "tags": [{"name": TAG, "description": description}],
+            # Read by validators and study participants: no path of this repository (its
+            # docs page is for the admin, who finds it on the import page).
             "guidelines": f"# {self.name} contrast sets\n\nImported as published by Gardner et "
-            "al. (2020), *Evaluating Models' Local Decision Boundaries via Contrast Sets*; "
-            f"see {self.docs}.\n",
+            "al. (2020), *Evaluating Models' Local Decision Boundaries via Contrast Sets*.\n",
         }
 
 

@@ -91,7 +91,7 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
         "sets.jsonl", "examples.jsonl", "README.md",
         "paired/test_original.tsv", "paired/test_contrast.tsv",
         "data/examples/test.parquet", "data/sets/test.parquet",
-        "lm_eval/prompt.json", "lm_eval/utils.py", "lm_eval/contrastlab_sentiment.yaml",
+        "lm_eval/test.jsonl", "lm_eval/utils.py", "lm_eval/contrastlab_sentiment.yaml",
         "lm_eval/contrastlab_sentiment_test.yaml",
     }  # fmt: skip
     for name, digest in manifest["files"].items():
@@ -182,6 +182,8 @@ def test_the_release_form_takes_min_agreement_as_settings_does(
     assert "split=number pairs, e.g. test=4 dev=3" in refused.content.decode()
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_votes_and_adjudication_after_publication_leave_the_release_unchanged(
     project, people, validated, media
 ):
