@@ -91,7 +91,7 @@ def test_imdb_contrast_sets_round_trip_through_a_release(shared_data, project, p
         "sets.jsonl", "examples.jsonl", "README.md",
         "paired/test_original.tsv", "paired/test_contrast.tsv",
         "data/examples/test.parquet", "data/sets/test.parquet",
-        "lm_eval/test.jsonl", "lm_eval/utils.py", "lm_eval/contrastlab_sentiment.yaml",
+        "lm_eval/prompt.json", "lm_eval/utils.py", "lm_eval/contrastlab_sentiment.yaml",
         "lm_eval/contrastlab_sentiment_test.yaml",
     }  # fmt: skip
     for name, digest in manifest["files"].items():
