@@ -2,29 +2,42 @@
 operator allows by name in a setting's list, where "*" allows any host whose addresses are
 all public. Served models (SERVED_MODEL_HOSTS) and webhooks (WEBHOOK_HOSTS) ask it when one is
 registered, and again on the worker before each request, since a name may resolve elsewhere
-later."""
+later. A webhook's request then goes to the very address checked (`Checked.address`), so that
+a name answering a public address to the check and an internal one to the connection (DNS
+rebinding) reaches nothing inside."""
 
 import ipaddress
 import socket
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Checked:
+    problem: str  # why the host is refused; "" if it is not
+    address: str | None = None  # a public address it resolved to, where "*" allowed it
 
 
 def refusal(host: str, *, allowed: list[str], setting: str, what: str) -> str:
     """Why a user who is not staff may not name `host` for `what` ("" if they may): `allowed`
     is the operator's list, read from the setting named `setting`."""
+    return check(host, allowed=allowed, setting=setting, what=what).problem
+
+
+def check(host: str, *, allowed: list[str], setting: str, what: str) -> Checked:
     name = host.lower().rstrip(".")
     entries = [entry.lower() for entry in allowed]
     for entry in entries:
         if name == entry or (entry.startswith("*.") and name.endswith(entry[1:])):
-            return ""
+            return Checked("")
     if "*" not in entries:
-        return f"{host} is not among the hosts this site allows for {what}; ask staff."
+        return Checked(f"{host} is not among the hosts this site allows for {what}; ask staff.")
     try:
-        addresses = {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
+        addresses = sorted({str(info[4][0]) for info in socket.getaddrinfo(name, None)})
     except (socket.gaierror, UnicodeError):
-        return f"{host} does not resolve to an address."
-    if all(_public(address) for address in addresses):
-        return ""
-    return (
+        return Checked(f"{host} does not resolve to an address.")
+    if addresses and all(_public(address) for address in addresses):
+        return Checked("", addresses[0])
+    return Checked(
         f"{host} is an internal address: only staff may name one, or the operator may allow "
         f"it in {setting}."
     )

@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,6 +60,7 @@ class Line:
         deadline: float,
         max_bytes: int,
         reader: str = "a model server (SERVED_MODEL_MAX_ANSWER_BYTES)",
+        address: str | None = None,
     ):
         parts = urlsplit(base_url.rstrip("/"))
         self.https = parts.scheme == "https"
@@ -66,6 +68,9 @@ class Line:
         self.prefix = parts.path
         self.headers, self.deadline, self.max_bytes = headers, deadline, max_bytes
         self.reader = reader  # whose answers the cap is for, and the setting, in its refusal
+        # Connect to this address, not to what the host name resolves to now (the address the
+        # host rules checked: annotation/outbound/hosts.py); TLS still verifies the name.
+        self.address = address
         self.aborted = threading.Event()
         self.local = threading.local()
         self.open: set[http.client.HTTPConnection] = set()
@@ -159,6 +164,8 @@ class Line:
         if connection is None:
             kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
             connection = kind(self.hostname, self.port, timeout=seconds)
+            if self.address is not None:
+                setattr(connection, "_create_connection", partial(_connect_to, self.address))  # noqa: B010
             self.local.connection = connection
             with self.lock:
                 self.open.add(connection)
@@ -172,6 +179,11 @@ class Line:
         self.local.connection = None
         with self.lock:
             self.open.discard(connection)
+
+
+def _connect_to(address: str, where: tuple[str, int], *args: Any) -> socket.socket:
+    """socket.create_connection to `address` in place of the host name in `where`."""
+    return socket.create_connection((address, where[1]), *args)
 
 
 def _cut(connection: http.client.HTTPConnection, cut: threading.Event | None) -> None:

@@ -6,6 +6,7 @@ attempt, as every answer but a 2xx)."""
 
 import time
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -27,7 +28,10 @@ class Answer:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def post(url: str, *, secret: str, message_id: str, payload: dict) -> Answer:  # type: ignore[type-arg]
+def post(
+    url: str, *, secret: str, message_id: str, payload: dict[str, Any], address: str | None = None
+) -> Answer:
+    """One signed POST of `payload` to `url` (at `address`, when given: the one checked)."""
     body = orjson.dumps(payload)
     headers = {
         **signed_headers(secret, message_id, int(time.time()), body),
@@ -42,6 +46,7 @@ def post(url: str, *, secret: str, message_id: str, payload: dict) -> Answer:  #
         deadline=settings.WEBHOOK_TIMEOUT,
         max_bytes=settings.WEBHOOK_MAX_ANSWER_BYTES,
         reader="a webhook's receiver (WEBHOOK_MAX_ANSWER_BYTES)",
+        address=address,
     )
     try:
         reply = line.exchange("POST", path, body)

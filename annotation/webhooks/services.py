@@ -35,13 +35,13 @@ def clean_url(url: str, *, staff: bool) -> str:
         )
     if parts.username or parts.password or parts.fragment:
         raise DomainError("url holds no user, password or #fragment.", field="url")
-    if not staff and (problem := host_refusal(url)):
+    if not staff and (problem := host_check(url).problem):
         raise DomainError(problem, code="forbidden", field="url")
     return url
 
 
-def host_refusal(url: str) -> str:
-    return hosts.refusal(
+def host_check(url: str) -> hosts.Checked:
+    return hosts.check(
         urlsplit(url).hostname or "",
         allowed=settings.WEBHOOK_HOSTS,
         setting="WEBHOOK_HOSTS",
@@ -135,16 +135,22 @@ def delivery_attempt(delivery_id: int, number: int) -> int | None:
 
 def _attempt(delivery: WebhookDelivery) -> tuple[sending.Answer, bool]:
     """The answer of one attempt, and whether no later attempt could mend it (a host the
-    rules refuse, a secret that cannot be read)."""
+    rules refuse, a secret that cannot be read). A webhook that staff did not register is
+    checked again, and reached at the address checked."""
     webhook = delivery.webhook
-    if not webhook.trusted and (problem := host_refusal(webhook.url)):
-        return sending.Answer(None, "", problem[:EXCERPT_CHARS]), True
+    checked = hosts.Checked("") if webhook.trusted else host_check(webhook.url)
+    if checked.problem:
+        return sending.Answer(None, "", checked.problem[:EXCERPT_CHARS]), True
     try:
         secret = signing.unseal(webhook.secret_encrypted)
     except InvalidToken:
         said = "Its secret cannot be read: MODEL_KEYS_SECRET (or SECRET_KEY) changed since."
         return sending.Answer(None, "", said), True
     answer = sending.post(
-        webhook.url, secret=secret, message_id=delivery.message_id, payload=delivery.payload
+        webhook.url,
+        secret=secret,
+        message_id=delivery.message_id,
+        payload=delivery.payload,
+        address=checked.address,
     )
     return answer, False

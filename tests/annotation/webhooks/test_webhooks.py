@@ -3,7 +3,9 @@ by the `standardwebhooks` package, as receivers check them), retried with every 
 recorded, and held to the host rules served models follow."""
 
 import json
+import socket
 import time
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import transaction
@@ -135,6 +137,34 @@ def test_a_webhook_whose_host_turned_internal_is_not_reached(project, people, se
     delivery.refresh_from_db()
     assert delivery.status == "failed" and hook.received == []
     assert "internal address" in delivery.attempt_rows.get().error
+
+
+def test_a_name_that_rebinds_inside_after_the_check_is_reached_at_the_address_checked(
+    project, people, settings, monkeypatch
+):
+    """DNS rebinding: a name answers a public address to the worker's check and 127.0.0.1 to
+    any later lookup (the resolver is the one thing faked: it is outside the product). The
+    attempt connects to the address checked, so the receiver inside never hears it."""
+    settings.WEBHOOK_HOSTS, settings.WEBHOOK_TIMEOUT = ["*"], 1
+    real, lookups = socket.getaddrinfo, []
+
+    def rebinding(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if host != "rebind.example":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        return real("93.184.215.14" if len(lookups) == 1 else "127.0.0.1", *args, **kwargs)
+
+    with receiver() as hook:
+        webhook = Webhook.objects.create(
+            project=project, url=f"http://rebind.example:{urlsplit(hook.url).port}/hook",
+            events=["release.published"], secret_encrypted=signing.seal(signing.new_secret()),
+        )  # fmt: skip
+        events.send_test(webhook)
+        monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+        services.delivery_attempt(WebhookDelivery.objects.get().pk, 1)
+    assert hook.received == []
+    assert lookups == ["rebind.example"]  # the check's lookup alone
+    assert WebhookDelivery.objects.get().attempt_rows.get().status_code is None
 
 
 def test_every_delivery_has_a_deadline_a_size_cap_and_follows_no_redirect(
