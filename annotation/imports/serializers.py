@@ -105,13 +105,25 @@ class LineErrorSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+class WarningRowSerializer(LineErrorSerializer):
+    """A row of an import's warnings, grouped by kind: the rows' counts add up to
+    warning_count."""
+
+    count = serializers.IntegerField(help_text="the warnings this row stands for")
+    places = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="where each is: the dataset's id with its line ('<id> (line 11)'), a line, "
+        "or a record of a JSON file; empty for a warning about the whole file",
+    )
+
+
 class SetsResultSerializer(serializers.Serializer):
     """Sets imported: what was created, what was already there, and what is kept with a
     warning (grouped; every one is on the batch)."""
 
     perturbations = serializers.IntegerField()
     already_present = serializers.IntegerField()
-    warnings = LineErrorSerializer(many=True)
+    warnings = WarningRowSerializer(many=True)
     warning_count = serializers.IntegerField(help_text="warnings before grouping")
     batch = serializers.IntegerField(
         help_text="the import batch: DELETE …/batches/{batch}/ undoes it"
@@ -144,7 +156,7 @@ class PublishedResultSerializer(serializers.Serializer):
     matches_paper = serializers.BooleanField()
     perturbations = serializers.IntegerField()
     already_present = serializers.IntegerField()
-    warnings = LineErrorSerializer(many=True)
+    warnings = WarningRowSerializer(many=True)
     warning_count = serializers.IntegerField()
     batch = serializers.IntegerField()
     notes = serializers.ListField(child=serializers.CharField())

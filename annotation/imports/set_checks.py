@@ -4,7 +4,7 @@ written, with a warning), and the authoring rules a kept edit breaks (warnings).
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.authoring.rules import edit_problems
@@ -55,54 +55,83 @@ def readonly_edits(project: Project, original: ParsedRow, p: dict[str, Any]) -> 
     ]
 
 
-def kept_edits(name: str, wheres: list[str]) -> LineError:
-    """One warning for every published perturbation that edits a read-only field."""
-    shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
-    return LineError(
-        None,
-        f"{len(wheres)} perturbation(s) edit the read-only field {name!r}, kept as "
-        f"published: {shown}.",
-    )
+def kept_edit(name: str, p: dict[str, Any], line: int | None, set_id: str) -> "Warned":
+    """A published perturbation that edits a read-only field: kept as published, warned."""
+    kind = f"the edit changes the read-only field {name!r}, kept as published"
+    at = line_in(p, line)
+    return Warned(at, f"{where_of(p)}{kind}.", kind, p.get("where") or "", p.get("id") or set_id)
 
 
 def alone(sets: list[Any]) -> list[LineError]:
-    """One warning for the sets with no perturbation, kept as sets of one (an original alone,
+    """A warning for each set with no perturbation, kept as a set of one (an original alone,
     as NLVR2 publishes some)."""
-    ids = [s.original.external_id for s in sets if not s.perturbations]
-    if not ids:
-        return []
-    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    kind = (
+        "the set has no perturbation: kept as a set of one (an original alone, consistent "
+        "when it is right)"
+    )
     return [
-        LineError(
-            None,
-            f"{len(ids)} set(s) have no perturbation, kept as sets of one (an "
-            f"original alone, consistent when it is right): {shown}.",
+        Warned(
+            s.line,
+            f"set {s.original.external_id}: {kind}.",
+            kind,
+            "",
+            s.original.external_id,
+            "set",
         )
+        for s in sets
+        if not s.perturbations
     ]
 
 
 @dataclass
 class Warned(LineError):
-    """A warning about one perturbation: its `kind` (what the summary groups by) and `where`
-    it is in the file (a record's position in a JSON document, or "file line N")."""
+    """A warning about one perturbation (or set, its `unit`): its `kind` (what the summary
+    groups by), `where` it is in the file (a record's position in a JSON document, or
+    "file line N") and `id`, the dataset's own id of it."""
 
     kind: str = ""
     where: str = ""
+    id: str = ""
+    unit: str = "perturbation"
+
+    def place(self) -> str:
+        """Where it is, as the summary lists it: its id and line, else either, else its record."""
+        if self.id and self.line:
+            return f"{self.id} (line {self.line})"
+        return self.id or (f"line {self.line}" if self.line else self.where)
 
     def stored(self, file: str) -> dict[str, Any]:
         """As the batch keeps it, for the warnings page and CSV: the line, else the record's
-        place, else the whole file: never an empty `line`."""
+        place, else the whole file (never an empty `line`), and the dataset's id."""
         return {
             "file": file,
             "line": self.line or self.where or "whole file",
+            "id": self.id,
             "message": self.message,
         }
+
+
+@dataclass
+class Counted(LineError):
+    """A row of the summary: how many warnings it stands for (the rows' counts add up to the
+    import's) and the place of each (set_checks.Warned.place), all of them."""
+
+    count: int = 1
+    places: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "count": self.count, "places": self.places}
 
 
 def stored(warning: LineError, file: str) -> dict[str, Any]:
     if isinstance(warning, Warned):
         return warning.stored(file)
-    return {"file": file, "line": warning.line or "whole file", "message": warning.message}
+    return {
+        "file": file,
+        "line": warning.line or "whole file",
+        "id": "",
+        "message": warning.message,
+    }
 
 
 def line_in(p: dict[str, Any], fallback: int | None) -> int | None:
@@ -113,33 +142,31 @@ def line_in(p: dict[str, Any], fallback: int | None) -> int | None:
 
 def repeated(p: dict[str, Any], line: int | None, message: str) -> Warned:
     kind = "a perturbation repeats another of its set (same text and truth); both are kept"
-    return Warned(line_in(p, line), message, kind, p.get("where") or "")
+    return Warned(line_in(p, line), message, kind, p.get("where") or "", p.get("id") or "")
 
 
-def summarised(warnings: list[LineError]) -> list[LineError]:
+def summarised(warnings: list[LineError]) -> list[Counted]:
     """The summary every set import shows (a paired TSV's and every published kind's alike):
-    one row per kind of warning, with how many and where (lines, or records of a JSON file);
-    the warnings about the whole file as they are."""
+    one row per kind of warning, with how many and where each is (the dataset's ids, and lines
+    where the file has them); a warning about the whole file as it is, counted once. The rows'
+    counts add up to the number of warnings."""
     kinds: dict[str, list[Warned]] = defaultdict(list)
-    whole = []
+    rows: list[Counted] = []
     for w in warnings:
         if isinstance(w, Warned) and w.kind:
             kinds[w.kind].append(w)
         else:
-            whole.append(w)
-    rows: list[LineError] = []
+            rows.append(Counted(w.line, w.message, 1, [f"line {w.line}"] if w.line else []))
     for kind, same in kinds.items():
-        if len(same) == 1:  # one of its kind: the warning itself says the most
-            rows.append(LineError(same[0].line, same[0].message))
-            continue
-        places = [str(w.line) if w.line else w.where for w in same]
-        places = [p for p in dict.fromkeys(places) if p]
-        numbered = all(w.line for w in same)
-        at = ", ".join(places[:8]) + (f" and {len(places) - 8} more" if len(places) > 8 else "")
-        said = f"{len(same)} perturbation{'s' * (len(same) != 1)}: {kind.rstrip('.')}"
-        said += f" ({'lines' if numbered else 'at'} {at})" if at else ""
-        rows.append(LineError(same[0].line, said))
-    return whole + rows
+        places = [p for p in dict.fromkeys(w.place() for w in same) if p]
+        # one of its kind: the warning itself says the most
+        said = (
+            same[0].message
+            if len(same) == 1
+            else f"{len(same)} {same[0].unit}s: {kind.rstrip('.')}."
+        )
+        rows.append(Counted(same[0].line, said, len(same), places))
+    return rows
 
 
 def where_of(p: dict[str, Any]) -> str:
@@ -155,7 +182,13 @@ def rule_warnings(
     problems = edit_problems(project, original, p["fields"], p["label"], p.get("answers") or [])
     at = line_in(p, line)
     return [
-        Warned(at, f"{where_of(p)}{problem.message}", _kind(project, problem), p.get("where", ""))
+        Warned(
+            at,
+            f"{where_of(p)}{problem.message}",
+            _kind(project, problem),
+            p.get("where", ""),
+            p.get("id") or "",
+        )
         for problem in problems
     ]
 

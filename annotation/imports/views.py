@@ -21,7 +21,6 @@ from annotation.imports.forms import (
     SetImportForm,
     VoteImportForm,
 )
-from annotation.imports.readers import LineError
 from annotation.jobs.pages import JobPages
 from annotation.models import Example, ImportBatch, ImportJob, Perturbation, Project
 from annotation.permissions import Role, project_for
@@ -158,12 +157,18 @@ def skipped_lines(request: HttpRequest, slug: str, pk: int) -> StreamingHttpResp
 def import_warnings(
     request: HttpRequest, slug: str, pk: int
 ) -> HttpResponse | StreamingHttpResponse:
-    """Every warning of a set import, ungrouped: on a page, or as CSV (file, line, message)."""
+    """Every warning of a set import, ungrouped: on a page, or as CSV (file, line, the
+    dataset's id, message)."""
     project = project_for(request.user, slug, Role.ADMIN)
     batch = get_object_or_404(ImportBatch, project=project, pk=pk)
     if request.GET.get("format") == "csv":
         rows = (
-            {"file": w["file"], "line": w["line"] or "whole file", "message": w["message"]}
+            {
+                "file": w["file"],
+                "line": w["line"] or "whole file",
+                "id": w.get("id", ""),
+                "message": w["message"],
+            }
             for w in batch.warnings
         )
         return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
@@ -284,7 +289,7 @@ def _sets_import(
         return redirect("set-import", slug=project.slug), {}
     # Shown once, grouped and counted, on the page itself: no redirect.
     return None, {
-        "warnings": [LineError(**w) for w in result["warnings"]],
+        "warnings": result["warnings"],  # set_checks.Counted rows, as dicts
         "warned": {"batch": result["batch"], "total": result["warning_count"]},
     }
 

@@ -41,14 +41,15 @@ def _unparsed_run(project, released):  # type: ignore[no-untyped-def]
     counts = {"originals": originals, "perturbed": len(examples) - originals,
               "sets": len({e["set_id"] for e in examples})}  # fmt: skip
     zero = dict.fromkeys(("original_accuracy", "perturbed_accuracy", "consistency"), 0.0)
-    metrics = zero | {"drop": 0.0, "macro_f1": 0.0, "unparsed": len(examples), "counts": counts}
+    metrics = zero | {"drop": 0.0, "macro_f1": 0.0, "unparsed": len(examples), "counts": counts,
+                      "per_tag": {}}  # fmt: skip
     run = EvaluationRun.objects.create(
         release=released, model=spec, split="test", status="succeeded", metrics=metrics,
         total=len(examples), done=len(examples),
     )  # fmt: skip
     Prediction.objects.bulk_create(
         Prediction(run=run, example=e["id"], set_id=e["set_id"], role=e["role"],
-                   gold=e["label"], label="", correct=False, output=REFUSAL)
+                   gold=e["label"], label="", output=REFUSAL)
         for e in examples
     )  # fmt: skip
     return run, len(examples)

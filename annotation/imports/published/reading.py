@@ -4,12 +4,15 @@ dataset's own evaluation script pairs them, with every published id kept. Proble
 and the line, or the published id where the file is one JSON document.
 
 A reader returns (sets, notes, problems): notes say what the official script also leaves out
-(e.g. PERSPECTRUM's rows whose original stance is "unk"); problems are every row-level problem
+(e.g. PERSPECTRUM's rows whose original stance is "unk"), or what the import keeps otherwise
+than the file writes it (a set_checks.Warned for each, kept among the batch's warnings, as
+Quoref's repeated ids renamed <id>-2); problems are every row-level problem
 of the files, which the import reports together with its own (a file of the wrong shape is
 refused at once). Labels are kept as the file writes them: the import resolves them by the one
 rule of every import (readers.resolve_label).
 """
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,17 +22,12 @@ from annotation.imports.readers import decode, read_delimited
 from annotation.text.parsing import strict_json_loads
 
 Files = list[tuple[str, bytes]]  # (name, contents), in the dataset's order
-# sets, notes, problems; a note that is a LineError is a row left out ("where: why"), kept on
-# the batch as a skipped line
+# sets, notes, problems; a note that is a Warned is a warning of the batch, one that is
+# another LineError a row left out ("where: why"), kept on the batch as a skipped line
 Read = tuple[list[ParsedSet], Sequence[str | LineError], list[LineError]]
 Rows = list[tuple[int, dict[str, str]]]  # a table's rows, each with its line
+ID = re.compile(r'"id"\s*:\s*"([^"\\]*)"')  # a record's id, on its line of a JSON file
 TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
-
-
-class KeptNote(str):
-    """A note that says the import keeps something otherwise than the file writes it (e.g.
-    Quoref's repeated ids renamed <id>-2): kept among the batch's warnings too, so that the
-    warnings page and its CSV record it after the message is gone."""
 
 
 class Problems:
@@ -97,6 +95,20 @@ def objects(value: Any, where: str, problems: list[str]) -> list[tuple[int, dict
         else:
             problems.append(f"{where}[{n}]: expected an object.")
     return out
+
+
+def id_lines(data: bytes) -> dict[str, list[int]]:
+    """The line of each `"id": "…"` of a JSON document laid out over lines, by id, in the
+    file's order (an id the file repeats has several); {} for a document on one line, where a
+    line number would say nothing."""
+    text = decode(data)
+    if text.count("\n") < 2:
+        return {}
+    lines: dict[str, list[int]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        for found in ID.finditer(line):
+            lines.setdefault(found.group(1), []).append(n)
+    return lines
 
 
 def table(name: str, data: bytes, delimiter: str, columns: set[str], problems: Problems) -> Rows:

@@ -12,9 +12,10 @@ from django.db import transaction
 from annotation.errors import DomainError, ImportRejected, LineError
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.datasets import DATASETS, Dataset
-from annotation.imports.published.reading import Files, KeptNote
+from annotation.imports.published.reading import Files
 from annotation.imports.readers import id_problem, resolve_label
 from annotation.imports.services.sets import import_sets
+from annotation.imports.set_checks import Counted, Warned
 from annotation.models import Project
 from annotation.projects.services import project_create
 from annotation.text.answers import clean_answers
@@ -28,7 +29,7 @@ class PublishedImport:
     counts: dict[str, tuple[int, int]]  # split -> sets, perturbations, in the files
     created: int  # perturbations added (the rest were already here)
     already_present: int
-    warnings: list[LineError]  # grouped; every one is on the batch
+    warnings: list[Counted]  # grouped; every one is on the batch
     warning_count: int
     batch: int
     notes: list[str]
@@ -102,7 +103,8 @@ def import_published(
     if project is not None:
         _check_fit(project, spec)
     sets, said, problems = spec.reader(files)
-    left_out = [n for n in said if isinstance(n, LineError)]  # rows the dataset's script drops
+    # rows the dataset's script drops; a Warned is kept otherwise than written, with a warning
+    left_out = [n for n in said if isinstance(n, LineError) and not isinstance(n, Warned)]
     notes = [n for n in said if isinstance(n, str)] + left_out_note(left_out)
     with transaction.atomic():
         created = project is None
@@ -127,7 +129,7 @@ def import_published(
             accept=accept,
             published=True,
             left_out=left_out,
-            kept_notes=[LineError(None, n) for n in said if isinstance(n, KeptNote)],
+            kept_notes=[n for n in said if isinstance(n, Warned)],
         )
     counts: dict[str, tuple[int, int]] = {}
     for s in sets:

@@ -9,10 +9,10 @@ from annotation.errors import ImportRejected, LineError
 from annotation.imports.paired import ParsedSet
 from annotation.imports.published.reading import (
     Files,
-    KeptNote,
     Problems,
     Read,
     expect,
+    id_lines,
     objects,
     perturbation,
     read_json,
@@ -20,6 +20,7 @@ from annotation.imports.published.reading import (
     text_of,
 )
 from annotation.imports.services.originals import ParsedRow
+from annotation.imports.set_checks import Warned, line_in
 
 
 def _squad_questions(name: str, data: bytes) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -79,7 +80,8 @@ def quoref(files: Files) -> Read:
     _refuse_swapped(questions, original, original_name, perturbed_name)
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    seen: Counter[str] = Counter()
+    renamed: list[Warned] = []
+    at = _Places(perturbed_name, perturbed)
     for where, paragraph, qa in questions:
         if "original_id" not in qa:
             problems.add(
@@ -100,29 +102,56 @@ def quoref(files: Files) -> Read:
         # The file lists 2 questions twice, each under two originals: both are kept, the
         # second as <id>-2, since a run scores each example under an id of its own.
         given = text_of(qa.get("id"))
-        seen[given] += 1
-        item_id = given if seen[given] == 1 else f"{given}-{seen[given]}"
+        place, copy = at.next(given, where)
+        item_id = given if copy == 1 else f"{given}-{copy}"
+        if copy > 1:
+            renamed.append(_renamed(place, given, item_id, original_id))
         groups[original_id].append(
-            perturbation(
-                item_id, _context_fields(paragraph, qa), _spans(qa), f"{perturbed_name} {where}"
-            )
+            perturbation(item_id, _context_fields(paragraph, qa), _spans(qa), place)
         )
-    repeated = sorted(i for i, n in seen.items() if n > 1)
-    notes = (
-        [
-            KeptNote(
-                f"{len(repeated)} id(s) of {perturbed_name} name more than one question ("
-                f"{', '.join(repeated)}): each repeat is kept, as <id>-2 and so on."
-            )
-        ]
-        if repeated
-        else []
-    )
     return (
         [ParsedSet(None, originals[i], items) for i, items in groups.items()],
-        notes,
+        _renamed_note(perturbed_name, renamed) + renamed,
         problems.errors,
     )
+
+
+class _Places:
+    """Where each question of a SQuAD-shaped file is: "file line N" where the file is laid out
+    over lines (its `"id"` line), else "file data[0].paragraphs[0].qas[0]"; and which copy of
+    its id it is (1, then 2 for an id the file repeats)."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self.lines, self.seen = name, id_lines(data), Counter[str]()
+
+    def next(self, given: str, where: str) -> tuple[str, int]:
+        self.seen[given] += 1
+        copy = self.seen[given]
+        lines = self.lines.get(given, [])
+        at = f"line {lines[copy - 1]}" if len(lines) >= copy else where
+        return f"{self.name} {at}", copy
+
+
+RENAMED = "its id names another question of the file too: kept as <id>-2"
+
+
+def _renamed(place: str, given: str, item_id: str, original_id: str) -> Warned:
+    message = (
+        f"{place}: id {given} names a second question (of original {original_id}), "
+        f"kept as {item_id}."
+    )
+    return Warned(line_in({"where": place}, None), message, RENAMED, place, item_id)
+
+
+def _renamed_note(name: str, renamed: list[Warned]) -> list[str | LineError]:
+    """The message the page shows once, beside the warnings that say it for each copy."""
+    if not renamed:
+        return []
+    ids = ", ".join(dict.fromkeys(w.id.rsplit("-", 1)[0] for w in renamed))
+    return [
+        f"{len(renamed)} question(s) of {name} repeat an id ({ids}): each repeat is kept, "
+        "as <id>-2 and so on (see the warnings)."
+    ]
 
 
 def _refuse_swapped(
@@ -165,12 +194,12 @@ def ropes(files: Files) -> Read:
         }
 
     sets = []
+    at = _Places(contrast_name, contrast)
     for (_, op, oq), (where, cp, cq) in zip(originals, contrasts, strict=True):
         pivot = ParsedRow(
             None, text_of(oq.get("id")), fields(op, oq), "", "test", answers=_alternatives(oq)
         )
-        p = perturbation(
-            text_of(cq.get("id")), fields(cp, cq), _alternatives(cq), f"{contrast_name} {where}"
-        )
+        place, _ = at.next(text_of(cq.get("id")), where)
+        p = perturbation(text_of(cq.get("id")), fields(cp, cq), _alternatives(cq), place)
         sets.append(ParsedSet(None, pivot, [p]))
     return sets, [], []

@@ -17,7 +17,6 @@ from annotation.imports.published.services import (
     import_published,
     uploads_in_order,
 )
-from annotation.imports.readers import LineError
 from annotation.models import ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
@@ -113,7 +112,7 @@ def _published_import(
 
 def _published_warnings(
     request: HttpRequest, project: Project | None
-) -> tuple[list[LineError], dict[str, Any] | None]:
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The last import's warnings, grouped, and {"batch", "total"}: shown once, on a GET of
     the project's own page."""
     if request.method == "POST" or project is None:
@@ -121,4 +120,4 @@ def _published_warnings(
     shown = request.session.pop(PUBLISHED_WARNINGS, None)
     if not shown:
         return [], None
-    return [LineError(**w) for w in shown.pop("warnings")], shown
+    return shown.pop("warnings"), shown  # set_checks.Counted rows, as dicts

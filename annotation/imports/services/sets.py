@@ -5,7 +5,6 @@ Imported perturbations are credited to a named pseudo-author (an inactive accoun
 either marked accepted or sent to validation. All sets or none are imported.
 """
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -27,11 +26,12 @@ from annotation.imports.readers import (
 )
 from annotation.imports.services.originals import ParsedRow
 from annotation.imports.set_checks import (
+    Counted,
     alone,
     check_perturbation,
     check_text,
     erased_answers,
-    kept_edits,
+    kept_edit,
     readonly_edits,
     rule_warnings,
     stored,
@@ -58,7 +58,7 @@ from annotation.text.edits import fields_edit_distance
 class SetsImported(NamedTuple):
     created: int
     skipped: int  # already present: same pivot, text and label
-    warnings: list[LineError]  # summarised (set_checks); every one is on the batch
+    warnings: list[Counted]  # summarised (set_checks); every one is on the batch
     warning_count: int  # before grouping
     batch: int  # the ImportBatch, whose `warnings` holds every warning
 
@@ -181,7 +181,7 @@ def import_sets(
         index_later(project.pk)  # their text search's index, after the commit (set_rows)
         if strict and repeats:
             raise ImportRejected(repeats)
-        every = [*kept_notes, *warnings, *repeats]  # kept_notes: a reader's, about the file
+        every = [*kept_notes, *warnings, *repeats]  # kept_notes: what a reader renamed
         batch.warnings = [stored(w, source_name) for w in every]
         batch.skipped = [stored(w, source_name) for w in left_out]
         batch.save(update_fields=["warnings", "skipped"])
@@ -215,8 +215,7 @@ def check_sets(
     """Every perturbation checked once, as every import of sets checks it: the errors, and the
     warnings of what is kept as written, those about the whole file first (a long list must not
     hide them). A perturbation that passes keeps only the project's fields."""
-    errors, warnings = [], []
-    kept: dict[str, list[str]] = defaultdict(list)  # read-only field -> published edits of it
+    errors, warnings, kept = [], [], []  # kept: published edits of read-only fields
     for s in sets:
         for p in s.perturbations:
             problems = check_perturbation(project, s.line, s.original, p, tag_names)
@@ -225,16 +224,14 @@ def check_sets(
                 continue
             p["fields"] = {name: p["fields"][name] for name in project.field_names}
             for name in readonly_edits(project, s.original, p):
-                kept[name].append(p.get("where") or p.get("id") or s.original.external_id)
+                kept.append(kept_edit(name, p, s.line, s.original.external_id))
             warnings += rule_warnings(project, s.line, s.original, p)
             # Measured now, while the texts' tokens are at hand (text.edits): stored as is.
             p["edit_distance"] = fields_edit_distance(
                 s.original.fields, p["fields"], project.editable_field_names
             )
-    summary = [kept_edits(name, wheres) for name, wheres in kept.items()]
-    return errors, summary + erased_answers(project, _erased(project, sets)) + alone(
-        sets
-    ) + warnings
+    erased = erased_answers(project, _erased(project, sets))
+    return errors, erased + kept + alone(sets) + warnings
 
 
 def _originals(

@@ -98,10 +98,17 @@ def test_a_repeated_boolq_perturbation_is_kept_with_a_warning_naming_both(root, 
 def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
     files, _ = published_files.ropes()
     result = import_published(dataset="ropes", files=files, user=root)
-    # ROPES's rules keep "A": nothing to warn about the answers.
-    assert [w.message for w in result.warnings] == [
-        "1 perturbation(s) edit the read-only field 'background', kept as published: "
-        "ropes_contrast_set_032820.json data[0].paragraphs[1].qas[0].",
+    # ROPES's rules keep "A": nothing to warn about the answers. The one warning names the
+    # perturbation by its id and the line of its "id" in the file (laid out over lines).
+    text = files[1][1].decode().splitlines()
+    line = next(n for n, said in enumerate(text, 1) if '"id": "333"' in said)
+    assert [(w.count, w.message, w.places) for w in result.warnings] == [
+        (
+            1,
+            f"ropes_contrast_set_032820.json line {line}: the edit changes the read-only field "
+            "'background', kept as published.",
+            [f"333 (line {line})"],
+        )
     ]
     project = result.project
     assert project.setting("answer_normalization") == "ropes"
@@ -115,7 +122,7 @@ def test_ropes_answers_a_and_b_and_a_read_only_edit_are_kept(root, client_for):
 def test_multi_span_answers_stay_one_answer_of_several_spans(root, client_for):
     files, _ = published_files.quoref()
     result = import_published(dataset="quoref", files=files, user=root)
-    assert any("edit the read-only field 'context'" in w.message for w in result.warnings)
+    assert any("changes the read-only field 'context'" in w.message for w in result.warnings)
     by_key = {(e["id"], e["role"]): e for e in release_examples(client_for, root, "quoref")}
     assert by_key["q1", "original"]["answers"] == [["Traci", "Gibson"]]
     files, _ = published_files.drop()
@@ -260,7 +267,7 @@ def test_the_api_imports_a_published_set_and_refuses_who_may_not(root, client_fo
     assert said["paper"] == {"sets": 974, "examples": 974} and not said["matches_paper"]
     assert said["perturbations"] == 2
     messages = [w["message"] for w in said["warnings"]]
-    assert any("edit the read-only field 'background', kept as published" in m for m in messages)
+    assert any("changes the read-only field 'background', kept as published" in m for m in messages)
     again = client_for(root).post("/api/projects/qa/import/published/", body())
     assert again.status_code == 200 and again.json()["already_present"] == 2
     taken = client_for(root).post("/api/import/published/", body(slug="qa"))
@@ -347,7 +354,7 @@ def test_warnings_show_once_on_the_projects_own_page_after_the_import(root):
     answer = browser.post("/projects/new/published/", {"dataset": "ropes", **uploads})
     assert answer.status_code == 302 and answer["Location"] == "/p/ropes/import/published/"
     page = browser.get(answer["Location"]).content.decode()
-    assert "Imported, with 1 warning" in page and "edit the read-only field" in page
+    assert "Imported, with 1 warning" in page and "changes the read-only field" in page
     assert 'aria-current="page">Import</a>' in page  # the project's tabs, Import current
     assert "Imported, with" not in browser.get(answer["Location"]).content.decode()
 

@@ -44,17 +44,19 @@ def test_quorefs_renamed_ids_are_stored_with_the_warnings(root, quoref):
     ids = [qa["id"] for a in published["data"] for p in a["paragraphs"] for qa in p["qas"]]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     batch = ImportBatch.objects.get(pk=quoref.batch)
-    renamed = [w for w in batch.warnings if "name more than one question" in w["message"]]
-    assert len(renamed) == 1 and all(i in renamed[0]["message"] for i in repeated)
+    renamed = [w for w in batch.warnings if "names a second question" in w["message"]]
+    assert sorted(w["id"] for w in renamed) == [f"{i}-2" for i in repeated]  # one a copy
     assert quoref.warning_count == len(batch.warnings)  # the count the message gives
     slug = quoref.project.slug
     page = page_for(root)
     listed = page.get(f"/p/{slug}/import/batches/{batch.pk}/warnings/").content.decode()
-    assert "each repeat is kept, as &lt;id&gt;-2" in listed
+    assert all(f"kept as {i}-2" in listed for i in repeated)
     sheet = page.get(f"/p/{slug}/import/batches/{batch.pk}/warnings/?format=csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(sheet.streaming_content).decode())))
-    assert sum("name more than one question" in r["message"] for r in rows) == 1
-    assert len(rows) == len(batch.warnings)
+    assert sorted(r["id"] for r in rows if "names a second question" in r["message"]) == [
+        f"{i}-2" for i in repeated
+    ]
+    assert len(rows) == len(batch.warnings) and all(r["id"] and r["line"] for r in rows)
 
 
 def test_a_second_import_of_the_same_files_says_nothing_was_added(root, quoref):

@@ -6,6 +6,7 @@ the reason. Without the folder these tests skip, except in CI (CI=1), where they
 import csv
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,10 +165,11 @@ def test_edits_of_read_only_fields_are_kept_with_their_warning(dataset, field, r
     )
     edits = _read_only_edits(dataset)
     assert edits > 0
-    said = f"{edits} perturbation(s) edit the read-only field {field!r}, kept as published"
-    assert any(w.message.startswith(said) for w in result.warnings), result.warnings[:3]
+    said = f"{edits} perturbations: the edit changes the read-only field {field!r}, kept as"
+    rows = [w for w in result.warnings if w.message.startswith(said)]
+    assert [(w.count, len(w.places)) for w in rows] == [(edits, edits)], result.warnings[:3]
     batch = result.project.import_batches.get(pk=result.batch)
-    assert len(batch.warnings) == result.warning_count >= len(result.warnings)
+    assert len(batch.warnings) == result.warning_count == sum(w.count for w in result.warnings)
 
 
 def test_drop_without_its_test_set_waits_for_the_originals_answers(root, client_for):
@@ -329,24 +331,57 @@ def test_quoref_keeps_both_copies_of_a_question_listed_under_two_originals(root)
     )
     assert len(kept) == len(set(kept)) == 700
     assert {f"{i}-2" for i in repeated} <= set(kept) and repeated <= set(kept)
-    assert any("name more than one question" in note for note in result.notes)
+    assert any("repeat an id" in note for note in result.notes)
 
 
-def test_a_json_files_warnings_name_their_records_and_group_by_kind(root):
-    """Quoref's files are JSON documents: each warning names its record (never an empty line
-    in the CSV), and the summary has one row per kind of warning with its count, as a paired
-    TSV's has."""
+def _quoref_ids_and_lines() -> tuple[dict[str, Any], dict[str, list[int]], list[dict[str, Any]]]:
+    """Read independently of the import: each perturbation's original id, the lines of the
+    file whose key is "id" (by id, in order), and the perturbations with their fields."""
+    import json
+
+    names = TABLE_2["quoref"][0]
+    text = (real(GARDNER) / names[1]).read_text()
+    lines: dict[str, list[int]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        key, _, value = line.strip().partition(": ")
+        if key == '"id"':
+            lines.setdefault(json.loads(value.rstrip(",")), []).append(n)
+    originals = {
+        q["id"]: (p["context"], q["question"])
+        for a in json.loads((real(GARDNER) / names[0]).read_text())["data"]
+        for p in a["paragraphs"] for q in p["qas"]
+    }  # fmt: skip
+    perturbed = [
+        {"id": q["id"], "original": originals[q["original_id"]],
+         "edit": (p["context"], q["question"])}
+        for a in json.loads(text)["data"] for p in a["paragraphs"] for q in p["qas"]
+    ]  # fmt: skip
+    return originals, lines, perturbed
+
+
+def test_quorefs_warnings_add_up_and_name_each_question_by_its_id_and_line(root):
+    """The walk of issue 59: "9 warnings" over rows of 2 ids, 56 edits and 7 edits; "First line"
+    a dash on every row; places as JSON paths; "and 51 more" listed nowhere. Now each warning
+    is one question, named by its id and the line of its "id" in the file; the rows' counts
+    add up to the total, and every place is listed."""
     result = import_published(dataset="quoref", files=files_of(GARDNER, TABLE_2["quoref"][0]),
                               user=root)  # fmt: skip
+    _, lines, perturbed = _quoref_ids_and_lines()
+    squash = lambda texts: tuple("".join(t.split()) for t in texts)  # noqa: E731
+    context_edits = sum(p["edit"][0] != p["original"][0] for p in perturbed)
+    identical = sum(squash(p["edit"]) == squash(p["original"]) for p in perturbed)
+    repeats = sum(len(found) - 1 for found in lines.values())
+    assert (repeats, context_edits, identical) == (2, 56, 7)  # the issue's figures, read here
+    counts = sorted(w.count for w in result.warnings)
+    assert counts == sorted([repeats, context_edits, identical])
     batch = ImportBatch.objects.get(pk=result.batch)
-    assert all(w["line"] not in ("", None) for w in batch.warnings)
-    identical = [w for w in batch.warnings if w["message"].endswith("(whitespace aside).")]
-    assert len(identical) > 1
-    assert all(".qas[" in w["line"] and w["message"].startswith(w["line"]) for w in identical)
-    rows = [w.message for w in result.warnings]
-    grouped = [m for m in rows if "the edit is identical to its original" in m]
-    assert grouped == [
-        f"{len(identical)} perturbations: the edit is identical to its original (whitespace "
-        f"aside) (at {', '.join(w['line'] for w in identical[:8])}"
-        + (f" and {len(identical) - 8} more)" if len(identical) > 8 else ")")
-    ]
+    assert result.warning_count == sum(counts) == len(batch.warnings) == 65
+    # each stored warning: the question's id (the second copy renamed <id>-2) and its line
+    for w in batch.warnings:
+        given, copy = (w["id"][:-2], 2) if w["id"].endswith("-2") else (w["id"], 1)
+        assert w["line"] == lines[given][copy - 1], w
+    # every place of every row listed, as "<id> (line N)"
+    for row in result.warnings:
+        assert len(row.places) == row.count and all(" (line " in p for p in row.places)
+    listed = {p for row in result.warnings for p in row.places}
+    assert listed == {f"{w['id']} (line {w['line']})" for w in batch.warnings}

@@ -222,7 +222,10 @@ def test_published_edits_that_keep_the_label_import_with_warnings_and_release_tr
     response = import_sets(admin, project, format="sets_jsonl", accept="true",
                            file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
     assert response.status_code == 201, response.json()
-    assert response.json()["warnings"] == warned
+    # one row per kind, each saying how many and where
+    assert response.json()["warnings"] == [
+        {**w, "count": 1, "places": [f"line {w['line']}"]} for w in warned
+    ]
     release = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
     assert release.status_code == 201, release.json()
     from annotation.models import Release
@@ -375,9 +378,9 @@ def test_a_set_with_no_perturbation_is_kept_as_a_set_of_one_with_a_warning(
     response = import_sets(admin, project, format="sets_jsonl", accept="true",
                            file=SimpleUploadedFile("s.jsonl", content))  # fmt: skip
     assert response.status_code == 201, response.json()
-    assert response.json()["warnings"] == [{"line": None, "message": "1 set(s) have no "
-        "perturbation, kept as sets of one (an original alone, consistent when it is right): "
-        "a1."}]  # fmt: skip
+    assert response.json()["warnings"] == [{"line": 2, "message": "set a1: the set has no "
+        "perturbation: kept as a set of one (an original alone, consistent when it is right).",
+        "count": 1, "places": ["a1 (line 2)"]}]  # fmt: skip
     made = admin.post(f"/api/projects/{project.slug}/releases/", {"version": "1"}, format="json")
     assert made.status_code == 201, made.json()
     assert made.json()["counts"]["sets"] == {"test": 2}
