@@ -160,9 +160,11 @@ STATE_RULES = {
     "auth_token_create": "the username and password are not an active account's",
     "projects_destroy": "`confirm` is not the project's slug",
     "projects_create": "the configuration breaks a rule across fields (labels, fields, "
-    "settings and task type; docs/workflows.md)",
+    "settings and task type; docs/workflows.md), or another project has the name (whatever "
+    "its case)",
     "projects_partial_update": "the configuration breaks a rule across fields (labels, fields, "
-    "settings and task type, fixed once examples exist; docs/workflows.md), or `slug` differs",
+    "settings and task type, fixed once examples exist; docs/workflows.md), `slug` differs, or "
+    "another project has the name (whatever its case)",
     "projects_members_create": "no account has this username, or it is a study participant's",
     "projects_items_list": "`batch` names no import of the project, or `label`, `tag` or "
     "`author` none of its labels, tags or authors",
@@ -186,7 +188,8 @@ STATE_RULES = {
     "break the project's rules: every problem is listed with its line",
     "projects_import_published_create": "the dataset needs another kind of project, or the "
     "files are not the dataset's",
-    "import_published_create": "a project has the slug, or the files are not the dataset's",
+    "import_published_create": "a project has the slug, or the name (whatever its case), or the "
+    "files are not the dataset's",
     "models_create": "a transformers model's source is not where a worker can load it from (a "
     "folder of MODELS_DIR without config.json, a hub id neither in the Hugging Face cache nor "
     "on the hub; docs/models.md)",

@@ -196,6 +196,7 @@ class NewProjectPublishedImportView(APIView):
             user=request.user,
             project=None,
             slug=values["slug"],
+            name=values.get("name", ""),
             accept=not values["to_validation"],
         )
         answer = PublishedResultSerializer(result.as_dict()).data

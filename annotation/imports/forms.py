@@ -79,6 +79,12 @@ class PublishedImportForm(forms.Form):
     in the order its repository names them."""
 
     dataset = forms.ChoiceField(choices=[(d.key, d.name) for d in DATASETS.values()])
+    name = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="the new project's name (default: the dataset's, e.g. IMDb contrast sets); "
+        "unique, whatever its case",
+    )
     slug = forms.SlugField(
         required=False, help_text="the new project's slug (default: the dataset)"
     )
@@ -96,3 +102,4 @@ class PublishedImportForm(forms.Form):
         super().__init__(*args, **kwargs)
         if not new_project:
             del self.fields["slug"]
+            del self.fields["name"]

@@ -87,6 +87,13 @@ class NewProjectSlugSerializer(serializers.Serializer):
         required=False,
         help_text="the new project's slug; the dataset's key when left out",
     )
+    name = serializers.RegexField(
+        r"\S",
+        max_length=200,
+        required=False,
+        help_text="the new project's name, unique whatever its case; the dataset's template's "
+        "(e.g. IMDb contrast sets) when left out",
+    )
 
 
 class NewProjectPublishedImportSerializer(PublishedImportSerializer, NewProjectSlugSerializer):

@@ -7,8 +7,10 @@ import nh3
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
+from annotation.errors import DomainError
 from annotation.models.config import DEFAULT_SETTINGS
 from annotation.prompting import default_prompt
 
@@ -48,10 +50,31 @@ class Project(models.Model):
                 name="project_task_type_valid",
             ),
             models.CheckConstraint(condition=~Q(slug=""), name="project_slug_not_empty"),
+            # Two projects named alike read as one in every list (issue 59): names are unique
+            # whatever their case; the services say so first, with a clearer message.
+            models.UniqueConstraint(
+                Lower("name"),
+                name="project_name_unique_ci",
+                violation_error_message="a project with this name exists (whatever its case).",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def check_name_free(cls, name: str, *, other_than: "Project | None" = None) -> None:
+        """Refuse `name` when another project has it, whatever its case."""
+        taken = cls.objects.filter(name__iexact=name)
+        if other_than is not None:
+            taken = taken.exclude(pk=other_than.pk)
+        first = taken.first()
+        if first is not None:
+            raise DomainError(
+                f"a project named {first.name!r} exists: project names are unique, whatever "
+                "their case; choose another name.",
+                field="name",
+            )
 
     def setting(self, key: str) -> Any:
         return self.settings.get(key, DEFAULT_SETTINGS[key])

@@ -144,7 +144,7 @@ def _setup(request: HttpRequest, project: Project | None, values: dict[str, Any]
             services.project_update(project=project, user=request.user, **changes)
             pool = gates.pool_for_gates(project)
         except DomainError as error:
-            form.add_error(None, error.message)
+            form.add_error(error.field if error.field in form.fields else None, error.message)
         else:
             filled = "" if pool is None else f" The gold pool holds {pool} items (Studies)."
             messages.success(request, f"Project saved.{filled}")

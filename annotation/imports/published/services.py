@@ -92,10 +92,12 @@ def import_published(
     user: Any,
     project: Project | None = None,
     slug: str = "",
+    name: str = "",
     accept: bool = True,
 ) -> PublishedImport:
     """Import a published dataset's files (in its order) into `project`, or into a new project
-    from the dataset's template under `slug`; all or nothing (ImportRejected, DomainError).
+    from the dataset's template under `slug` and `name` (default: the dataset's key and the
+    template's name); all or nothing (ImportRejected, DomainError).
     Published sets are accepted unless `accept` is false (then they go to validation)."""
     spec = DATASETS.get(dataset)
     if spec is None:
@@ -116,7 +118,9 @@ def import_published(
                     "Import page, or type another slug in the Slug box.",
                     field="slug",
                 )
-            project = project_create(user=user, slug=slug, **spec.template())
+            template = spec.template()
+            template["name"] = name or template["name"]
+            project = project_create(user=user, slug=slug, **template)
         problems += _check_truths(project, spec, sets)
         if problems:
             raise ImportRejected(problems)

@@ -44,7 +44,7 @@ def published_import_page(request: HttpRequest, slug: str = "") -> HttpResponse:
             errors = rejected.errors
         except DomainError as error:  # a slug taken names the project, to import into it
             taken = form.cleaned_data.get("slug") or form.cleaned_data["dataset"]
-            form.add_error("slug" if error.field == "slug" else None, error.message)
+            form.add_error(error.field if error.field in ("slug", "name") else None, error.message)
     warnings, warned = _published_warnings(request, project)
     context = {
         "project": project,
@@ -84,6 +84,7 @@ def _published_import(
             user=request.user,
             project=None,
             slug=values.get("slug") or "",
+            name=values.get("name") or "",
             accept=accept,
         ).as_dict()
     else:

@@ -20,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--project", default="", help="project slug (default: the dataset)")
         parser.add_argument(
+            "--name", default="", help="a new project's name (default: the dataset's template's)"
+        )
+        parser.add_argument(
             "--validate", action="store_true", help="send the sets to validation, not accepted"
         )
 
@@ -36,6 +39,7 @@ class Command(BaseCommand):
                 user=None,
                 project=Project.objects.filter(slug=slug).first(),
                 slug=slug,
+                name=options["name"],
                 accept=not options["validate"],
             )
         except ImportRejected as rejected:

@@ -161,6 +161,7 @@ def project_create(
         limit = default_edit_limit(values["task_type"], values["fields"])
         values["settings"]["max_edit_ratio"] = limit
     cleaned_tags = _clean_tags(list(tags))
+    Project.check_name_free(name)
     project = Project.objects.create(name=name, slug=slug, **values)
     _set_tags(project, cleaned_tags)
     guidelines_publish(project=project, text=guidelines, user=user)
@@ -186,6 +187,7 @@ def project_update(*, project: Project, user: Any, **changes: Any) -> Project:
     for attribute, value in values.items():
         setattr(project, attribute, value)
     if "name" in changes:
+        Project.check_name_free(changes["name"], other_than=project)
         project.name = changes["name"]
     project.save()
     if cleaned_tags is not None:

@@ -203,7 +203,8 @@ def test_the_command_creates_the_project_and_reports_the_papers_counts(root, tmp
     with pytest.raises(CommandError, match="Nothing was imported"):
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"sentence": "x"}\n')
-        call_command("import_published", "nlvr2", str(bad), "--project", "other", stdout=out)
+        call_command("import_published", "nlvr2", str(bad), "--project", "other",
+                     "--name", "Other", stdout=out)  # fmt: skip
 
 
 def test_the_new_project_page_imports_a_published_set_in_one_step(root):

@@ -86,7 +86,7 @@ def test_the_apis_default_limit_follows_the_editable_fields(
     made = api.post("/api/projects/", body, format="json")
     assert made.status_code == 201, made.json()
     assert Project.objects.get(slug="p").setting("max_edit_ratio") == limit
-    stated = api.post("/api/projects/", {**body, "slug": "q", "settings": {"max_edit_ratio": 0.4}},
-                      format="json")  # fmt: skip
+    stated = api.post("/api/projects/", {**body, "name": "Q", "slug": "q",
+                      "settings": {"max_edit_ratio": 0.4}}, format="json")  # fmt: skip
     assert stated.status_code == 201
     assert Project.objects.get(slug="q").setting("max_edit_ratio") == 0.4
