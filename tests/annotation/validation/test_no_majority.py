@@ -94,7 +94,7 @@ def test_disputes_page_lists_no_majority_items_with_their_actions(no_controls, p
     url = f"/p/{no_controls.slug}/disputes/"
     html = page.get(url).content.decode()
     table = html[html.index('id="no-majority"') :]
-    assert f"<td>{perturbation.pk}</td>" in table
+    assert f'<td data-label="#">{perturbation.pk}</td>' in table
     assert "negative 2, positive 2, mixed 1" in table and "Reopen for 2 more votes" in table
     done = page.post(f"{url}{perturbation.pk}/", {"decision": "reopen"}, follow=True)
     assert "reopened for more votes" in done.content.decode()
