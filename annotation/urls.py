@@ -175,6 +175,7 @@ page_urls = [
         project_views.project_questions,
         name="project-questions",
     ),
+    path("p/<slug:slug>/studies/gates/", project_views.project_gates, name="project-gates"),
     path("p/<slug:slug>/settings/webhooks/", webhook_views.webhooks_page, name="webhooks"),
     path(
         "p/<slug:slug>/settings/webhooks/<id:pk>/delete/",

@@ -25,6 +25,18 @@ from annotation.models import (
 )
 
 _random = random.Random()
+# The settings of the gates and of a study, edited where studies are made (the Studies page)
+# as on Settings.
+GATE_SETTINGS = (
+    "qualification_items",
+    "qualification_min_accuracy",
+    "qualification_attempts",
+    "gold_rate",
+    "gold_min_accuracy",
+    "gold_min_count",
+    "items_per_participant",
+    "lease_ttl",
+)
 PASSED, FAILED, PAUSED = "passed", "failed", "paused"
 ENDED = {
     FAILED: "You did not pass this project's qualification test, so your work on it has ended. "

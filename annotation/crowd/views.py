@@ -183,21 +183,13 @@ def _studies_render(
         ),
         "has_questions": bool(questions),
         "typed": typed,
-        "settings": {key: project.setting(key) for key in CROWD_SETTINGS},
+        "settings": {key: project.setting(key) for key in gates.GATE_SETTINGS},
+        # The gates' form: what was typed, when refused; else the settings as they are.
+        "gate_values": {
+            key: typed.get(f"setting_{key}", project.setting(key)) for key in gates.GATE_SETTINGS
+        },
     }
     return render(request, "annotation/studies.html", context, status=status)
-
-
-CROWD_SETTINGS = (
-    "qualification_items",
-    "qualification_min_accuracy",
-    "qualification_attempts",
-    "gold_rate",
-    "gold_min_accuracy",
-    "gold_min_count",
-    "items_per_participant",
-    "lease_ttl",
-)
 
 
 def _studies_action(request: HttpRequest, project: Project) -> None:

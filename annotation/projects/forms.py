@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 
+from annotation.crowd.gates import GATE_SETTINGS
 from annotation.formfields import AgreementField, agreement_text
 from annotation.models import Project
 from annotation.models.config import (
@@ -284,3 +285,22 @@ class PeopleForm(forms.Form):
 
     def text(self) -> str:
         return str(self.cleaned_data["people"])
+
+
+class GatesForm(forms.Form):
+    """The Studies page's gates: ProjectForm's own fields for these settings, so that both pages
+    refuse the same values."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        whole = ProjectForm()
+        for key in GATE_SETTINGS:
+            self.fields[f"setting_{key}"] = whole.fields[f"setting_{key}"]
+
+    def settings(self) -> dict[str, Any]:
+        return {key: self.cleaned_data[f"setting_{key}"] for key in GATE_SETTINGS}
+
+    def refusal(self) -> str:
+        """The first error, as one sentence that names the setting."""
+        name, errors = next(iter(self.errors.items()))
+        return f"{name.removeprefix('setting_')}: {errors[0]}"

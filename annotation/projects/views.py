@@ -31,6 +31,7 @@ from annotation.projects import services
 from annotation.projects.forms import (
     TASK_NAMES,
     FieldFormSet,
+    GatesForm,
     MemberForm,
     PeopleForm,
     ProjectForm,
@@ -179,6 +180,25 @@ def project_questions(request: HttpRequest, slug: str) -> HttpResponse:
         return crowd_views.studies_refused(request, project, error)
     filled = f" The gold pool holds {size} items." if size is not None else ""
     messages.success(request, f"{len(questions)} comprehension questions saved.{filled}")
+    return redirect("studies", slug=slug)
+
+
+@login_required
+@require_POST
+def project_gates(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Studies page's gates, saved as the settings they are (Settings shows the same); with
+    a gate on, the gold pool is filled at once. Refused, the Studies page shows again."""
+    project = project_for(request.user, slug, Role.ADMIN)
+    form = GatesForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise DomainError(form.refusal())
+        services.project_update(project=project, user=request.user, settings=form.settings())
+        size = gates.pool_for_gates(project)
+    except DomainError as error:
+        return crowd_views.studies_refused(request, project, error)
+    filled = f" The gold pool holds {size} items." if size is not None else ""
+    messages.success(request, f"The gates are saved.{filled}")
     return redirect("studies", slug=slug)
 
 

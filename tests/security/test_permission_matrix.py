@@ -120,6 +120,7 @@ MATRIX = {
     "api-study-payments": (("get", ADMINS),),
     "studies": (("get", ADMINS), ("post", ADMINS)),
     "project-questions": (("post", ADMINS),),
+    "project-gates": (("post", ADMINS),),
     "study-payments": (("get", ADMINS),),
     "studies-guide": (("get", ADMINS),),
     "api-webhooks": (("get", ADMINS), ("post", ADMINS)),
