@@ -38,3 +38,29 @@ def test_saving_settings_unchanged_changes_nothing_and_a_change_is_told(page, lo
     expect(details).to_contain_text("guidelines: version 1 → version 2")
     expect(details).not_to_contain_text("[")  # no Python list or dict dumped
     screenshot(page, "audit-in-words")
+
+
+@pytest.mark.parametrize(
+    "dataset, folder, names",
+    [
+        ("imdb", "imdb-contrast", ["test_original.tsv", "test_contrast.tsv"]),
+        ("quoref", "gardner-contrast-sets", ["quoref_original_subset_20191206_merged.json",
+                                             "quoref_test_perturbations_20191206_merged.json"]),
+    ],
+)  # fmt: skip
+def test_a_real_published_projects_settings_saved_unchanged_log_nothing(
+    page, login, shared_data, settings, tmp_path, dataset, folder, names
+):
+    from annotation.imports.published.services import import_published
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    admin = UserFactory(username="ada")
+    files = [(name, (shared_data / folder / name).read_bytes()) for name in names]
+    project = import_published(dataset=dataset, files=files, user=admin).project
+    logged = AuditLog.objects.filter(project=project).count()
+    login("ada")
+    page.goto(f"/p/{project.slug}/settings/")
+    page.click("#project-form button.primary")
+    expect(page.locator(".messages")).to_contain_text("saved")
+    assert Guidelines.objects.filter(project=project).count() == 1
+    assert AuditLog.objects.filter(project=project).count() == logged
