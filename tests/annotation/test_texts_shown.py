@@ -142,3 +142,20 @@ def test_the_stored_text_and_the_apis_fields_keep_the_tags(client_for, imdb_proj
     raw = body["fields"]["text"]
     assert raw in {c["Text"] for _, c in pairs} and "<br />" in raw
     assert body["fields_html"]["text"] == shown(raw)
+
+
+def test_the_run_pages_failed_sets_show_a_real_reviews_paragraphs(shared_data):
+    from types import SimpleNamespace
+
+    from django.core.paginator import Paginator
+    from django.template.loader import render_to_string
+
+    (original, contrast), *_ = imdb_pairs(shared_data, 1)
+    diff = word_diff(original["Text"], contrast["Text"])
+    p = SimpleNamespace(role="contrast", correct=False, gold="positive", label="negative")
+    row = {"p": p, "tags": [], "diff": diff, "images": []}
+    context = {"failed_sets": [{"set_id": "imdb-0", "rows": [row]}],
+               "failed_page": Paginator([1], 10).page(1), "run": SimpleNamespace(pk=1),
+               "project": SimpleNamespace(is_free_text=False)}  # fmt: skip
+    shown = render_to_string("evaluation/_failed_sets.html", context)
+    assert "&lt;br" not in shown and "<br>" in shown
