@@ -16,7 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from annotation.crowd import sql
-from annotation.crowd.gates import ENDED, FAILED, PASSED, PAUSED, exempt, is_gold, quiz_on
+from annotation.crowd.gates import ENDED, FAILED, PASSED, PAUSED, in_test, is_gold
 from annotation.errors import DomainError
 from annotation.models import AuditLog, GoldAnswer, GoldItem, Project, ValidatorStatus
 from annotation.text.answers import AnswerRules, Response
@@ -86,9 +86,8 @@ def _served_now(
 ) -> tuple[str, int] | None:
     """The phase and attempt of an answer to `gold` now, or None when it is not being served
     to this validator (a repeat, or an item never served)."""
-    in_test = status.qualification != PASSED and quiz_on(project) and not exempt(project)
     fresh = previous_attempt is None or previous_attempt != status.quiz_attempt
-    if in_test and gold.pk in status.quiz_items and fresh:
+    if in_test(project, status.qualification) and gold.pk in status.quiz_items and fresh:
         return GoldAnswer.Phase.QUALIFICATION, status.quiz_attempt
     if status.gold_pending == gold.pk and previous_attempt is None:
         return GoldAnswer.Phase.GOLD, 0

@@ -80,12 +80,18 @@ def exempt(project: Project) -> bool:
     return Membership.Role.ADMIN in getattr(project, "user_roles", ())
 
 
+def in_test(project: Project, qualification: str) -> bool:
+    """Whether a validator whose qualification is `qualification` answers the test before any
+    real item: the project has a test, they have not passed it, and they are no admin of it."""
+    return qualification != PASSED and quiz_on(project) and not exempt(project)
+
+
 def check_vote_gate(project: Project, gate: str) -> None:
     """Refuse a vote on a real item from a validator the gates stopped, or one who has not
     passed the test yet (`gate` as `vote_state` reads it)."""
     if gate in ENDED:
         raise DomainError(ENDED[gate], code="forbidden")
-    if gate != PASSED and quiz_on(project) and not exempt(project):
+    if in_test(project, gate):
         raise DomainError(
             "Answer the items you are served first; fetch the next item.", code="conflict"
         )
@@ -151,7 +157,7 @@ def before_queue(*, project: Project, validator: Any, skip: list[int]) -> Gate:
     status = status_of(project, validator)
     if status.paused or status.qualification == FAILED:
         return Gate(stop=True, status=status)
-    if quiz_on(project) and status.qualification != PASSED and not exempt(project):
+    if in_test(project, status.qualification):
         item = _quiz_item(project, validator, status, skip)
         return Gate(item=item, stop=item is None, status=status)
     if status.gold_pending is not None:
