@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -46,8 +46,35 @@ class ScoredAnswer:
         return self.scores[1]
 
 
+class Answered(Protocol):
+    """What the metrics read of an answer: its set, role and tags, and its EM and F1."""
+
+    @property
+    def set_id(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def em(self) -> float: ...
+    @property
+    def f1(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class MarkedAnswer:
+    """An answer scored already: a Prediction row's EM and F1 (a multi-span answer's spans are
+    joined in its stored text, so its marks are read, not computed again)."""
+
+    set_id: str
+    role: str
+    em: float
+    f1: float
+    tags: tuple[str, ...] = field(default=())
+
+
 def _table(
-    examples: Sequence[ScoredAnswer], tags: list[str], rules: AnswerRules
+    examples: Sequence[Answered], tags: list[str], rules: AnswerRules
 ) -> dict[str, np.ndarray]:
     """Per-set sums that every figure, and every bootstrap sample, is a ratio of."""
     order: dict[str, int] = {}
@@ -86,7 +113,7 @@ def _figures(t: dict[str, np.ndarray], weights: np.ndarray) -> dict[str, np.ndar
 
 
 def qa_metrics(
-    examples: Sequence[ScoredAnswer],
+    examples: Sequence[Answered],
     *,
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,

@@ -87,13 +87,16 @@ class RunListView(APIView):
     @extend_schema(request=RunInputSerializer, responses={202: RunOutputSerializer})
     def post(self, request: Request) -> Response:
         require_some_admin(request.user)
-        for key, check in (("release", admin_release), ("model", admin_model)):
-            if raw_field(request, key) is not None:
-                check(request.user, parse_id(raw_field(request, key)) or 0)
+        # The release and the model are checked before the payload is, once: the run is
+        # queued with these (a payload that passes names the same ids: parse_id reads no id
+        # that the serializer's integers would read otherwise).
+        raw_release, raw_model = raw_field(request, "release"), raw_field(request, "model")
+        release = None if raw_release is None else admin_release(request.user, _id(raw_release))
+        model = None if raw_model is None else admin_model(request.user, _id(raw_model))
         data = RunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        release = admin_release(request.user, values["release"])
+        assert release is not None  # the serializer requires it
         if "predictions" in values:
             run = services.predictions_enqueue(
                 release=release,
@@ -102,7 +105,7 @@ class RunListView(APIView):
                 user=request.user,
             )
         else:
-            model = admin_model(request.user, values["model"])
+            assert model is not None  # the serializer requires a model or a file
             run = services.evaluation_enqueue(
                 release=release,
                 model=model,
@@ -112,6 +115,10 @@ class RunListView(APIView):
                 reuse_answers=values["reuse_answers"],
             )
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _id(raw: object) -> int:
+    return parse_id(raw) or 0  # not an id: no such release or model
 
 
 class RunDetailView(APIView):

@@ -6,25 +6,22 @@ Where the project has a `source` field, the model's own output for that source i
 once per set and scored like a text, for the distributional discrepancy.
 """
 
-from collections import defaultdict
 from typing import Any
 
 from annotation.models import Release
 from annotation.prompting import Prompting
-from annotation.releases.exports import paired
-from evaluation.metrics.pairs import ScoredPair, pair_metrics
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
-from evaluation.runs.scoring import prediction_row
+from evaluation.runs.scorer import Advance, prediction_row
 from evaluation.specs.services import runner_options
 
 
-def run_language_model(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Predictions (as Prediction fields: each example's score, and on each set's original
-    the model's own output) and the pair metrics. The prompt over the source: the model's,
-    else the project's, else the source on its line."""
+def pair_rows(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Advance
+) -> list[dict[str, Any]]:
+    """Each example's score, and on each set's original the model's own output and its score
+    (the task type forms the pairs: evaluation/runs/task_types.py). The prompt over the
+    source: the model's, else the project's, else the source on its line."""
     project = release.project
     scorer = LanguageModelScorer(
         **runner_options(spec),
@@ -36,13 +33,12 @@ def run_language_model(
     sources = [e["fields"].get("source") or None for e in examples]
     scores = scorer.score(texts, sources, spec.batch_size, advance)
     own = _own_outputs(scorer, spec, examples)
-    rows = [
+    return [
         prediction_row(
             e, score=score, **(own.get(e["set_id"], {}) if e["role"] == "original" else {})
         )
         for e, score in zip(examples, scores, strict=True)
     ]
-    return rows, pair_metrics(pairs_of(examples, scores, own))
 
 
 def _own_outputs(
@@ -60,18 +56,3 @@ def _own_outputs(
         score = scorer.score_keys([key], 1)[key]
         out[e["set_id"]] = {"output": text, "output_score": score}
     return out
-
-
-def pairs_of(
-    examples: list[dict[str, Any]], scores: list[float], own: dict[str, dict[str, Any]]
-) -> list[ScoredPair]:
-    """Every pair of every set; each pair carries the unacceptable member's tags and the set's
-    own-output score."""
-    members: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
-    for e, score in zip(examples, scores, strict=True):
-        members[e["set_id"]].append((e, score))
-    return [
-        ScoredPair(set_id, good, bad, tuple(e["tags"]), own.get(set_id, {}).get("output_score"))
-        for set_id, rows in members.items()
-        for (_, good), (e, bad) in paired(rows, lambda row: row[0]["label"])
-    ]

@@ -14,10 +14,11 @@ from django.conf import settings
 
 from annotation.errors import ImportRejected
 from annotation.imports.readers import LineError, decode, read_jsonl, resolve_label
-from annotation.models import Project, Release
+from annotation.models import Project
 from annotation.text.parsing import strict_json_loads
-from evaluation.models import ModelSpec
-from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
+from evaluation.models import EvaluationRun
+from evaluation.runs.scorer import Advance, ModelKind, ScoredPart, prediction_row
+from evaluation.runs.scoring import answer_rows
 
 ROLES = ("original", "perturbed")
 MISSING_LISTED = 100
@@ -93,25 +94,32 @@ def _entry(
     return None, key, label
 
 
-def run_predictions(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Prediction fields and metrics, as any run of the project's task type has them."""
-    project = release.project
-    data = (Path(settings.MEDIA_ROOT) / spec.source).read_bytes()
-    given = read_predictions(project, examples, data)
-    texts: list[Any] = []
-    missing = []
-    for e in examples:
-        value = given.get((e["id"], e["role"]))
-        if value is None:
-            missing.append(e["id"])
-        texts.append(value or "")
-    advance(len(examples))
-    if project.is_free_text:
-        rows, metrics = scored_answers(project, examples, texts)
-    else:
-        rows = [prediction_row(e, label=label) for e, label in zip(examples, texts, strict=True)]
-        metrics = label_metrics(project, examples, texts)
-    metrics["missing"] = {"count": len(missing), "ids": missing[:MISSING_LISTED]}
-    return rows, metrics
+class PredictionsFile(ModelKind):
+    """A file of a model's outputs: its rows as any run of the project's task type has them,
+    and the examples it left out (`missing`, counted wrong). It is read whole: no shards."""
+
+    shardable = False
+
+    def score(
+        self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
+    ) -> ScoredPart:
+        project = run.release.project
+        data = (Path(settings.MEDIA_ROOT) / run.model.source).read_bytes()
+        given = read_predictions(project, examples, data)
+        texts: list[Any] = []
+        missing = []
+        for e in examples:
+            value = given.get((e["id"], e["role"]))
+            if value is None:
+                missing.append(e["id"])
+            texts.append(value or "")
+        advance(len(examples))
+        if project.is_free_text:
+            rows = answer_rows(project, examples, texts)
+        else:
+            rows = [
+                prediction_row(e, label=label) for e, label in zip(examples, texts, strict=True)
+            ]
+        return ScoredPart(
+            rows, {"missing": {"count": len(missing), "ids": missing[:MISSING_LISTED]}}
+        )

@@ -2,24 +2,28 @@
 model (docs/prompting.md), on a worker.
 
 Classification: each label is a choice, `target_delimiter + verbalizer`, after the rendered
-prompt; the prediction is the choice with the highest log-likelihood (`acc`), and also by
-log-likelihood per character of the verbalizer (`acc_norm`), as lm-evaluation-harness's
-multiple_choice tasks do. Free text: the greedy continuation of the prompt, cut at the stop
-sequences, scored with EM, F1 and consistency as an extractive reader's answer is.
+prompt; the prediction is the choice with the highest log-likelihood (the task type reads
+`acc`, and `acc_norm` per character of the verbalizer, from the rows: task_types.py), as
+lm-evaluation-harness's multiple_choice tasks do. Free text: the greedy continuation of the
+prompt, cut at the stop sequences, scored with EM, F1 and consistency as an extractive
+reader's answer is. Minimal pairs: evaluation/runs/pairs.py.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from annotation.models import Release
+from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from annotation.releases.bundle import read_examples
 from annotation.text.answers import answer_text
-from evaluation.models import ModelSpec
+from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
-from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
+from evaluation.runs.pairs import pair_rows
+from evaluation.runs.scorer import Advance, ModelKind, ScoredPart, prediction_row
+from evaluation.runs.scoring import answer_rows
 from evaluation.specs.services import runner_options
 
 
@@ -67,10 +71,10 @@ def load(spec: ModelSpec) -> PromptedModel:
     return PromptedModel(**runner_options(spec), seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ)
 
 
-def run_choices(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A classification split scored by log-likelihood: Prediction fields and metrics."""
+def choice_rows(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Advance
+) -> list[dict[str, Any]]:
+    """A classification split scored by log-likelihood: each label's, and the highest's."""
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     by_label, words = prompting.word_of, prompting.words
@@ -81,35 +85,26 @@ def run_choices(
     texts = contexts(spec, prompting, pool, examples, lambda e: by_label[e["label"]], chat)
     options = [spec.target_delimiter + word for word in words]
     lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
-    return choice_rows(project, examples, words, lls)
+    return chosen_rows(project, examples, lls)
 
 
-def choice_rows(
-    project: Any, examples: list[dict[str, Any]], words: tuple[str, ...], lls: list[list[float]]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each example's label by the highest log-likelihood of its choices (`acc`), and by
-    log-likelihood per character of the words (`acc_norm`), as Prediction fields and metrics;
-    for any model that scores choices, local or served."""
-    lengths = np.array([len(word) for word in words], dtype=float)  # as the harness: no delimiter
-    rows, predicted, normed = [], [], []
+def chosen_rows(
+    project: Any, examples: list[dict[str, Any]], lls: list[list[float]]
+) -> list[dict[str, Any]]:
+    """Each example's label by the highest log-likelihood of its choices, with every label's,
+    as Prediction fields: for any model that scores choices, local or served."""
+    rows = []
     for example, values in zip(examples, lls, strict=True):
         label = project.labels[int(np.argmax(values))]
-        by_char = project.labels[int(np.argmax(np.array(values) / lengths))]
-        normed.append(by_char == example["label"])
         lls_by_label = dict(zip(project.labels, values, strict=True))
         rows.append(prediction_row(example, label=label, loglikelihoods=lls_by_label))
-        predicted.append(label)
-    metrics = label_metrics(project, examples, predicted)
-    right = [label == e["label"] for e, label in zip(examples, predicted, strict=True)]
-    metrics["acc"] = float(np.mean(right)) if right else None
-    metrics["acc_norm"] = float(np.mean(normed)) if normed else None
-    return rows, metrics
+    return rows
 
 
-def run_generation(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A free-text split answered by greedy generation: Prediction fields and QA metrics."""
+def generated_rows(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Advance
+) -> list[dict[str, Any]]:
+    """A free-text split answered by greedy generation."""
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     pool = shot_pool(spec, release)
@@ -124,7 +119,27 @@ def run_generation(
         batch_size=spec.batch_size,
         progress=advance,
     )
-    return scored_answers(project, examples, [text.strip() for text in answers])
+    return answer_rows(project, examples, [text.strip() for text in answers])
+
+
+# What a language model does, by the project's task type.
+BY_TASK_TYPE: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    Project.TaskType.CLASSIFICATION: choice_rows,
+    Project.TaskType.FREE_TEXT: generated_rows,
+    Project.TaskType.MINIMAL_PAIR: pair_rows,
+}
+
+
+class LanguageModel(ModelKind):
+    """A causal or seq2seq language model of transformers, prompted: a label by the
+    log-likelihood of its words, an answer by greedy generation, a minimal pair by each
+    text's score (evaluation/runs/pairs.py)."""
+
+    def score(
+        self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
+    ) -> ScoredPart:
+        rows_of = BY_TASK_TYPE[run.release.project.task_type]
+        return ScoredPart(rows_of(run.model, run.release, examples, advance))
 
 
 def first_answer(example: dict[str, Any]) -> str:

@@ -1,97 +1,43 @@
-"""Scoring a classification or free-text split on a worker: the model's predictions, as
-Prediction fields, and the split's metrics (docs/metrics.md)."""
+"""Scoring with a model fine-tuned for the task, on a worker: a transformers classifier
+(classification; acceptable or not for minimal pairs, as CoLA's classifiers), an extractive
+reader (free text), or a staff member's python callable (either). Each kind gives Prediction
+rows; the task type computes the metrics (evaluation/runs/task_types.py)."""
 
 import re
 from typing import Any
 
 from annotation.errors import DomainError
-from annotation.models import Release
 from annotation.text.answers import AnswerRules, answer_text
-from evaluation.metrics.answers import ScoredAnswer, qa_metrics
-from evaluation.metrics.contrast import Scored, contrast_metrics, exact_match_by_group
-from evaluation.models import ModelSpec
+from evaluation.metrics.answers import ScoredAnswer
+from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 from evaluation.runners.qa import ExtractiveQA
+from evaluation.runs.scorer import Advance, ModelKind, ScoredPart, prediction_row
+from evaluation.runs.task_types import free_text
 from evaluation.specs.services import runner_options, source_to_load
 
-
-def prediction_row(example: dict[str, Any], **values: Any) -> dict[str, Any]:
-    """A Prediction's fields for one released example: which example, its set and role, its
-    gold (a label, or the answers of a free-text project), and the model's `values`."""
-    return {
-        "example": example["id"],
-        "set_id": example["set_id"],
-        "role": example["role"],
-        "gold": example.get("label") or "",
-        "gold_answers": example.get("answers") or [],
-        **values,
-    }
+Examples = list[dict[str, Any]]
 
 
-def run_classifier(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Predictions (as Prediction fields) and contrast-set metrics of a classifier."""
-    project = release.project
-    fields = [[e["fields"][name] for name in project.field_names] for e in examples]
-    if spec.kind == ModelSpec.Kind.PYTHON:
-        dicts = [e["fields"] for e in examples]
-        result = predict_python(source_to_load(spec), dicts, spec.batch_size, advance)
-    else:
+class Classifier(ModelKind):
+    """A transformers sequence classifier: each example's label and probabilities."""
+
+    def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
+        spec, project = run.model, run.release.project
+        fields = [[e["fields"][name] for name in project.field_names] for e in examples]
         model = SequenceClassifier(**runner_options(spec), max_length=spec.max_length)
         _check_mapping(spec, list(model.id2label.values()), project.labels)
         advance(0)  # loading may take a while: show we are alive
         result = model.predict(fields, spec.batch_size, advance)
-    mapping = spec.label_mapping or {}
-    predicted = [mapping.get(label, label) for label in result.labels]
-    strays = sorted(set(predicted) - set(project.labels))
-    if strays:
-        raise DomainError(
-            f"The model predicted {', '.join(strays)}, which map to no project label; "
-            f"set label_mapping (project labels: {', '.join(project.labels)})."
-        )
-    rows = [
-        prediction_row(e, label=label, probabilities=probs)
-        for e, label, probs in zip(examples, predicted, result.probabilities, strict=True)
-    ]
-    return rows, label_metrics(project, examples, predicted)
+        return ScoredPart(label_rows(spec, project, examples, result.labels, result.probabilities))
 
 
-def label_metrics(project: Any, examples: list[dict[str, Any]], predicted: list[str]) -> dict:
-    """The contrast-set metrics of predicted labels, for any model that picks a label; with
-    exact match by question where the project names the question's field (em_by_field)."""
-    scored = [
-        Scored(e["set_id"], e["role"], e["label"], label, tuple(e["tags"]))
-        for e, label in zip(examples, predicted, strict=True)
-    ]
-    metrics = contrast_metrics(scored, project.labels)
-    # Every prediction one label, where the gold has several: a model that does not read its
-    # input (an untrained head, a wrong label mapping) looks like this; the run page says so.
-    if len(set(predicted)) == 1 and len({e["label"] for e in examples}) > 1:
-        metrics["one_label"] = predicted[0]
-    if field := project.setting("em_by_field"):
-        groups = [e["fields"][field] for e in examples]
-        metrics["exact_match_by_question"] = exact_match_by_group(scored, groups)
-    return metrics
+class Reader(ModelKind):
+    """A transformers extractive reader: each question's answer, a span of its context."""
 
-
-def qa_fields(project: Any) -> tuple[str, list[str]]:
-    """The question field (named "question", else the last one) and the context fields."""
-    names = project.field_names
-    question = "question" if "question" in names else names[-1]
-    return question, [name for name in names if name != question]
-
-
-def run_reader(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Any
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Predictions and QA metrics of a model that answers: python, or extractive QA."""
-    project = release.project
-    if spec.kind == ModelSpec.Kind.PYTHON:
-        dicts = [e["fields"] for e in examples]
-        texts = predict_python(source_to_load(spec), dicts, spec.batch_size, advance).labels
-    else:
+    def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
+        spec, project = run.model, run.release.project
         question, context = qa_fields(project)
         model = ExtractiveQA(
             **runner_options(spec),
@@ -106,32 +52,73 @@ def run_reader(
             spec.batch_size,
             advance,
         ).texts
-    return scored_answers(project, examples, texts)
+        return ScoredPart(answer_rows(project, examples, texts))
 
 
-def scored_answers(
-    project: Any, examples: list[dict[str, Any]], texts: list[Any]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each example's answer as Prediction fields (EM and F1 against its answers), and the
-    QA metrics, by the project's official variant: for any model that answers in words."""
-    rules = AnswerRules.of(project)
-    scored = [
-        ScoredAnswer(
-            e["set_id"],
-            e["role"],
-            tuple(e["answers"]),
-            text if isinstance(text, str) else tuple(text),
-            tuple(e["tags"]),
-            rules,
+class PythonCallable(ModelKind):
+    """`package.module:callable` (staff only): a label, or an answer (a text or its spans), for
+    each example's fields. It runs in one piece: a stored text cannot give back its spans."""
+
+    shardable = False
+
+    def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
+        spec, project = run.model, run.release.project
+        dicts = [e["fields"] for e in examples]
+        result = predict_python(source_to_load(spec), dicts, spec.batch_size, advance)
+        if project.is_free_text:
+            return ScoredPart(answer_rows(project, examples, result.labels))
+        return ScoredPart(label_rows(spec, project, examples, result.labels, result.probabilities))
+
+
+def label_rows(
+    spec: ModelSpec,
+    project: Any,
+    examples: Examples,
+    labels: list[str],
+    probabilities: list[dict[str, float]],
+) -> list[dict[str, Any]]:
+    """The rows of a model's labels, through the spec's label_mapping; a label that maps to
+    no project label fails the run, naming it."""
+    mapping = spec.label_mapping or {}
+    predicted = [mapping.get(label, label) for label in labels]
+    strays = sorted(set(predicted) - set(project.labels))
+    if strays:
+        raise DomainError(
+            f"The model predicted {', '.join(strays)}, which map to no project label; "
+            f"set label_mapping (project labels: {', '.join(project.labels)})."
         )
-        for e, text in zip(examples, texts, strict=True)
+    return [
+        prediction_row(e, label=label, probabilities=probs)
+        for e, label, probs in zip(examples, predicted, probabilities, strict=True)
     ]
-    rows = [
-        prediction_row(e, output=answer_text(s.predicted), em=s.em, f1=s.f1)
-        for e, s in zip(examples, scored, strict=True)
-    ]
-    recorded = {"normalization": rules.normalization, "consistency": rules.consistency}
-    return rows, {**qa_metrics(scored, rules=rules), "answer_rules": recorded}
+
+
+def qa_fields(project: Any) -> tuple[str, list[str]]:
+    """The question field (named "question", else the last one) and the context fields."""
+    names = project.field_names
+    question = "question" if "question" in names else names[-1]
+    return question, [name for name in names if name != question]
+
+
+def answer_rows(project: Any, examples: Examples, texts: list[Any]) -> list[dict[str, Any]]:
+    """Each example's answer (a text, or a multi-span answer's spans) as Prediction fields,
+    its EM and F1 against the example's answers by the project's answer rules: for any model
+    that answers in words."""
+    rules = AnswerRules.of(project)
+    rows = []
+    for e, text in zip(examples, texts, strict=True):
+        predicted = text if isinstance(text, str) else tuple(text)
+        scored = ScoredAnswer(
+            e["set_id"], e["role"], tuple(e["answers"]), predicted, tuple(e["tags"]), rules
+        )
+        rows.append(prediction_row(e, output=answer_text(predicted), em=scored.em, f1=scored.f1))
+    return rows
+
+
+def scored_answers(project: Any, examples: Examples, texts: list[Any]) -> tuple[list, dict]:
+    """The answers' rows and the QA metrics of the project's task type, at once."""
+    rows = answer_rows(project, examples, texts)
+    return rows, free_text(project, examples, rows)
 
 
 def _check_mapping(spec: ModelSpec, model_labels: list[str], project_labels: list[str]) -> None:

@@ -30,13 +30,37 @@ from evaluation.runners.served import (
     generation_request,
     next_token_request,
 )
-from evaluation.runs.prompting import choice_rows, contexts, first_answer, shot_pool
-from evaluation.runs.scoring import label_metrics, prediction_row, scored_answers
+from evaluation.runs.prompting import chosen_rows, contexts, first_answer, shot_pool
+from evaluation.runs.scorer import ModelKind, ScoredPart, prediction_row
+from evaluation.runs.scoring import answer_rows
 from evaluation.specs.services import served_client
 
 Scoring = ModelSpec.Scoring
 EDGES = " \t\r\n\"'`.,;:!?()[]{}*_"
 Advance = Callable[[int], None]
+
+
+class Served(ModelKind):
+    """A model behind an OpenAI-compatible server: labels by log-likelihood (or named in a
+    generated answer), answers generated. Its notes: how the server was read (`server`) and
+    the Check's canary requests (`check`), which count in the run's usage."""
+
+    def score(
+        self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
+    ) -> ScoredPart:
+        return run_served(run, run.model, run.release, examples, advance)
+
+    def figures(self, run: EvaluationRun, notes: dict[str, Any]) -> dict[str, Any]:
+        """The notes, and the run's usage: every answer it stored (a shard's too, a retry's,
+        the reused) and its Check's canaries (a shard keeps none: docs/models.md)."""
+        notes = dict(notes)
+        check = notes.pop("check", [])
+        counted = ("prompt_tokens", "completion_tokens", "reused")  # not the values
+        stored = [
+            Answer({}, *figures)
+            for figures in ServedAnswer.objects.filter(run=run).values_list(*counted)
+        ]
+        return {**notes, "usage": usage_of(run.model, [*stored, *check])}
 
 
 def run_served(
@@ -45,15 +69,18 @@ def run_served(
     release: Release,
     examples: list[dict[str, Any]],
     advance: Advance,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> ScoredPart:
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     texts = prompts_of(spec, release, examples)
     client = served_client(spec)
+    EvaluationRun.objects.filter(pk=run.pk).update(notice="")
     try:
         return _scored(run, spec, project, prompting, client, texts, examples, advance)
     finally:
         client.line.close()
+        # What the finished run (or the failed one) keeps of the server's outages.
+        EvaluationRun.objects.filter(pk=run.pk).update(notice=client.outage.summary())
 
 
 def _scored(
@@ -65,37 +92,34 @@ def _scored(
     texts: list[str],
     examples: list[dict[str, Any]],
     advance: Advance,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> ScoredPart:
     if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
-        lls, spent, how = label_loglikelihoods(
+        lls, check, how = label_loglikelihoods(
             run, spec, client, texts, list(prompting.words), advance
         )
-        rows, metrics = choice_rows(project, examples, prompting.words, lls)
-        metrics["server"] = how
-    else:
-        report = server_report(
-            client, loglikelihood=False, chat=spec.chat_template, beat=lambda: advance(0)
-        )
-        asked = [
-            [
-                generation_request(
-                    spec.source,
-                    text,
-                    chat=spec.chat_template,
-                    max_tokens=spec.max_new_tokens,
-                    stop=spec.stop or [],
-                )
-            ]
-            for text in texts
+        return ScoredPart(chosen_rows(project, examples, lls), {"server": how, "check": check})
+    report = server_report(
+        client, loglikelihood=False, chat=spec.chat_template, beat=lambda: advance(0)
+    )
+    asked = [
+        [
+            generation_request(
+                spec.source,
+                text,
+                chat=spec.chat_template,
+                max_tokens=spec.max_new_tokens,
+                stop=spec.stop or [],
+            )
         ]
-        answers = ask(run, client, asked, advance)
-        spent = [*answers.values(), *report.spent]
-        outputs = [_cut(answers[r[0].key].value["text"], spec.stop or []) for r in asked]
-        if project.is_free_text:
-            rows, metrics = scored_answers(project, examples, outputs)
-        else:
-            rows, metrics = named_labels(project, prompting, examples, outputs)
-    return rows, {**metrics, "usage": usage_of(spec, spent)}
+        for text in texts
+    ]
+    answers = ask(run, client, asked, advance)
+    outputs = [_cut(answers[r[0].key].value["text"], spec.stop or []) for r in asked]
+    if project.is_free_text:
+        rows = answer_rows(project, examples, outputs)
+    else:
+        rows = named_labels(prompting, examples, outputs)
+    return ScoredPart(rows, {"check": report.spent})
 
 
 def prompts_of(spec: ModelSpec, release: Release, examples: list[dict[str, Any]]) -> list[str]:
@@ -121,7 +145,7 @@ def label_loglikelihoods(
     """Each example's log-likelihood of each label's words, read by a rule the server gets
     right (evaluation/runners/served.py): the next token's top list where every label is one
     token (one request per example), else the echo, aligned or shifted; or the reason none
-    holds. Also every answer (the Check's canaries too), and how the run was scored."""
+    holds. Also the Check's canaries, and how the run was scored."""
     report = server_report(client, loglikelihood=True, beat=lambda: advance(0))
     if not texts:
         return [], report.spent, {**report.as_dict(), "path": "none"}
@@ -133,8 +157,7 @@ def label_loglikelihoods(
         lls, how = labels.by_echo("echo" if report.echo == "aligned" else "echo-shifted")
     else:
         raise RunnerError(_no_reading(words, tokens, report))
-    spent = [*labels.answers.values(), *report.spent]
-    return lls, spent, {**report.as_dict(), **how}
+    return lls, report.spent, {**report.as_dict(), **how}
 
 
 @dataclass
@@ -249,7 +272,12 @@ def ask(
             left[example] += 1
     advance(left.count(0))
     todo = {r.key: r for requests in asked for r in requests if r.key in waiting}
+    notice = ""
     for group in client.answers(todo.values()):
+        now = client.outage.notice()
+        if now != notice:  # the run's page says it as it goes
+            notice = now
+            EvaluationRun.objects.filter(pk=run.pk).update(notice=notice)
         ServedAnswer.objects.bulk_create(
             [
                 ServedAnswer(
@@ -320,17 +348,14 @@ def label_named(text: str, words: dict[str, str]) -> str:
 
 
 def named_labels(
-    project: Any, prompting: Prompting, examples: list[dict[str, Any]], outputs: list[str]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Prediction rows and label metrics of the answers, each read as the label it names."""
-    predicted = [label_named(text, prompting.word_of) for text in outputs]
-    rows = [
-        prediction_row(example, label=label, output=text)
-        for example, label, text in zip(examples, predicted, outputs, strict=True)
+    prompting: Prompting, examples: list[dict[str, Any]], outputs: list[str]
+) -> list[dict[str, Any]]:
+    """Prediction rows of the answers, each read as the label it names ("" for none: the
+    task type counts those as `unparsed`)."""
+    return [
+        prediction_row(example, label=label_named(text, prompting.word_of), output=text)
+        for example, text in zip(examples, outputs, strict=True)
     ]
-    metrics = label_metrics(project, examples, predicted)
-    metrics["unparsed"] = predicted.count("")
-    return rows, metrics
 
 
 def _cut(text: str, stop: list[str]) -> str:

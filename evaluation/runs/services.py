@@ -14,8 +14,9 @@ from annotation.errors import DomainError
 from annotation.models import Project, Release, user_or_none
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, RunShard
+from evaluation.runs.kinds import kind_of
 from evaluation.runs.predictions import read_predictions
-from evaluation.runs.shards import MAX_SHARDS, UNSHARDED
+from evaluation.runs.shards import MAX_SHARDS
 from evaluation.runs.tasks import run_evaluation_task, run_shard_task
 
 
@@ -67,7 +68,7 @@ def _check_shards(release: Release, model: ModelSpec, split: str, shards: int, s
         return
     if not 1 <= shards <= MAX_SHARDS:
         raise DomainError(f"shards must be from 1 to {MAX_SHARDS}.", field="shards")
-    if model.kind in UNSHARDED or not send:
+    if not kind_of(model).shardable or not send:
         raise DomainError(
             f"A {model.kind} model runs in one piece: leave shards at 1.", field="shards"
         )

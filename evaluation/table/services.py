@@ -9,8 +9,9 @@ from django.db import transaction
 from annotation.errors import DomainError
 from annotation.models import Release
 from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs.kinds import kind_of
 from evaluation.runs.services import evaluation_enqueue
-from evaluation.runs.shards import MAX_SHARDS, UNSHARDED
+from evaluation.runs.shards import MAX_SHARDS
 from evaluation.table.selectors import ResultsTable, TableQuery, results_table
 
 
@@ -27,7 +28,7 @@ class Refused:
 def shards_for(spec: ModelSpec, sets: int, shards: int) -> int:
     """The run's shards: as asked, but one for a model that runs in one piece, and at most
     one per contrast set."""
-    if spec.kind in UNSHARDED:
+    if not kind_of(spec).shardable:
         return 1
     return max(1, min(shards, sets))
 

@@ -409,3 +409,20 @@ def test_failed_sets_download_whole_and_show_a_page_at_a_time(
     assert f"Page 2 of {len(sets)}" in html
     assert html.count('class="grid failed-set"') == 1 and f"<code>{sets[1]}</code>" in html
     assert f"{len(sets)} sets failed" in html
+
+
+def test_starting_a_run_looks_up_its_release_and_model_once(project, released, people, client_for):
+    """The release and the model are checked before the payload is, and the run is queued
+    with the ones checked: each is read from the database once, not checked again."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    model = spec(project)
+    with CaptureQueriesContext(connection) as queries:
+        response = client_for(people["admin"]).post(
+            "/api/evaluations/", {"release": released.pk, "model": model.pk}, format="json"
+        )
+    assert response.status_code == 202
+    reads = [q["sql"] for q in queries if q["sql"].lstrip().startswith("SELECT")]
+    for table in (released._meta.db_table, model._meta.db_table):
+        assert sum(f'FROM "{table}"' in sql for sql in reads) == 1, table
