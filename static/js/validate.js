@@ -90,6 +90,9 @@
     if (!response.ok) {
       const said = reply.detail || Object.entries(reply).map(([k, v]) => `${k}: ${v}`).join("; ");
       if (response.status === 409) { reloadSaying(said); return; }  // the item moved on: afresh
+      // Work ended meanwhile (a paused validator's vote from a stale tab): the page says why,
+      // in the words meant for them (a participant is not told to ask an admin).
+      if (response.status === 403) { window.location.reload(); return; }
       errorBox.textContent = said;
       errorBox.hidden = false;
       return;

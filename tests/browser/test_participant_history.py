@@ -114,3 +114,16 @@ def test_a_participant_reads_no_developer_note_and_no_admin_to_ask(browser, live
     expect(page.locator("#work-ended")).to_contain_text("Your work on this study has ended")
     expect(page.locator("body")).not_to_contain_text("admin")
     screenshot(page, "participant-work-ended")
+
+
+def test_a_vote_after_the_work_ended_leads_to_why_in_a_participants_words(study, browser,
+                                                                          live_server):  # fmt: skip
+    page = browser.new_context(base_url=live_server.url).new_page()
+    page.set_default_timeout(15_000)
+    arrive(page, study)
+    participant = Participant.objects.get()
+    ValidatorStatus.objects.create(project=study.project, validator=participant.user, paused=True)
+    page.keyboard.press("1")  # from the page left open: refused (403)
+    expect(page.locator("#work-ended")).to_contain_text("Your work on this study has ended")
+    expect(page.locator("body")).not_to_contain_text("admin")
+    assert votes_of_the_participant() == 0
