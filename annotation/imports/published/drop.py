@@ -12,6 +12,7 @@ from annotation.imports.published.reading import (
     Problems,
     Read,
     expect,
+    id_lines,
     objects,
     perturbation,
     read_json,
@@ -86,6 +87,7 @@ def drop(files: Files) -> Read:
         )
     problems = Problems()
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    lines = id_lines(contrast, "query_id")  # where the file is laid out over lines
     for passage_id, passage, qa in _drop_questions(contrast_name, contrast):
         query_id = text_of(qa.get("query_id"))
         original_id = query_id.split("_")[0]  # as consistency.py reads it
@@ -103,7 +105,8 @@ def drop(files: Files) -> Read:
             )
             continue
         fields = {"passage": passage, "question": text_of(qa.get("question"))}
-        where = f"{contrast_name} {passage_id} {query_id}"
+        at = lines.get(query_id)
+        where = f"{contrast_name} " + (f"line {at[0]}" if at else f"{passage_id} {query_id}")
         groups[original_id].append(perturbation(query_id, fields, _drop_answers(qa), where))
     sets = [ParsedSet(None, originals[i], items) for i, items in groups.items()]
     notes = (

@@ -26,7 +26,6 @@ Files = list[tuple[str, bytes]]  # (name, contents), in the dataset's order
 # another LineError a row left out ("where: why"), kept on the batch as a skipped line
 Read = tuple[list[ParsedSet], Sequence[str | LineError], list[LineError]]
 Rows = list[tuple[int, dict[str, str]]]  # a table's rows, each with its line
-ID = re.compile(r'"id"\s*:\s*"([^"\\]*)"')  # a record's id, on its line of a JSON file
 TAG = "gardner-2020"  # the tag of perturbations whose dataset names no phenomenon
 
 
@@ -97,17 +96,18 @@ def objects(value: Any, where: str, problems: list[str]) -> list[tuple[int, dict
     return out
 
 
-def id_lines(data: bytes) -> dict[str, list[int]]:
-    """The line of each `"id": "…"` of a JSON document laid out over lines, by id, in the
+def id_lines(data: bytes, key: str = "id") -> dict[str, list[int]]:
+    """The line of each `"<key>": "…"` of a JSON document laid out over lines, by id, in the
     file's order (an id the file repeats has several); {} for a document on one line, where a
     line number would say nothing."""
     text = decode(data)
     if text.count("\n") < 2:
         return {}
+    found = re.compile(rf'"{re.escape(key)}"\s*:\s*"([^"\\]*)"')
     lines: dict[str, list[int]] = {}
     for n, line in enumerate(text.splitlines(), 1):
-        for found in ID.finditer(line):
-            lines.setdefault(found.group(1), []).append(n)
+        for match in found.finditer(line):
+            lines.setdefault(match.group(1), []).append(n)
     return lines
 
 

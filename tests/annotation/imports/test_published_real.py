@@ -385,3 +385,16 @@ def test_quorefs_warnings_add_up_and_name_each_question_by_its_id_and_line(root)
         assert len(row.places) == row.count and all(" (line " in p for p in row.places)
     listed = {p for row in result.warnings for p in row.places}
     assert listed == {f"{w['id']} (line {w['line']})" for w in batch.warnings}
+
+
+def test_drops_warnings_add_up_and_name_each_question_by_its_query_id_and_line(root):
+    """DROP's file is laid out over lines too: each warning names its question by its
+    query_id and the line of that query_id, and the rows' counts add up to the total."""
+    result = import_published(dataset="drop", files=files_of(GARDNER, TABLE_2["drop"][0]),
+                              user=root)  # fmt: skip
+    text = (real(GARDNER) / TABLE_2["drop"][0][0]).read_text().splitlines()
+    lines = {line.split('"')[3]: n for n, line in enumerate(text, 1)
+             if line.strip().startswith('"query_id"')}  # fmt: skip
+    batch = ImportBatch.objects.get(pk=result.batch)
+    assert result.warning_count == sum(w.count for w in result.warnings) == len(batch.warnings)
+    assert batch.warnings and all(w["line"] == lines[w["id"]] for w in batch.warnings)
