@@ -82,6 +82,8 @@ def import_cad_dev(client, project):  # type: ignore[no-untyped-def]
     )
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_cads_import_is_undone_whole_and_nothing_else_changes(
     project, people, validators, released, client_for
 ):
@@ -379,6 +381,8 @@ def independent_counters(project: Project) -> list[tuple[str, int, int]]:
     return sorted((v, resolved[v], agreed[v]) for v in resolved)
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_deleting_voted_rows_takes_their_votes_out_of_agreement(
     project, people, validators, client_for
 ):
@@ -402,6 +406,8 @@ def test_deleting_voted_rows_takes_their_votes_out_of_agreement(
     assert Vote.objects.filter(item__project=project).count() == 10
 
 
+# The voters' counts are taken once the vote commits (transaction.on_commit).
+@pytest.mark.django_db(transaction=True)
 def test_send_back_with_votes_cleared_or_kept(project, people, validators, client_for):
     a, b = (submitted_perturbation(project, people["expert"]) for _ in range(2))
     for p in (a, b):
