@@ -211,6 +211,7 @@ class ServedModel:
     backoff_max: float = 30
     max_bytes: int = 8_000_000
     check: Callable[[], None] | None = None  # called before each try: the host's check
+    address: str | None = None  # connect here, not to what the name resolves to (hosts.py)
     line: Line = field(init=False)
     outage: Outage = field(init=False)
 
@@ -219,7 +220,11 @@ class ServedModel:
         self.outage = Outage(self.retries)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self.line = Line(
-            self.base_url, headers=headers, deadline=self.timeout, max_bytes=self.max_bytes
+            self.base_url,
+            headers=headers,
+            deadline=self.timeout,
+            max_bytes=self.max_bytes,
+            address=self.address,
         )
 
     @property

@@ -2,7 +2,8 @@
 everyone else a host the operator allows in SERVED_MODEL_HOSTS, where "*" allows any host
 whose addresses are all public (annotation/outbound/hosts.py, which webhooks share). Checked
 when the model is registered, and again on the worker before each request, since a name may
-resolve elsewhere later."""
+resolve elsewhere later; the worker connects to the address its check found, never to what the
+name resolves to a moment later (DNS rebinding)."""
 
 from urllib.parse import urlsplit
 
@@ -36,7 +37,13 @@ def clean_base_url(url: str, *, staff: bool) -> str:
 
 def refusal(host: str) -> str:
     """Why a user who is not staff may not name `host` for a served model ("" if they may)."""
-    return hosts.refusal(
+    return checked(host).problem
+
+
+def checked(host: str) -> hosts.Checked:
+    """The host rules' answer for `host`, with the public address to connect to where "*"
+    allowed it (a name allowed by the operator is connected to by name)."""
+    return hosts.check(
         host,
         allowed=settings.SERVED_MODEL_HOSTS,
         setting="SERVED_MODEL_HOSTS",

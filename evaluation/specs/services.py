@@ -17,7 +17,7 @@ from evaluation.runners.base import RunnerError
 from evaluation.runners.probe import Report, probe
 from evaluation.runners.served import ServedModel
 from evaluation.specs import sources
-from evaluation.specs.hosts import clean_base_url, refusal
+from evaluation.specs.hosts import checked, clean_base_url, refusal
 from evaluation.specs.secrets import decrypt, encrypt
 
 Kind = ModelSpec.Kind
@@ -300,11 +300,16 @@ def served_client(spec: ModelSpec) -> ServedModel:
     """A client of a served model's server, as the worker and the Check send requests: the
     host checked again before each request where a user who is not staff named it (a name may
     resolve elsewhere later)."""
-    check = None
+    check, address = None, None
     if not is_trusted(spec):
+        host = urlsplit(spec.base_url).hostname or ""
+        first = checked(host)
+        if first.problem:
+            raise RunnerError(first.problem)
+        address = first.address  # every request goes there, whatever the name says later
 
         def check() -> None:
-            if problem := refusal(urlsplit(spec.base_url).hostname or ""):
+            if problem := refusal(host):
                 raise RunnerError(problem)
 
     return ServedModel(
@@ -317,6 +322,7 @@ def served_client(spec: ModelSpec) -> ServedModel:
         backoff_max=settings.SERVED_MODEL_BACKOFF_MAX,
         max_bytes=settings.SERVED_MODEL_MAX_ANSWER_BYTES,
         check=check,
+        address=address,
     )
 
 
