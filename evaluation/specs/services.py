@@ -303,10 +303,9 @@ def served_client(spec: ModelSpec) -> ServedModel:
     check, address = None, None
     if not is_trusted(spec):
         host = urlsplit(spec.base_url).hostname or ""
-        first = checked(host)
-        if first.problem:
-            raise RunnerError(first.problem)
-        address = first.address  # every request goes there, whatever the name says later
+        # Every request goes to the address checked now, whatever the name says later (a host
+        # refused has none: the check before each request says why).
+        address = checked(host).address
 
         def check() -> None:
             if problem := refusal(host):
