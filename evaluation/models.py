@@ -157,6 +157,8 @@ class RunShard(Job):
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="shard_jobs")
     index = models.PositiveSmallIntegerField()
     rows = models.JSONField(default=list, blank=True)
+    # What its model's kind said of how it got them (a served model's Check), for the merge.
+    notes = models.JSONField(default=dict, blank=True)
 
     class Meta(Job.Meta):
         ordering = ["run", "index"]

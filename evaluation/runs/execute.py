@@ -80,10 +80,9 @@ def merged(
     its task type's, its kind's figures, and its speed since `began` (the first part's start)."""
     by_example = {(row["example"], row["role"]): row for part in parts for row in part.rows}
     rows = [by_example[e["id"], e["role"]] for e in examples]
-    notes = {key: value for part in parts for key, value in part.notes.items()}
     spec = run.model
     metrics = task_metrics(run.release.project, examples, rows, spec.verbalizers)
-    metrics |= kind_of(spec).figures(run, notes)
+    metrics |= kind_of(spec).figures(run, [part.notes for part in parts])
     if run.shards > 1:
         metrics["shards"] = run.shards
     seconds = max((timezone.now() - began).total_seconds(), 1e-9)

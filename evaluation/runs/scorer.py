@@ -20,7 +20,8 @@ Advance = Callable[[int], None]  # told of the examples just finished (0: still 
 class ScoredPart:
     """A kind's answer for some examples (a run's, or one shard's): their Prediction rows, and
     its `notes`, what it has to say of how it got them that no row holds (a server's reading,
-    a file's missing ids); `figures` turns them into the run's figures."""
+    a file's missing ids), plain JSON: a shard keeps them until the merge, where `figures`
+    turns every part's into the run's figures."""
 
     rows: list[dict[str, Any]]
     notes: dict[str, Any] = field(default_factory=dict)
@@ -39,10 +40,10 @@ class ModelKind:
         """The rows of `examples` (all of the run's split, or one shard's part of it)."""
         raise NotImplementedError
 
-    def figures(self, run: EvaluationRun, notes: dict[str, Any]) -> dict[str, Any]:
-        """The run's figures beside its task's metrics, from the notes of its part (a shard
-        keeps only its rows: a sharded run's notes are empty)."""
-        return {**notes, "precision": run.model.precision}
+    def figures(self, run: EvaluationRun, notes: list[dict[str, Any]]) -> dict[str, Any]:
+        """The run's figures beside its task's metrics, from the notes of each of its parts
+        (one for a run in one piece): by default the first's, and the model's precision."""
+        return {**notes[0], "precision": run.model.precision}
 
 
 def prediction_row(example: dict[str, Any], **values: Any) -> dict[str, Any]:

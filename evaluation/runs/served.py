@@ -43,24 +43,24 @@ Advance = Callable[[int], None]
 class Served(ModelKind):
     """A model behind an OpenAI-compatible server: labels by log-likelihood (or named in a
     generated answer), answers generated. Its notes: how the server was read (`server`) and
-    the Check's canary requests (`check`), which count in the run's usage."""
+    the tokens of the Check's canary requests (`check`), which count in the run's usage."""
 
     def score(
         self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
     ) -> ScoredPart:
         return run_served(run, run.model, run.release, examples, advance)
 
-    def figures(self, run: EvaluationRun, notes: dict[str, Any]) -> dict[str, Any]:
-        """The notes, and the run's usage: every answer it stored (a shard's too, a retry's,
-        the reused) and its Check's canaries (a shard keeps none: docs/models.md)."""
-        notes = dict(notes)
-        check = notes.pop("check", [])
+    def figures(self, run: EvaluationRun, notes: list[dict[str, Any]]) -> dict[str, Any]:
+        """How the server was read (by the first part), and the run's usage: every answer it
+        stored (every shard's, a retry's, the reused) and every part's Check."""
         counted = ("prompt_tokens", "completion_tokens", "reused")  # not the values
         stored = [
             Answer({}, *figures)
             for figures in ServedAnswer.objects.filter(run=run).values_list(*counted)
         ]
-        return {**notes, "usage": usage_of(run.model, [*stored, *check])}
+        check = [Answer({}, *tokens) for part in notes for tokens in part.get("check", [])]
+        server = {"server": notes[0]["server"]} if "server" in notes[0] else {}
+        return {**server, "usage": usage_of(run.model, [*stored, *check])}
 
 
 def run_served(
@@ -97,7 +97,8 @@ def _scored(
         lls, check, how = label_loglikelihoods(
             run, spec, client, texts, list(prompting.words), advance
         )
-        return ScoredPart(chosen_rows(project, examples, lls), {"server": how, "check": check})
+        notes = {"server": how, "check": _tokens(check)}
+        return ScoredPart(chosen_rows(project, examples, lls), notes)
     report = server_report(
         client, loglikelihood=False, chat=spec.chat_template, beat=lambda: advance(0)
     )
@@ -119,7 +120,12 @@ def _scored(
         rows = answer_rows(project, examples, outputs)
     else:
         rows = named_labels(prompting, examples, outputs)
-    return ScoredPart(rows, {"check": report.spent})
+    return ScoredPart(rows, {"check": _tokens(report.spent)})
+
+
+def _tokens(answers: list[Answer]) -> list[list[int]]:
+    """The prompt and completion tokens of each answer, as a shard keeps them (JSON)."""
+    return [[a.prompt_tokens, a.completion_tokens] for a in answers]
 
 
 def prompts_of(spec: ModelSpec, release: Release, examples: list[dict[str, Any]]) -> list[str]:

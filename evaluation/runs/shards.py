@@ -36,7 +36,7 @@ def part(examples: list[dict[str, Any]], index: int, shards: int) -> list[dict[s
 
 def score_shard(shard: RunShard, score: Score) -> dict[str, Any]:
     """A shard's rows, scored by `score` (the one way every part of every run is), with its
-    progress (and the run's, the shards' sum) as it goes. Its notes are not kept."""
+    progress (and the run's, the shards' sum) as it goes."""
     run = shard.run
     if run.status == EvaluationRun.Status.CANCELLED:
         raise jobs.Cancelled
@@ -57,7 +57,8 @@ def score_shard(shard: RunShard, score: Score) -> dict[str, Any]:
             done=sums["done"] or 0, total=sums["total"] or 0
         )
 
-    return {"rows": score(run, examples, advance).rows}
+    scored = score(run, examples, advance)
+    return {"rows": scored.rows, "notes": scored.notes}
 
 
 def shard_finished(shard: RunShard) -> bool:
@@ -78,9 +79,9 @@ def shard_finished(shard: RunShard) -> bool:
 
 
 def stored_parts(run: EvaluationRun) -> tuple[list[ScoredPart], datetime]:
-    """Every shard's part (its rows: a shard keeps no notes), and when the first started."""
+    """Every shard's part, in order, and when the first started."""
     shards = list(run.shard_jobs.order_by("index"))
     if len(shards) != run.shards or any(s.status != RunShard.Status.SUCCEEDED for s in shards):
         raise RunnerError("Not every shard of this run has succeeded: retry the run.")
     began = min(s.started_at for s in shards if s.started_at)
-    return [ScoredPart(s.rows) for s in shards], began
+    return [ScoredPart(s.rows, s.notes) for s in shards], began
