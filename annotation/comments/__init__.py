@@ -1,0 +1,1 @@
+"""Comments: a thread on each perturbation and dispute (docs/workflows.md, "Comments")."""

@@ -1,0 +1,98 @@
+"""Writing comments (docs/workflows.md, "Comments"): post, edit, delete, each with its audit
+entry. Admins and experts write (an expert on their own perturbations, as the Data page shows
+them); the author edits and deletes their own, an admin deletes any.
+
+Comments touch no vote, item or counter: what a validator can read (the queue, their counts,
+the statistics) is the same before and after a comment (tests/security/test_blindness.py)."""
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.comments.mentions import mentioned_members
+from annotation.errors import DomainError
+from annotation.models import AuditLog, Comment, Perturbation, Project
+from annotation.models.comments import MAX_CHARS
+from annotation.permissions import Role, roles_of
+
+
+def may_write(user: Any, perturbation: Perturbation, roles: set[str]) -> bool:
+    """Admins on every perturbation of their project; experts on their own."""
+    if Role.ADMIN in roles:
+        return True
+    return Role.EXPERT in roles and perturbation.author_id == user.pk
+
+
+def check_body(body: Any) -> str:
+    text = body.strip() if isinstance(body, str) else ""
+    if not text:
+        raise DomainError("A comment needs some text.", field="body")
+    if len(text) > MAX_CHARS:
+        raise DomainError(f"A comment has {MAX_CHARS:,} characters at most.", field="body")
+    return text
+
+
+def announced(comment_id: int, mentioned_ids: list[int]) -> None:
+    """Run once a posted comment commits: the hook for what tells people of it (its author's
+    perturbation commented on, a mention). Nothing here yet."""
+
+
+@transaction.atomic
+def comment_posted(*, perturbation: Perturbation, author: Any, body: Any) -> Comment:
+    """Post a comment on `perturbation` by `author`, after its commit call `announced` with the
+    comment and the project members its text mentions (@name)."""
+    roles = roles_of(author, perturbation.project)
+    if not may_write(author, perturbation, roles):
+        raise DomainError("Only admins, and the perturbation's author, comment.", code="forbidden")
+    comment = Comment.objects.create(
+        project=perturbation.project,
+        perturbation=perturbation,
+        author=author,
+        body=check_body(body),
+    )
+    mentioned = [user.pk for user in mentioned_members(perturbation.project, comment.body)]
+    AuditLog.record(
+        actor=author,
+        action="comment_created",
+        project=perturbation.project,
+        perturbation=perturbation.pk,
+        comment=comment.pk,
+    )
+    transaction.on_commit(lambda: announced(comment.pk, mentioned))
+    return comment
+
+
+@transaction.atomic
+def comment_edit(*, comment: Comment, user: Any, body: Any) -> Comment:
+    if not comment.is_by(user):
+        raise DomainError("Only its author edits a comment.", code="forbidden")
+    comment.body = check_body(body)
+    comment.edited_at = timezone.now()
+    comment.save(update_fields=["body", "edited_at"])
+    AuditLog.record(
+        actor=user,
+        action="comment_edited",
+        project=comment.project,
+        perturbation=comment.perturbation_id,
+        comment=comment.pk,
+    )
+    return comment
+
+
+def may_delete(user: Any, comment: Comment, project: Project) -> bool:
+    return comment.is_by(user) or Role.ADMIN in roles_of(user, project)
+
+
+@transaction.atomic
+def comment_delete(*, comment: Comment, user: Any) -> None:
+    if not may_delete(user, comment, comment.project):
+        raise DomainError("Only its author, or an admin, deletes a comment.", code="forbidden")
+    AuditLog.record(
+        actor=user,
+        action="comment_deleted",
+        project=comment.project,
+        perturbation=comment.perturbation_id,
+        comment=comment.pk,
+    )
+    comment.delete()
