@@ -56,3 +56,28 @@ def test_the_check_and_the_run_page_say_how_a_served_model_is_read(
     expect(reading).to_contain_text(re.compile(r"likeliest next tokens .*\(\d+ distinct"))
     expect(reading).to_contain_text("one request per example")
     screenshot(page, "served-run")
+
+
+def test_a_sharded_served_runs_page_says_how_it_was_read_and_what_it_asked(
+    page, login, project, released, shifted
+):
+    """Each shard keeps its Check's reading and tokens, so the merged run's page says what a
+    run in one piece says."""
+    from evaluation.models import ModelSpec
+    from evaluation.runs.execute import run_shard
+    from evaluation.runs.services import evaluation_enqueue
+
+    spec = ModelSpec.objects.create(project=project, name="served", kind="openai-compatible",
+                                    source=shifted.alias, base_url=f"{shifted.url}/v1")  # fmt: skip
+    run = evaluation_enqueue(release=released, model=spec, split="test", user=None, shards=2)
+    for shard in run.shard_jobs.all():
+        assert run_shard(shard.pk).status == "succeeded"
+    run_evaluation(run.pk)
+    login("alice")
+    page.goto(f"/p/{project.slug}/evaluations/{run.pk}/")
+    expect(page.locator("#run-status")).to_have_text("succeeded")
+    expect(page.locator("#server-reading")).to_contain_text("one request per example")
+    run.refresh_from_db()
+    requests = run.metrics["usage"]["requests"]
+    expect(page.locator("#usage")).to_contain_text(f"answered {requests} requests")
+    screenshot(page, "served-sharded-run")
