@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.authoring import selectors
 from annotation.authoring.services import claims, drafts
+from annotation.comments import selectors as comment_selectors
 from annotation.errors import DomainError, flash_refusal
 from annotation.models import Claim, Example, Perturbation, Project, Tag
 from annotation.models.config import SPLITS
@@ -138,6 +139,14 @@ def editor_draft(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return _editor(request, project, perturbation.pivot, perturbation)
 
 
+def _thread(request: HttpRequest, project: Any, draft: Perturbation | None) -> Any:
+    """The draft's comments (a sent-back perturbation's reasons among them)."""
+    if draft is None:
+        return None
+    draft.project = project
+    return comment_selectors.thread_context(request.user, draft, request.get_full_path())
+
+
 def _editor(
     request: HttpRequest, project: Any, pivot: Example, draft: Perturbation | None
 ) -> HttpResponse:
@@ -184,6 +193,7 @@ def _editor(
         "guidelines": project.current_guidelines(),
         "existing": _existing(project, pivot, draft),
         "limit": project.setting("max_perturbations_per_pivot"),
+        "thread": _thread(request, project, draft),
     }
     return render(request, "annotation/editor.html", context)
 

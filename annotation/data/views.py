@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.comments import selectors as comment_selectors
 from annotation.data import history, records, selectors
 from annotation.data.audit import audit_rows, details_in_words
 from annotation.data.services import actions, removal
@@ -73,8 +74,17 @@ def item_page(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpRespon
         "record": story.record,
         "may_act": mine is None,
         "back": back,
+        "thread": _thread(request, project, kind, story.row),
     }
     return render(request, "annotation/data_item.html", context)
+
+
+def _thread(request: HttpRequest, project: Any, kind: str, row: Any) -> dict[str, Any] | None:
+    """A perturbation's comments (docs/workflows.md, "Comments"); an original has none."""
+    if kind != "perturbations":
+        return None
+    row.project = project
+    return comment_selectors.thread_context(request.user, row, request.get_full_path())
 
 
 @login_required

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from annotation.comments import selectors as comment_selectors
 from annotation.crowd.services import qualification
 from annotation.crowd.services.state import participant_ran_out, validate_state
 from annotation.errors import DomainError, flash_refusal
@@ -212,10 +213,14 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
             for p in perturbations.prefetch_related("tags")[:200]
         ]
 
+    disputed, undecided = rows(Perturbation.Status.DISPUTED), rows(Perturbation.Status.NO_MAJORITY)
+    commented = comment_selectors.counts([row["p"].pk for row in disputed + undecided])
+    for row in disputed + undecided:
+        row["comments"] = commented.get(row["p"].pk, 0)
     context = {
         "project": project,
-        "rows": rows(Perturbation.Status.DISPUTED),
-        "undecided": rows(Perturbation.Status.NO_MAJORITY),
+        "rows": disputed,
+        "undecided": undecided,
         "extra_votes": adjudication.EXTRA_VOTES,
     }
     return render(request, "annotation/disputes.html", context)
