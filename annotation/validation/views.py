@@ -38,6 +38,8 @@ def validate(request: HttpRequest, slug: str) -> HttpResponse:
     if item is None and participant_ran_out(crowd):
         return redirect("study-done", slug=slug, token=crowd.study_token)
     left = None if crowd.gated else queue.items_left(project=project, validator=user)
+    if left is not None and crowd.of_items is not None:  # a participant: their study's
+        left = min(left, max(0, crowd.of_items - crowd.done))
     context: dict[str, Any] = {
         "project": project,
         "item": item,
