@@ -73,9 +73,10 @@ class CommentDetailView(APIView):
         comment = selectors.comment_of(request.user, slug, pk, comment_id)
         if not comment.is_by(request.user):
             raise DomainError("Only its author edits a comment.", code="forbidden")
-        data = CommentInputSerializer(data=request.data)
+        data = CommentInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        services.comment_edit(comment=comment, user=request.user, body=data.validated_data["body"])
+        body = data.validated_data.get("body", comment.body)  # no body: left as it is
+        services.comment_edit(comment=comment, user=request.user, body=body)
         return Response(_shown(request.user, comment.perturbation, comment.pk))
 
     @extend_schema(responses={204: None})

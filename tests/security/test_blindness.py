@@ -166,3 +166,41 @@ def test_a_vote_around_the_queue_is_held_to_the_queues_rules(project, people):
     assert refused.status_code == 409 and "not served to you" in refused.json()["detail"]
     assert api.post(url.format(unrelated.item.pk), {"label": "negative"}).status_code == 201
     assert Vote.objects.filter(validator=validator).count() == 2
+
+
+COMMENT = "Why negative, @victor? QZX-comment"
+
+
+def test_comments_stay_hidden_from_a_validator_until_their_vote_and_move_nothing(project, setup):  # type: ignore[no-untyped-def]
+    """Comments (docs/workflows.md): before their vote a validator finds no thread (404, as for
+    a perturbation that does not exist), the item served reads the same, and nothing they can
+    read moves when a comment is posted, edited or deleted; after their vote the thread names
+    nobody."""
+    perturbation, validator, _ = setup
+    slug = project.slug
+    admin = APIClient()
+    admin.force_authenticate(member(project, "admin_qzx-1", "admin"))
+    mine = APIClient()
+    mine.force_authenticate(validator)
+    thread = f"/api/projects/{slug}/perturbations/{perturbation.pk}/comments/"
+    before = {k: masked(v) for k, v in validator_views(project, validator).items()}
+    served = mine.get(f"/api/projects/{slug}/validation/next/").content
+    made = admin.post(thread, {"body": COMMENT}, format="json").json()["id"]
+    admin.patch(f"{thread}{made}/", {"body": COMMENT + " (edited)"}, format="json")
+    admin.post(thread, {"body": "second"}, format="json")
+    gone = admin.post(thread, {"body": "third"}, format="json").json()["id"]
+    admin.delete(f"{thread}{gone}/")
+    nowhere = f"/api/projects/{slug}/perturbations/{perturbation.pk + 10_000}/comments/"
+    hidden = mine.get(thread)
+    assert hidden.status_code == 404 and hidden.content == mine.get(nowhere).content
+    assert mine.get(f"/api/projects/{slug}/validation/next/").content == served
+    assert {k: masked(v) for k, v in validator_views(project, validator).items()} == before
+    page = Client()
+    page.force_login(validator)
+    validate = page.get(f"/p/{slug}/validate/").content.decode()
+    assert "QZX-comment" not in validate and "admin_qzx-1" not in validate
+    item = perturbation.item.pk
+    mine.post(f"/api/projects/{slug}/validation/{item}/vote/", {"label": "negative"})
+    after = mine.get(thread)
+    assert after.status_code == 200 and [c["author"] for c in after.json()] == [None, None]
+    assert "admin_qzx-1" not in after.content.decode() and AUTHOR not in after.content.decode()
