@@ -304,6 +304,7 @@
 
   const labels = Array.from(form.querySelectorAll("input[name=label]"));
   document.addEventListener("keydown", (event) => {
+    if (event.target.closest && event.target.closest("#comments")) return; // the thread's own keys
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
       event.preventDefault();
       submit();

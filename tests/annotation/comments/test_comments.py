@@ -125,3 +125,20 @@ def test_a_page_form_never_leaves_for_another_site(project, perturbation, people
     assert posted["Location"] == (
         f"/p/{project.slug}/data/perturbations/{perturbation.pk}/#comments"
     )
+
+
+def test_the_editor_shows_the_authors_draft_thread(project, people):  # type: ignore[no-untyped-def]
+    from annotation.authoring.services.drafts import perturbation_save
+    from annotation.comments.services import comment_posted
+    from tests.factories import ExampleFactory
+
+    pivot = ExampleFactory(project=project, label="positive")
+    draft = perturbation_save(
+        author=people["expert"], pivot=pivot, fields={"text": "bad"}, label="negative",
+        tags=["negation"], submit=False,
+    )  # fmt: skip
+    comment_posted(perturbation=draft, author=people["admin"], body="Sent back: *too long*")
+    page = Client()
+    page.force_login(people["expert"])
+    shown = page.get(f"/p/{project.slug}/perturbations/{draft.pk}/edit/").content.decode()
+    assert "<em>too long</em>" in shown and 'id="comment-form"' in shown
