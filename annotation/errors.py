@@ -157,6 +157,8 @@ UPLOADS = {
 # (an account, an original, a tag) or on the project (its labels, its votes per item), or join
 # fields (a release's shares add up to 1). Each is the 400's description, by operation id.
 STATE_RULES = {
+    "projects_perturbations_comments_create": "`body` is only white space",
+    "projects_perturbations_comments_partial_update": "`body` is only white space",
     "auth_token_create": "the username and password are not an active account's",
     "projects_destroy": "`confirm` is not the project's slug",
     "projects_create": "the configuration breaks a rule across fields (labels, fields, "

@@ -35,10 +35,15 @@ def world(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
     hook = Webhook.objects.create(
         project=project, url="https://example.org/", events=["run.failed"]
     )
+    from annotation.comments.services import comment_posted
+
+    first = Perturbation.objects.filter(project=project).first()
+    comment = comment_posted(perturbation=first, author=people["admin"], body="a comment")  # type: ignore[arg-type]
     ids = {
         "evaluations": run.pk, "analyses": analysis.pk, "releases": release.pk,
         "imports": job.pk, "validation": open_item.pk, "webhooks": hook.pk,
         "perturbations": Perturbation.objects.filter(project=project).first().pk,  # type: ignore[union-attr]
+        "comments": comment.pk,
         "adjudicate": Perturbation.objects.filter(project=project).first().pk,  # type: ignore[union-attr]
     }  # fmt: skip
     assert Release.objects.count() == 1

@@ -69,6 +69,12 @@ REFUSALS = {
     "POST /models/{id}/check/": r"Only served models are checked",
     "GET /evaluations/compare/": r'"field":"runs"\}$',
     "POST /projects/{slug}/webhooks/": r'"field":"url"\}$',
+    "POST /projects/{slug}/perturbations/{id}/comments/": (
+        r'^\{"body":\["This field may not be blank'
+    ),
+    "PATCH /projects/{slug}/perturbations/{id}/comments/{comment_id}/": (
+        r'^\{"body":\["This field may not be blank'
+    ),
 }  # fmt: skip
 # Every write: text never holds NUL (PostgreSQL cannot store it), a file is never empty.
 EVERYWHERE = r'may not contain NUL characters|\["The submitted file is empty\."\]'
