@@ -23,12 +23,12 @@ demo: $(VENV)/.run-deps
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_demo
 	@echo "Starting the evaluation worker and the web server at http://127.0.0.1:$(PORT)"
-	$(PY) -m celery -A config worker -Q evaluation,imports,celery --concurrency 1 --loglevel warning & \
+	$(PY) -m celery -A config worker -Q evaluation,imports,celery --beat --schedule var/celerybeat-schedule --concurrency 1 --loglevel warning & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(MANAGE) runserver 127.0.0.1:$(PORT)
 
 worker: $(VENV)/.run-deps
-	$(PY) -m celery -A config worker -Q evaluation,imports --concurrency 1 --loglevel info
+	$(PY) -m celery -A config worker -Q evaluation,imports --beat --schedule var/celerybeat-schedule --concurrency 1 --loglevel info
 
 lint: $(VENV)/.dev-deps
 	$(VENV)/bin/ruff check .

@@ -2,6 +2,8 @@ from django.urls import path
 
 from annotation.authoring import api as authoring_api
 from annotation.authoring import views as authoring_views
+from annotation.comments import api as comment_api
+from annotation.comments import views as comment_views
 from annotation.crowd import api as crowd_api
 from annotation.crowd import views as crowd_views
 from annotation.data import api as data_api
@@ -10,6 +12,8 @@ from annotation.imports import api as import_api
 from annotation.imports import views as import_views
 from annotation.imports.published import views as published_views
 from annotation.jobs.pages import job_action
+from annotation.notifications import api as notification_api
+from annotation.notifications import views as notification_views
 from annotation.projects import api as project_api
 from annotation.projects import views as project_views
 from annotation.releases import api as release_api
@@ -20,6 +24,19 @@ from annotation.webhooks import api as webhook_api
 from annotation.webhooks import views as webhook_views
 
 api_urls = [
+    path(
+        "notifications/", notification_api.NotificationListView.as_view(), name="api-notifications"
+    ),
+    path(
+        "notifications/read/",
+        notification_api.NotificationReadView.as_view(),
+        name="api-notifications-read",
+    ),
+    path(
+        "notifications/preferences/",
+        notification_api.PreferenceView.as_view(),
+        name="api-notification-preferences",
+    ),
     path("projects/", project_api.ProjectListView.as_view(), name="api-projects"),
     path("projects/<slug:slug>/", project_api.ProjectDetailView.as_view(), name="api-project"),
     path("projects/<slug:slug>/members/", project_api.MemberView.as_view(), name="api-members"),
@@ -54,6 +71,16 @@ api_urls = [
         "projects/<slug:slug>/perturbations/<id:pk>/",
         authoring_api.PerturbationDetailView.as_view(),
         name="api-perturbation",
+    ),
+    path(
+        "projects/<slug:slug>/perturbations/<id:pk>/comments/",
+        comment_api.CommentListView.as_view(),
+        name="api-comments",
+    ),
+    path(
+        "projects/<slug:slug>/perturbations/<id:pk>/comments/<id:comment_id>/",
+        comment_api.CommentDetailView.as_view(),
+        name="api-comment",
     ),
     path(
         "projects/<slug:slug>/validation/next/",
@@ -162,6 +189,13 @@ api_urls = [
 page_urls = [
     path("", project_views.project_list, name="project-list"),
     path("start/", project_views.project_start, name="project-start"),
+    path("notifications/", notification_views.inbox_page, name="notifications"),
+    path("notifications/read/", notification_views.mark_read, name="notifications-read"),
+    path(
+        "notifications/preferences/",
+        notification_views.preferences,
+        name="notifications-preferences",
+    ),
     path("projects/new/", project_views.project_new, name="project-new"),
     path(
         "projects/new/published/",
@@ -222,6 +256,21 @@ page_urls = [
         "p/<slug:slug>/perturbations/<id:pk>/withdraw/",
         authoring_views.perturbation_withdraw,
         name="perturbation-withdraw",
+    ),
+    path(
+        "p/<slug:slug>/perturbations/<id:pk>/comments/",
+        comment_views.comment_post,
+        name="comment-post",
+    ),
+    path(
+        "p/<slug:slug>/perturbations/<id:pk>/comments/<id:comment_id>/edit/",
+        comment_views.comment_edit,
+        name="comment-edit",
+    ),
+    path(
+        "p/<slug:slug>/perturbations/<id:pk>/comments/<id:comment_id>/delete/",
+        comment_views.comment_delete,
+        name="comment-delete",
     ),
     path("p/<slug:slug>/mine/", authoring_views.my_work, name="my-work"),
     path("p/<slug:slug>/validate/", validation_views.validate, name="validate"),

@@ -191,6 +191,28 @@ def test_every_task_is_named_by_its_module_and_routed_to_a_queue_a_worker_reads(
         assert queue == ("evaluation" if name.startswith("evaluation.") else "imports")
 
 
+def test_the_beats_periodic_tasks_are_ours_and_the_deployed_worker_runs_the_beat():
+    """The notifications' digests are sent by a beat (CELERY_BEAT_SCHEDULE): each scheduled
+    task is one the worker has, routed to a queue it reads, and the worker that docker compose
+    and `make worker` start runs the beat (one worker: one beat)."""
+    from django.conf import settings
+
+    import annotation.tasks  # noqa: F401
+
+    schedule = celery_app.conf.beat_schedule
+    assert schedule == settings.CELERY_BEAT_SCHEDULE and schedule
+    assert "annotation.notifications.tasks.send_digests_task" in {
+        entry["task"] for entry in schedule.values()
+    }
+    for entry in schedule.values():
+        assert entry["task"] in celery_app.tasks
+        assert celery_app.amqp.router.route({}, entry["task"])["queue"].name in worker_queues()
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert "--beat" in compose["services"]["worker"]["command"]
+    make = re.search(r"^worker:.*\n\t(.*)", (ROOT / "Makefile").read_text(), re.M)
+    assert make is not None and "--beat" in make.group(1)
+
+
 @pytest.mark.slow
 def test_embedded_demo_path_on_sqlite_migrates_loads_twice_and_serves_login(tmp_path):
     env = clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path))

@@ -14,6 +14,7 @@ from annotation.comments.mentions import mentioned_members
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Comment, Perturbation, Project
 from annotation.models.comments import MAX_CHARS
+from annotation.notifications import services as notifications
 from annotation.permissions import Role, roles_of
 
 
@@ -34,8 +35,12 @@ def check_body(body: Any) -> str:
 
 
 def announced(comment_id: int, mentioned_ids: list[int]) -> None:
-    """Run once a posted comment commits: the hook for what tells people of it (its author's
-    perturbation commented on, a mention). Nothing here yet."""
+    """Run once a posted comment commits: what tells people of it (its author's perturbation
+    commented on, a mention: notifications/services.py, which keeps validators blind)."""
+    comment = Comment.objects.select_related("perturbation", "project").filter(pk=comment_id)
+    found = comment.first()
+    if found is not None:  # deleted meanwhile
+        notifications.comment_posted(found, mentioned_ids)
 
 
 @transaction.atomic

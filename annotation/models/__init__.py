@@ -1,8 +1,10 @@
 """The data model, one module per aggregate. Django finds every model through this package."""
 
+from annotation.models.comments import Comment
 from annotation.models.crowd import GoldAnswer, GoldItem, Participant, Study
 from annotation.models.examples import SET_OF_ONE, Example, ImportBatch, ImportJob
 from annotation.models.jobs import Job
+from annotation.models.notifications import Notification, NotificationPreference
 from annotation.models.perturbations import Claim, Perturbation, PerturbationRevision, release_id
 from annotation.models.projects import (
     AccountOrigin,
@@ -23,6 +25,7 @@ __all__ = [
     "AccountOrigin",
     "AuditLog",
     "Claim",
+    "Comment",
     "Example",
     "GoldAnswer",
     "GoldItem",
@@ -33,6 +36,8 @@ __all__ = [
     "Job",
     "Lease",
     "Membership",
+    "Notification",
+    "NotificationPreference",
     "Participant",
     "Perturbation",
     "PerturbationRevision",

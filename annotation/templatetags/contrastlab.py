@@ -5,6 +5,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from annotation.models.projects import plain_text
+from annotation.notifications import selectors as notification_selectors
+from annotation.notifications.selectors import UNREAD_SHOWN_MAX
 from annotation.text.answers import answer_text
 from annotation.text.fields import diff_html, field_html, markdown_html, text_html
 
@@ -91,3 +93,12 @@ def sort_header(context: Any, key: str, title: str, numeric: bool = False) -> st
         title,
         arrow,
     )
+
+
+@register.simple_tag
+def unread_notifications(user: Any) -> str:
+    """The header's count of the user's unread notifications: "" for none, "99+" past 99."""
+    n = notification_selectors.unread_count(user)
+    if not n:
+        return ""
+    return f"{UNREAD_SHOWN_MAX}+" if n > UNREAD_SHOWN_MAX else str(n)

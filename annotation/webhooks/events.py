@@ -1,5 +1,7 @@
 """The events a project's webhooks hear (README, "Webhooks"): what each one says, and its
-deliveries made and queued. Each is announced where it happens, once its transaction commits:
+deliveries made and queued, and the notifications each one makes (notifications/services.py:
+the one set of event sites both read). Each is announced where it happens, once its
+transaction commits:
 
     transaction.on_commit(lambda: events.release_published(release), robust=True)
 
@@ -11,6 +13,7 @@ project wants costs one query."""
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 
 from annotation.models import (
     ImportJob,
@@ -22,6 +25,7 @@ from annotation.models import (
     WebhookDelivery,
 )
 from annotation.models.webhooks import TEST_EVENT
+from annotation.notifications import services as notifications
 from annotation.webhooks.services import deliveries_make
 from annotation.webhooks.tasks import deliver_webhook_task
 
@@ -45,6 +49,7 @@ def queue_attempt(delivery: WebhookDelivery) -> None:
 def release_published(release: Release) -> None:
     data = {"version": release.version, "sha256": release.sha256, "counts": release.counts}
     announce(release.project, "release.published", {"release": {"id": release.pk, **data}})
+    notifications.release_published(release)
 
 
 def run_finished(run: Any) -> None:
@@ -60,7 +65,21 @@ def run_finished(run: Any) -> None:
         "status": run.status,
         "error": run.error,
     }
-    announce(run.release.project, f"run.{run.status}", {"run": data})
+    project = run.release.project
+    announce(project, f"run.{run.status}", {"run": data})
+    url = reverse("run", args=[project.slug, run.pk])
+    notifications.job_finished(run, project, "run.finished", f"run of {run.model.name}", url)
+
+
+def analysis_finished(analysis: Any) -> None:
+    """An analysis (evaluation.models.Analysis) that succeeded or failed: a notification to
+    the one who started it; no webhook hears it."""
+    if analysis is None:
+        return
+    project = analysis.project
+    url = reverse("analysis", args=[project.slug, analysis.pk])
+    name = f"{analysis.get_kind_display().lower()} analysis"
+    notifications.job_finished(analysis, project, "analysis.finished", name, url)
 
 
 def import_finished(job: ImportJob | None) -> None:
@@ -69,6 +88,8 @@ def import_finished(job: ImportJob | None) -> None:
         return
     data = {"id": job.pk, "kind": job.kind, "status": job.status, "error": job.error}
     announce(job.project, "import.finished", {"import": data})
+    url = reverse("import-job", args=[job.project.slug, job.pk])
+    notifications.job_finished(job, job.project, "import.finished", "import", url)
 
 
 def item_resolved(item: ValidationItem, status: str) -> None:
@@ -85,6 +106,38 @@ def item_resolved(item: ValidationItem, status: str) -> None:
     if item.perturbation_id is not None and status == Perturbation.Status.DISPUTED:
         disputed = {"id": item.perturbation_id, "majority_label": item.majority_label}
         announce(item.project, "perturbation.disputed", {"perturbation": disputed})
+    if item.perturbation_id is not None:
+        _resolved_told(item, status)
+
+
+def _resolved_told(item: ValidationItem, status: str) -> None:
+    """The author's notification of what the validators decided: disputed, or accepted."""
+    said = {
+        "disputed": ("perturbation.disputed", "was disputed by the validators"),
+        "accepted": ("perturbation.decided", "was accepted by the validators"),
+    }.get(str(status))
+    if said is None:
+        return
+    rows = Perturbation.objects.filter(pk=item.perturbation_id or 0).only("pk", "author_id")
+    if (found := rows.first()) is not None:
+        notifications.perturbation_outcome(item.project, found, *said)
+
+
+def perturbation_decided(perturbation: Perturbation, decision: str) -> None:
+    """An admin adjudicated it (accept, reject; a reopen is no decision): its author is told;
+    no webhook hears it."""
+    if decision in ("accept", "reject"):
+        what = f"was {decision}ed by an admin"
+        project = perturbation.project
+        notifications.perturbation_outcome(project, perturbation, "perturbation.decided", what)
+
+
+def perturbations_sent_back(project: Project, perturbation_ids: list[int]) -> None:
+    """Perturbations sent back to validation: each author is told; no webhook hears it."""
+    sent = Perturbation.objects.filter(pk__in=perturbation_ids).only("pk", "author_id")
+    for perturbation in sent.order_by("pk"):
+        what = "was sent back to validation"
+        notifications.perturbation_outcome(project, perturbation, "perturbation.sent_back", what)
 
 
 def send_test(webhook: Webhook) -> None:

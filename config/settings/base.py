@@ -138,6 +138,9 @@ EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "contrastlab@localhost")
+# The scheme and host the notifications' e-mailed digests start their links with
+# (e.g. https://contrast.example.org); without it they give paths alone.
+SITE_URL = envstr("SITE_URL", "")
 
 # Throttling counts live here: in each process by default; set CACHE_URL (redis://…) so that
 # every web process shares them.
@@ -241,6 +244,15 @@ CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ROUTES = {
     "evaluation.*": {"queue": "evaluation"},
     "annotation.*": {"queue": "imports"},
+}
+# The periodic tasks, sent by a beat (`celery -A config worker -B`, or `celery -A config beat`):
+# the notifications' e-mailed digests, every DIGEST_CHECK_SECONDS (each user gets one an hour
+# at most).
+CELERY_BEAT_SCHEDULE = {
+    "notification-digests": {
+        "task": "annotation.notifications.tasks.send_digests_task",
+        "schedule": envint("DIGEST_CHECK_SECONDS", 300),
+    },
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

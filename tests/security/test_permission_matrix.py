@@ -130,6 +130,14 @@ MATRIX = {
     "webhooks": (("get", ADMINS), ("post", ADMINS)),
     "webhook-delete": (("post", ADMINS),),
     "webhook-test": (("post", ADMINS),),
+    # Comments: the perturbation's author (the expert) and admins; a comment's edit is its
+    # author's (the expert's, below), its deletion its author's or any admin's. A validator
+    # who has not voted on the item finds no thread (tests/security/test_blindness.py).
+    "api-comments": (("get", AUTHORS), ("post", AUTHORS)),
+    "api-comment": (("patch", {"expert"}), ("delete", AUTHORS)),
+    "comment-post": (("post", AUTHORS),),
+    "comment-edit": (("post", {"expert"}),),
+    "comment-delete": (("post", AUTHORS),),
 }
 # Open to everyone, or filtered per user rather than refused; New project is for staff and
 # users granted can_create_projects, whatever their projects (test_setup_pages.py); an
@@ -138,7 +146,10 @@ MATRIX = {
 NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-projects",
                  "project-list", "project-start", "password-set", "password-set-done",
                  "project-new", "project-new-published", "api-import-published-new",
-                 "project-join", "study-enter", "study-done", "study-leave"}  # fmt: skip
+                 "project-join", "study-enter", "study-done", "study-leave"} | {
+    # A user's own notifications, filtered per user (test_notifications_access.py)
+    "api-notifications", "api-notifications-read", "api-notification-preferences",
+    "notifications", "notifications-read", "notifications-preferences"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:
@@ -237,6 +248,12 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "api-webhook-test": {"slug": slug, "pk": webhook(project).pk},
         "api-webhook-deliveries": {"slug": slug, "pk": webhook(project).pk},
         "webhook-test": {"slug": slug, "pk": webhook(project).pk},
+        "api-comments": {"slug": slug, "pk": perturbation.pk},
+        "comment-post": {"slug": slug, "pk": perturbation.pk},
+        # Each call edits or deletes a comment of its own, the expert's, made for it.
+        "api-comment": lambda: comment_of(perturbation, people["expert"]),
+        "comment-edit": lambda: comment_of(perturbation, people["expert"]),
+        "comment-delete": lambda: comment_of(perturbation, people["expert"]),
     }
     users = {**people, "staff": staff}
     # The global endpoints learn the project from the payload: name this project's objects.
@@ -252,6 +269,13 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "results-score": {"projects": slug},
     }
     return kwargs, users, slug, payloads
+
+
+def comment_of(perturbation, author) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    from annotation.comments.services import comment_posted
+
+    comment = comment_posted(perturbation=perturbation, author=author, body="a comment")
+    return {"slug": perturbation.project.slug, "pk": perturbation.pk, "comment_id": comment.pk}
 
 
 def webhook(project):  # type: ignore[no-untyped-def]

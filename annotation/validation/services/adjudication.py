@@ -8,6 +8,7 @@ from django.db import transaction
 from annotation.errors import DomainError
 from annotation.models import AuditLog, Perturbation, ValidationItem
 from annotation.validation.services.quality import item_reopen
+from annotation.webhooks import events
 
 EXTRA_VOTES = 2  # asked for when a no-majority item is reopened: 3 of 5 becomes 4 of 7
 
@@ -58,4 +59,6 @@ def perturbation_adjudicate(
         intended_label=perturbation.label,
         majority_label=perturbation.majority_label,
     )
+    decided = perturbation
+    transaction.on_commit(lambda: events.perturbation_decided(decided, decision), robust=True)
     return perturbation

@@ -37,6 +37,7 @@ from annotation.models import (
 )
 from annotation.validation import sql
 from annotation.validation.resolution import item_resolve, vote_agrees
+from annotation.webhooks import events
 
 # validator id -> [resolved votes, agreed votes] to add
 Deltas = dict[int, list[int]]
@@ -273,6 +274,8 @@ def items_send_back(*, item_ids: Iterable[int], clear_votes: bool, extra_votes: 
         _send_back(item, deltas, clear_votes=clear_votes, extra_votes=extra_votes)
     if items:
         _apply(items[0].project, deltas)
+        project, sent = items[0].project, [i.perturbation_id for i in items if i.perturbation_id]
+        transaction.on_commit(lambda: events.perturbations_sent_back(project, sent), robust=True)
 
 
 def _send_back(
