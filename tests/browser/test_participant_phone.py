@@ -42,3 +42,19 @@ def test_a_participants_header_fits_a_phone(project, people, browser, live_serve
     _header_fits(page)
     screenshot(page, "participant-phone-item")
     context.close()
+
+
+def test_a_staff_users_header_fits_a_phone(page, login, project, people):
+    """The header of a staff member (name, Notifications, Django admin, API, Log out) ran 10 px
+    off the side at 390 px once Notifications joined it: its links wrap instead."""
+    people["admin"].is_staff = True
+    people["admin"].save()
+    page.set_viewport_size({"width": WIDTH, "height": 800})
+    login(people["admin"].username)
+    page.goto(f"/p/{project.slug}/")
+    expect(page.locator("header.topbar >> text=Django admin")).to_be_visible()
+    for name in ("Notifications", "Django admin", "API", "Log out"):
+        box = page.locator(f"header.topbar >> text={name}").first.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= WIDTH, (name, box)
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    screenshot(page, "staff-phone-header")
