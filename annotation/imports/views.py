@@ -164,7 +164,7 @@ def import_warnings(
     if request.GET.get("format") == "csv":
         rows = (
             {
-                "file": w["file"],
+                "file": _file_of(w, batch.source_name),
                 "line": w["line"] or "whole file",
                 "id": w.get("id", ""),
                 "message": w["message"],
@@ -172,14 +172,28 @@ def import_warnings(
             for w in batch.warnings
         )
         return download(rows, "csv", f"{Path(batch.source_name).stem}-warnings")
-    files = {w["file"] for w in batch.warnings}
+    shown = [_shown({**w, "file": _file_of(w, batch.source_name)}) for w in batch.warnings]
+    files = {w["file"] for w in shown}
     context = {
         "project": project,
         "batch": batch,
-        "rows": [_shown(w) for w in batch.warnings],
-        "one_file": files <= {batch.source_name},  # the heading names it: no File column
+        "rows": shown,
+        # No File column unless the warnings' lines are in several files; the page names one.
+        "one_file": len(files) <= 1,
+        "lines_in": files.pop() if len(files) == 1 else "",
     }
     return render(request, "annotation/import_warnings.html", context)
+
+
+def _file_of(warning: dict[str, Any], source_name: str) -> str:
+    """The one file a warning's line is in: an import of several files (Quoref's two) stores
+    them all as its file, and its message begins with the one it is about ("b.json line 12: ")."""
+    names = source_name.split(", ")
+    if warning["file"] == source_name and len(names) > 1:
+        for name in names:
+            if warning["message"].startswith(f"{name} line "):
+                return name
+    return str(warning["file"])
 
 
 def _shown(warning: dict[str, Any]) -> dict[str, Any]:
