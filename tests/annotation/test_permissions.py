@@ -30,7 +30,13 @@ API = [
     ("post", "/api/projects/sentiment/perturbations/", {}, [401, 404, 403, 400, 400]),
     ("get", "/api/projects/sentiment/perturbations/999/", None, [401, 404, 403, 404, 404]),
     ("get", "/api/projects/sentiment/validation/next/", None, [401, 404, 204, 403, 403]),
-    ("post", "/api/projects/sentiment/validation/999/vote/", {}, [401, 404, 404, 403, 403]),
+    # A vote is read before its item is locked: a well-formed one, so that the item is sought.
+    (
+        "post",
+        "/api/projects/sentiment/validation/999/vote/",
+        {"label": "positive"},
+        [401, 404, 404, 403, 403],
+    ),
     ("get", "/api/projects/sentiment/stats/", None, [401, 404, 403, 403, 200]),
     ("get", "/api/projects/sentiment/validators/", None, [401, 404, 403, 403, 200]),
     ("post", "/api/projects/sentiment/validators/erin/", {}, [401, 404, 403, 403, 400]),
