@@ -3,6 +3,7 @@ the thread as a reader sees it. Admins, and the perturbation's author, read it w
 authors' names; a validator reads it only once they have voted on the item, without names
 (blindness, docs/security.md); anyone else finds no such perturbation (404)."""
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from annotation.comments.mentions import comment_html
 from annotation.comments.services import may_delete, may_write
-from annotation.models import Comment, Membership, Perturbation, Project, Vote
+from annotation.models import Comment, Membership, Perturbation, Project, Release, Vote
 from annotation.permissions import Role, project_for
 
 
@@ -106,3 +107,23 @@ def counts(perturbation_ids: list[int]) -> dict[int, int]:
     ):
         found[pid] = found.get(pid, 0) + 1
     return found
+
+
+def released_comments(release: Release) -> Iterator[dict[str, Any]]:
+    """The comments on a release's perturbations, for its comments.jsonl (the release option
+    `include_comments`): no names leave the product; `by` says whether the perturbation's
+    author wrote it or an admin."""
+    comments = (
+        Comment.objects.filter(perturbation__release_entries__release=release)
+        .select_related("perturbation")
+        .order_by("perturbation_id", "created_at", "id")
+    )
+    for comment in comments:
+        perturbation = comment.perturbation
+        yield {
+            "perturbation": perturbation.release_id,
+            "by": "author" if comment.author_id == perturbation.author_id else "admin",
+            "body": comment.body,
+            "created_at": comment.created_at.isoformat(),
+            "edited_at": comment.edited_at.isoformat() if comment.edited_at else None,
+        }

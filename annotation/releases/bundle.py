@@ -34,6 +34,7 @@ from annotation.releases.table import TableViews, paired_header
 SETS_FILE = "sets.jsonl"
 EXAMPLES_FILE = "examples.jsonl"
 CARD_FILE = "README.md"
+COMMENTS_FILE = "comments.jsonl"  # only when the release was asked to include comments
 
 
 class BundleWriter:
@@ -49,6 +50,7 @@ class BundleWriter:
         self.files: list[HashingFile] = []
         self.zipping: Future[None] | None = None
         self.views: TableViews | None = None
+        self.extra: list[str] = []  # further files, zipped with the card
 
     def __enter__(self) -> "BundleWriter":
         self.root = Path(settings.MEDIA_ROOT) / "releases" / self.project.slug
@@ -103,6 +105,14 @@ class BundleWriter:
         self.files.append(HashingFile((self.work / name).open("wb")))
         return self.files[-1]
 
+    def add_lines(self, name: str, lines: Iterable[dict[str, Any]]) -> None:
+        """A further file of JSON lines (a release's comments, when asked for), after
+        `write_data`: hashed into the manifest and zipped with the card."""
+        data = b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines)
+        (self.work / name).write_bytes(data)
+        self.digests[name] = hashlib.sha256(data).hexdigest()
+        self.extra.append(name)
+
     def finish(self, card: str) -> None:
         """Add the card and the manifest to the zip once the data files are in, and record it
         on the release. Each file is compressed once."""
@@ -115,7 +125,7 @@ class BundleWriter:
         assert self.zipping is not None, "write_data comes first"
         self.zipping.result()  # re-raises the thread's error, if any
         with self.zip as bundle:
-            for name in (CARD_FILE, "manifest.json"):
+            for name in (CARD_FILE, *self.extra, "manifest.json"):
                 zip_file(bundle, self.work / name, name)
         target = self.root / f"{self.release.version}.zip"
         if target.exists():

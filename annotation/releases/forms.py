@@ -19,6 +19,11 @@ class ReleaseForm(forms.Form):
         "per split, e.g. test=4 dev=3; blank: the project's",
     )
 
+    include_comments = forms.BooleanField(
+        required=False,
+        help_text="add comments.jsonl: the comments on its perturbations, without names",
+    )
+
     def clean_min_agreement(self) -> dict[str, int] | None:
         value = self.cleaned_data["min_agreement"]
         return {split: value for split in SPLITS} if isinstance(value, int) else value

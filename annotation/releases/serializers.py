@@ -28,6 +28,9 @@ class ReleaseInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=0)
     proportions = SplitSharesSerializer(required=False)
     min_agreement = SplitVotesSerializer(required=False)
+    include_comments = serializers.BooleanField(
+        default=False, help_text="add comments.jsonl: the comments on its perturbations, unnamed"
+    )
 
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):

@@ -24,6 +24,7 @@ from annotation.bulk import (
     related_names_json,
     streamed_rows,
 )
+from annotation.comments.selectors import released_comments
 from annotation.errors import DomainError
 from annotation.models import (
     SET_OF_ONE,
@@ -57,7 +58,11 @@ def clean_options(project: Project, options: dict[str, Any]) -> dict[str, Any]:
     proportions = options.get("proportions") or {"test": 1.0}
     if strategy == "random":
         _check_proportions(proportions)
+    include_comments = options.get("include_comments", False)
+    if not isinstance(include_comments, bool):
+        raise DomainError("include_comments must be true or false.")
     return {
+        "include_comments": include_comments,
         "split_strategy": strategy,
         "seed": seed,
         "proportions": proportions if strategy == "random" else None,
@@ -283,6 +288,7 @@ def _create_from_rows(
             release.counts["waiting_for_answer"] = waiting
         seconds = writer.counts.seconds, writer.counts.total_seconds
         release.statistics = release_statistics(project, release, chosen, *seconds)
+        _comments(writer, release)
         writer.finish(dataset_card(project, release))
     return release, len(chosen)
 
@@ -314,8 +320,15 @@ def _create_from_columns(
             histogram = release_sql.vote_histogram(cursor)
             seconds = writer.counts.seconds, writer.counts.total_seconds
             release.statistics = figures(project, release, columns.per_split(), *seconds, histogram)
+            _comments(writer, release)
             writer.finish(dataset_card(project, release))
     return release, n
+
+
+def _comments(writer: bundle.BundleWriter, release: Release) -> None:
+    """comments.jsonl, when the release was asked to include comments (off by default)."""
+    if release.options.get("include_comments"):
+        writer.add_lines(bundle.COMMENTS_FILE, released_comments(release))
 
 
 def _released_rows(

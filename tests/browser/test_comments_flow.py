@@ -64,3 +64,31 @@ def test_a_dispute_is_discussed_in_its_thread(page, login, project, people):  # 
     assert list(Comment.objects.values_list("author__username", flat=True)) == ["alice"]
     assert AuditLog.objects.filter(action="comment_deleted", actor=people["admin"]).exists()
     screenshot(page, "comments-after-delete")
+
+
+def test_a_release_includes_comments_only_when_the_box_is_ticked(  # type: ignore[no-untyped-def]
+    page, login, project, people, settings, tmp_path
+):
+    import zipfile
+
+    from annotation.comments.services import comment_posted
+    from annotation.models import Release
+
+    settings.MEDIA_ROOT = tmp_path
+    perturbation = submitted_perturbation(project, people["expert"])
+    Perturbation.objects.filter(pk=perturbation.pk).update(status="accepted")
+    comment_posted(perturbation=perturbation, author=people["admin"], body="Clear flip.")
+    login("alice")
+    page.goto(f"/p/{project.slug}/releases/")
+    box = page.get_by_label("Include comments")
+    expect(box).not_to_be_checked()  # off by default
+    page.get_by_label("Version").fill("1.0")
+    box.focus()
+    page.keyboard.press("Space")
+    expect(box).to_be_checked()
+    screenshot(page, "comments-release-option")
+    page.get_by_role("button", name="Publish").press("Enter")
+    page.wait_for_url("**/releases/*/")
+    release = Release.objects.get(version="1.0")
+    with zipfile.ZipFile(tmp_path / release.bundle) as bundle:
+        assert b"Clear flip." in bundle.read("comments.jsonl")
