@@ -157,6 +157,7 @@ UPLOADS = {
 # (an account, an original, a tag) or on the project (its labels, its votes per item), or join
 # fields (a release's shares add up to 1). Each is the 400's description, by operation id.
 STATE_RULES = {
+    "notifications_read_create": "neither `ids` nor `all: true` is given",
     "projects_perturbations_comments_create": "`body` is only white space",
     "projects_perturbations_comments_partial_update": "`body` is only white space",
     "auth_token_create": "the username and password are not an active account's",

@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.errors import DomainError
 from annotation.models import NotificationPreference
 from annotation.models.notifications import KINDS
 from annotation.notifications import selectors, services
@@ -35,6 +36,11 @@ class ReadSerializer(serializers.Serializer):
     )
     all = serializers.BooleanField(default=False, help_text="mark every one of yours read")
 
+    def validate(self, attrs: dict) -> dict:  # type: ignore[type-arg]
+        if "ids" not in attrs and not attrs["all"]:
+            raise serializers.ValidationError({"ids": "Give ids, or all: true."})
+        return attrs
+
 
 class ReadDoneSerializer(serializers.Serializer):
     marked = serializers.IntegerField(help_text="how many were unread and are read now")
@@ -53,12 +59,17 @@ class PreferenceSerializer(serializers.Serializer):
 class NotificationListView(APIView):
     @extend_schema(
         operation_id="notifications_list",
-        parameters=[OpenApiParameter("unread", bool, description="the unread alone")],
+        parameters=[
+            OpenApiParameter("unread", str, enum=["true", "false"], description="the unread alone")
+        ],
         responses=page_of(NotificationSerializer),
     )
     def get(self, request: Request) -> Response:
         """Your notifications, newest first (?unread=1: the unread alone)."""
-        unread_only = request.query_params.get("unread") in ("1", "true", "True")
+        unread = request.query_params.get("unread", "false")
+        if unread not in ("true", "false"):  # a blank one too, which a serializer lets by
+            raise DomainError("unread is true or false.", field="unread")
+        unread_only = unread == "true"
         rows = selectors.inbox(request.user, unread_only=unread_only)
         return paginated(request, self, rows, NotificationSerializer)
 

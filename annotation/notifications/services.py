@@ -146,8 +146,9 @@ def _body(rows: list[Notification]) -> str:
 
 def comment_posted(comment: Any, mentioned_ids: list[int]) -> int:
     """A comment committed: its perturbation's author is told (not of their own), and each
-    member it mentions who may read it: admins and experts, and a validator only once they
-    voted on its item (blindness). No text names the comment's author."""
+    member it mentions who may read its thread: admins, and a validator only once they voted
+    on its item (blindness); an expert reads only their own perturbations' threads. No text
+    names the comment's author."""
     perturbation, project = comment.perturbation, comment.project
     url = reverse("data-item", args=[project.slug, "perturbations", perturbation.pk])
     made = 0
@@ -156,7 +157,7 @@ def comment_posted(comment: Any, mentioned_ids: list[int]) -> int:
         made += notify([perturbation.author_id], project, "perturbation.commented", text, url)
     readers = set(
         Membership.objects.filter(
-            project=project, user_id__in=mentioned_ids, role__in=["admin", "expert"]
+            project=project, user_id__in=mentioned_ids, role="admin"
         ).values_list("user_id", flat=True)
     )
     readers |= set(

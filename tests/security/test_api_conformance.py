@@ -69,6 +69,7 @@ REFUSALS = {
     "POST /models/{id}/check/": r"Only served models are checked",
     "GET /evaluations/compare/": r'"field":"runs"\}$',
     "POST /projects/{slug}/webhooks/": r'"field":"url"\}$',
+    "POST /notifications/read/": r'^\{"ids":\["Give ids, or all: true\."\]\}$',
     "POST /projects/{slug}/perturbations/{id}/comments/": (
         r'^\{"body":\["This field may not be blank'
     ),

@@ -32,7 +32,8 @@ def test_the_anonymous_are_refused_and_every_user_gets_in(people, staff):  # typ
                 if not api:
                     assert getattr(client, method)(url)["Location"].startswith("/accounts/login/")
             else:
-                assert status in (200, 302), (name, role, status)
+                # in, whatever the empty payload: read/'s 400 asks for ids
+                assert status not in (401, 403, 404) and status < 500, (name, role, status)
 
 
 def test_nobody_reads_or_marks_anothers(project, people, staff):  # type: ignore[no-untyped-def]

@@ -33,6 +33,7 @@ def test_the_api_lists_ones_own_newest_first(inboxes, client_for):  # type: igno
     unread = client_for(inboxes["expert"]).get("/api/notifications/?unread=true").json()
     assert unread["count"] == 2
     assert client_for(inboxes["validator"]).get("/api/notifications/").json()["count"] == 0
+    assert client_for(inboxes["expert"]).get("/api/notifications/?unread=maybe").status_code == 400
     assert client_for().get("/api/notifications/").status_code == 401
 
 
@@ -44,6 +45,8 @@ def test_marking_read_through_the_api_touches_ones_own_alone(inboxes, client_for
     assert answer.status_code == 200
     assert answer.json() == {"marked": 1, "unread": 1}
     assert Notification.objects.get(pk=theirs).read_at is None
+    nothing = client.post("/api/notifications/read/", {}, format="json")
+    assert nothing.status_code == 400 and nothing.json() == {"ids": ["Give ids, or all: true."]}
     answer = client.post("/api/notifications/read/", {"all": True}, format="json")
     assert answer.json() == {"marked": 1, "unread": 0}
     assert Notification.objects.get(pk=theirs).read_at is None

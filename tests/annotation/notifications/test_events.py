@@ -151,8 +151,12 @@ def test_a_comment_tells_the_author_and_the_mentioned_who_may_read_it(
 
     perturbation = submitted_perturbation(project, people["expert"], label="negative")
     voted, unvoted = validators[0], validators[1]
+    other_expert = member(project, "ezra", "expert")  # reads only their own threads
+    other_admin = member(project, "adam", "admin")
     committed(lambda: vote_all(perturbation.item, [voted], ["negative"]))
-    body = f"Why this label? @{voted.username} @{unvoted.username} @erin @{people['outsider']}"
+    body = (
+        f"Why? @{voted.username} @{unvoted.username} @erin @ezra @alice @adam @{people['outsider']}"
+    )
     committed(lambda: comment_posted(perturbation=perturbation, author=people["admin"], body=body))
     assert told(people["expert"]) == [
         (
@@ -163,7 +167,8 @@ def test_a_comment_tells_the_author_and_the_mentioned_who_may_read_it(
     mention = (
         f"You were mentioned in a comment on perturbation #{perturbation.pk} in {project.name}."
     )
-    assert told(voted) == [("mention", mention)]
+    assert told(voted) == [("mention", mention)] and told(other_admin) == [("mention", mention)]
     assert told(unvoted) == []  # blind: they may still vote on it
-    assert told(people["outsider"]) == [] and told(people["admin"]) == []
+    assert told(people["outsider"]) == [] and told(other_expert) == []
+    assert told(people["admin"]) == []  # the comment's author, mentioning themself
     assert "alice" not in mention  # the comment's author is named to nobody
