@@ -1,5 +1,5 @@
 """The wide tables at a phone's width (issue 59): at 390 px, tag coverage, Disputes, Releases,
-the runs, the audit log and Studies scrolled inside their cards with header cells cut
+a release's page, the runs, the audit log and Studies scrolled inside their cards with header cells cut
 ("Majo…") and the audit log's Details squeezed. Below 600 px each row is a block whose cells
 name their column, so that nothing is cut and nothing scrolls sideways."""
 
@@ -54,6 +54,7 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
     admin = User.objects.get(username="admin")
     study_create(project=project, actor=admin, name="Pilot on Prolific, 40 people",
                  platform="prolific", max_participants=40)  # fmt: skip
+    release = project.releases.latest("pk")
     base = f"/p/{DEMO_SLUG}"
     tables = {
         "dashboard": (f"{base}/", ["#tag-coverage"]),
@@ -62,6 +63,7 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
         "runs": (f"{base}/evaluations/", ["#runs"]),
         "audit": (f"{base}/audit/", ["#audit"]),
         "studies": (f"{base}/studies/", ["#studies"]),
+        "release": (f"{base}/releases/{release.pk}/", ["#release-counts", "#power-table"]),
     }
     page.set_viewport_size({"width": 390, "height": 800})
     login("admin", DEMO_PASSWORD)
@@ -73,6 +75,9 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
             assert seen["overflow"] <= 1 and not seen["scrolls"], (name, selector, seen)
             assert not seen["unnamed"], (name, selector, seen["unnamed"][:3])
         screenshot(page, f"phone-table-{name}")
+        if name == "release":  # the SHA-256 and the card's YAML wrap inside their cards
+            for card in page.locator("section.card").all():
+                assert card.evaluate("c => c.scrollWidth <= c.clientWidth"), card.inner_text()[:80]
         if name == "audit":  # Details: a line as wide as the table, not a squeezed column
             details = page.locator("#audit td.audit-details").first.bounding_box()
             table = page.locator("#audit").bounding_box()
