@@ -19,6 +19,7 @@ KINDS = {
     "analysis.finished": "Your analysis finished or failed",
     "release.published": "A release of your project was published",
 }
+KIND_CHOICES = [(kind, kind) for kind in KINDS]  # the API's enum (NotificationKindEnum)
 
 
 class Notification(models.Model):
@@ -28,7 +29,7 @@ class Notification(models.Model):
     project = models.ForeignKey(
         "annotation.Project", on_delete=models.CASCADE, related_name="notifications"
     )
-    kind = models.CharField(max_length=40, choices=[(k, k) for k in KINDS])
+    kind = models.CharField(max_length=40, choices=KIND_CHOICES)
     text = models.CharField(max_length=500)
     url = models.CharField(max_length=500, blank=True)  # a path on this site, or ""
     created_at = models.DateTimeField(auto_now_add=True)

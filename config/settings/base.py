@@ -201,6 +201,7 @@ SPECTACULAR_SETTINGS = {
         "AnalysisKindEnum": "evaluation.models.Analysis.Kind",
         "JobStatusEnum": "evaluation.models.EvaluationRun.Status",
         "WithdrawnStatusEnum": [("withdrawn", "withdrawn")],  # a perturbation's PATCH
+        "NotificationKindEnum": "annotation.models.notifications.KIND_CHOICES",
     },
 }
 
