@@ -1,7 +1,7 @@
 """The wide tables at a phone's width (issue 59): at 390 px, tag coverage, Disputes, Releases,
-a release's page, the runs, the audit log and Studies scrolled inside their cards with header cells cut
-("Majo…") and the audit log's Details squeezed. Below 600 px each row is a block whose cells
-name their column, so that nothing is cut and nothing scrolls sideways."""
+a release's page, the runs, the audit log and Studies scrolled inside their cards with header
+cells cut ("Majo…") and the audit log's Details squeezed. Below 600 px each row is a block whose
+cells name their column, so that nothing is cut and nothing scrolls sideways."""
 
 from io import StringIO
 
