@@ -64,7 +64,8 @@ def comment_posted(*, perturbation: Perturbation, author: Any, body: Any) -> Com
         perturbation=perturbation.pk,
         comment=comment.pk,
     )
-    transaction.on_commit(lambda: announced(comment.pk, mentioned))
+    # Robust: the notifications' trouble never turns a saved comment into an error.
+    transaction.on_commit(lambda: announced(comment.pk, mentioned), robust=True)
     return comment
 
 
