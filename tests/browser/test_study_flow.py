@@ -45,6 +45,7 @@ def test_a_participant_goes_from_the_study_link_to_the_completion_code(
     expect(participant.locator("#study-items")).to_contain_text("You will label 5 items")
     participant.click("#start")
     expect(participant.locator("#vote-form")).to_be_visible()
+    participant.wait_for_load_state("load")  # the page's script hears the keys (CI once lost one)
     assert participant.locator("nav.tabs").count() == 0  # no page but this one
     keys = {"positive": "1", "negative": "2"}
     for done in range(5):
