@@ -49,6 +49,18 @@ def login(page):  # type: ignore[no-untyped-def]
     return log_in
 
 
+def assert_within_card(card, cells, width: int) -> None:  # type: ignore[no-untyped-def]
+    """At a phone's `width`: `card` does not scroll sideways, and each of `cells` (locators)
+    ends inside the card and the screen."""
+    assert card.evaluate("e => e.scrollWidth <= e.clientWidth"), "the table scrolls in its card"
+    box = card.bounding_box()
+    assert box is not None
+    edge = min(box["x"] + box["width"], width) + 1
+    for n, cell in enumerate(cells):
+        place = cell.bounding_box()
+        assert place is not None and place["x"] + place["width"] <= edge, (n, place)
+
+
 def screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
     SCREENSHOTS.mkdir(exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.annotation.imports.test_published_real import GARDNER, TABLE_2, files_of
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import assert_within_card, screenshot
 from tests.browser.test_published_flow import import_from_the_page
 from tests.factories import UserFactory
 
@@ -25,14 +25,8 @@ def test_earlier_imports_read_whole_on_a_phone(page, login, tmp_path):
     row = page.locator("#batches tr").first
     expect(row.locator("a.undo")).to_be_visible()
     card = row.locator("xpath=ancestor::section[1]")
-    assert card.evaluate("e => e.scrollWidth <= e.clientWidth"), "the table scrolls in its card"
-    box = card.bounding_box()
-    assert box is not None
-    edge = min(box["x"] + box["width"], WIDTH) + 1
     cells = row.locator("td")
-    for n in range(cells.count()):
-        cell = cells.nth(n).bounding_box()
-        assert cell is not None and cell["x"] + cell["width"] <= edge, (n, cell)
+    assert_within_card(card, [cells.nth(n) for n in range(cells.count())], WIDTH)
     labels = [cells.nth(n).get_attribute("data-label") for n in range(cells.count())]
     assert labels[:9] == ["#", "File", "Kind", "Rows", "Skipped", "Warnings", "By", "When",
                           "SHA-256"]  # fmt: skip

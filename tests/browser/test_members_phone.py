@@ -6,7 +6,7 @@ cell a line that names its column, inside the card."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import assert_within_card, screenshot
 from tests.factories import member
 
 pytestmark = pytest.mark.browser
@@ -25,14 +25,8 @@ def test_the_members_table_reads_whole_on_a_phone(page, login, project, people):
     row = page.locator("#members tbody tr", has_text=crowd.username)
     expect(row).to_have_count(1)
     card = page.locator("#members").locator("xpath=ancestor::section[1]")
-    assert card.evaluate("e => e.scrollWidth <= e.clientWidth"), "the table scrolls in its card"
-    box = card.bounding_box()
-    assert box is not None
-    edge = min(box["x"] + box["width"], WIDTH) + 1
     cells = row.locator("td")
-    for n in range(cells.count()):
-        cell = cells.nth(n).bounding_box()
-        assert cell is not None and cell["x"] + cell["width"] <= edge, (n, cell)
+    assert_within_card(card, [cells.nth(n) for n in range(cells.count())], WIDTH)
     roles = row.locator("td[data-label=Roles]")
     expect(roles).to_contain_text("validator")
     expect(roles).to_contain_text("expert")

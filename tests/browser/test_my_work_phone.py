@@ -5,7 +5,7 @@ each cell a line that names its column, inside the card."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import assert_within_card, screenshot
 from tests.factories import submitted_perturbation
 
 pytestmark = pytest.mark.browser
@@ -21,12 +21,6 @@ def test_my_work_reads_whole_on_a_phone(page, login, project, people):
     withdraw = row.get_by_role("button", name="Withdraw")
     expect(withdraw).to_be_visible()
     card = row.locator("xpath=ancestor::section[1]")
-    assert card.evaluate("e => e.scrollWidth <= e.clientWidth"), "the table scrolls in its card"
-    box = card.bounding_box()
-    assert box is not None
-    edge = min(box["x"] + box["width"], WIDTH) + 1
-    for cell in (row.locator("td[data-label=Status]"), withdraw):
-        place = cell.bounding_box()
-        assert place is not None and place["x"] + place["width"] <= edge, place
+    assert_within_card(card, [row.locator("td[data-label=Status]"), withdraw], WIDTH)
     expect(row.locator("td[data-label=Status]")).to_have_text("Submitted")
     screenshot(page, "my-work-phone")
