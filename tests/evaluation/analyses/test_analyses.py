@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from annotation import jobs
 from annotation.models import Perturbation
 from annotation.releases.bundle import read_examples
 from annotation.releases.services import release_create
@@ -251,6 +252,18 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
     media = Path(settings.MEDIA_ROOT)
     before = set(media.rglob("*")) if media.exists() else set()
 
+    # The worker waits, once the base model is evaluated, until the cancel is sent: a fast
+    # machine had finished the fine-tuning before the test could cancel it (CI saw it once).
+    sent = threading.Event()
+    heartbeat = jobs.heartbeat
+
+    def held(job, **values):  # type: ignore[no-untyped-def]
+        heartbeat(job, **values)
+        if values.get("done", 0) >= 1:
+            sent.wait(60)
+
+    monkeypatch.setattr(jobs, "heartbeat", held)
+
     def work() -> None:
         try:
             run_analysis(analysis.pk)
@@ -266,6 +279,7 @@ def test_cancelling_mid_inoculation_stops_it_and_leaves_no_files(
 
     wait_for(started, 60, "the inoculation to start")
     analysis_cancel(analysis=analysis)
+    sent.set()
     worker.join(timeout=60)
     assert not worker.is_alive()
     analysis.refresh_from_db()
