@@ -4,6 +4,7 @@ that hands out tokens."""
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework import authentication, exceptions, serializers, throttling
 from rest_framework.authtoken.serializers import AuthTokenSerializer
@@ -68,3 +69,15 @@ class TokenRequestSerializer(AuthTokenSerializer):
         max_length=get_user_model()._meta.get_field("username").max_length,
         write_only=True,
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return super().validate(attrs)
+        except serializers.ValidationError:
+            if settings.PASSWORD_LOGIN == "everyone":
+                raise
+            raise serializers.ValidationError(
+                "Unable to log in with provided credentials: only staff sign in with a "
+                "password here.",
+                code="authorization",
+            ) from None

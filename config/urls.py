@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.authtoken.views import ObtainAuthToken
 
 from annotation.urls import api_urls, page_urls
+from config import sso
 from config.auth import AnonThrottle, TokenRequestSerializer
 from config.edge import with_inline_styles
 from evaluation import urls as evaluation_urls
@@ -16,7 +17,9 @@ handler500 = "config.edge.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", sso.LoginPage.as_view(), name="login"),
+    path("accounts/sso/", sso.SignInStart.as_view(), name="sso-start"),
+    path("accounts/sso/callback/", sso.SignInEnd.as_view(), name="sso-callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # The one-time link of an invitation (annotation/projects/services/invites.py).
     path(

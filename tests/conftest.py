@@ -13,6 +13,9 @@ from tests.factories import (
     released_contrast_sets,
 )
 
+# The single sign-on tests' OpenID Connect provider, as fixtures: `issuer` and `site`.
+pytest_plugins = ["tests.sso_provider.running"]
+
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse it.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 

@@ -109,6 +109,19 @@ def test_email_tls_is_read_as_a_boolean_or_stops_start_up(tmp_path, value, on):
         assert result.stdout.strip().splitlines()[-1] == str(on)
 
 
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"PASSWORD_LOGIN": "nobody"}, "PASSWORD_LOGIN='nobody' is not one of everyone, staff"),
+        ({"PASSWORD_LOGIN": "staff"}, "PASSWORD_LOGIN=staff needs single sign-on"),
+        ({"OIDC_ISSUER": "https://id.lab.example"}, "OIDC_ISSUER needs OIDC_CLIENT_ID"),
+    ],
+)
+def test_single_sign_on_settings_that_cannot_work_stop_start_up(tmp_path, extra, said):
+    result = run_manage("check", env=clean_env(CONTRASTLAB_VAR_DIR=str(tmp_path), **extra))
+    assert result.returncode != 0 and said in result.stderr
+
+
 def test_docker_compose_wires_the_full_stack():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]

@@ -25,7 +25,7 @@ from annotation.errors import DomainError
 from annotation.models import Participant, Project, Study
 from annotation.permissions import Role, project_for
 
-BACKEND = "django.contrib.auth.backends.ModelBackend"
+BACKEND = "config.sso.PasswordBackend"  # settings.AUTHENTICATION_BACKENDS
 
 
 @never_cache  # Back and Forward ask again: the start page's count is never stale

@@ -22,7 +22,10 @@ class TagSerializer(serializers.Serializer):
     target = serializers.IntegerField(
         min_value=0, max_value=MAX_TAG_TARGET, allow_null=True, required=False
     )
-    example_edits = serializers.ListField(child=serializers.JSONField(), required=False)
+    # Any JSON values, as the schema says (null included): opaque to the product.
+    example_edits = serializers.ListField(
+        child=serializers.JSONField(allow_null=True), required=False
+    )
 
 
 class ProjectInputSerializer(serializers.Serializer):

@@ -4,6 +4,7 @@ comprehension questions among them) and its members."""
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -343,7 +344,10 @@ def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         ):
             return render(request, "annotation/join.html", {**context, "member": True})
         return _join_problem(request, USED, 410)
-    if invitation.may_set_password():  # its own new account: a password, then it joins
+    if settings.OIDC_ISSUER:  # signing in through the provider accepts it (config/sso.py)
+        context["sso"] = settings.OIDC_PROVIDER_NAME
+    context["passwords"] = passwords = settings.PASSWORD_LOGIN == "everyone"
+    if invitation.may_set_password() and passwords:  # its own new account: a password, then in
         account: Any = invitation.account
         form = SetPasswordForm(account, request.POST or None)
         if request.method == "POST" and form.is_valid():
@@ -353,11 +357,13 @@ def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
                 )
             except DomainError as error:  # used at the same moment by another request
                 return _join_problem(request, error.message, 409)
-            login(request, account, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, account, backend="config.sso.PasswordBackend")
             messages.success(request, f"Your password is set, and you joined {project.name}.")
             return redirect("project-dashboard", slug=project.slug)
         return render(request, "annotation/join.html", {**context, "form": form})
     if not request.user.is_authenticated:
+        if "sso" in context:
+            return render(request, "annotation/join.html", {**context, "sign_in": True})
         return redirect_to_login(request.get_full_path())
     if (request.user.email or "").lower() != invitation.email:
         return _join_problem(request, ANOTHER_ACCOUNT, 403)

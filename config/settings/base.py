@@ -4,8 +4,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envbool, envint, envints, envlist, envstr
+from config.env import envbool, envchoice, envint, envints, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(envstr("CONTRASTLAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -65,7 +66,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # LOGIN_FAILURE_LIMIT failed logins in a row, for LOGIN_COOLOFF_MINUTES.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "config.sso.PasswordBackend",
+    "config.sso.SingleSignOnBackend",
 ]
 AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", 15))
@@ -126,6 +128,25 @@ MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-start"  # where each role starts (README)
 LOGOUT_REDIRECT_URL = "login"
+# Single sign-on with an OpenID Connect provider (config/sso.py; README, "Single sign-on"):
+# on once OIDC_ISSUER is set, its endpoints read from the issuer's discovery document.
+OIDC_ISSUER = envstr("OIDC_ISSUER", "").rstrip("/")
+OIDC_RP_CLIENT_ID = envstr("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = envstr("OIDC_CLIENT_SECRET", "")
+OIDC_PROVIDER_NAME = envstr("OIDC_PROVIDER_NAME", "single sign-on")  # "Sign in with …"
+# Whether a verified address that no account has gets a new account (with no roles).
+OIDC_CREATE_ACCOUNTS = envbool("OIDC_CREATE_ACCOUNTS", True)
+OIDC_RP_SIGN_ALGO = envstr("OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = envint("OIDC_TIMEOUT_SECONDS", 10)
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
+# "staff": only staff sign in with a password (the rest through the provider); "everyone".
+PASSWORD_LOGIN = envchoice("PASSWORD_LOGIN", "everyone", ("everyone", "staff"))
+if OIDC_ISSUER and not (OIDC_RP_CLIENT_ID and OIDC_RP_CLIENT_SECRET):
+    raise ImproperlyConfigured("OIDC_ISSUER needs OIDC_CLIENT_ID and OIDC_CLIENT_SECRET.")
+if PASSWORD_LOGIN == "staff" and not OIDC_ISSUER:
+    raise ImproperlyConfigured("PASSWORD_LOGIN=staff needs single sign-on (set OIDC_ISSUER).")
 # Invitations carry a set-password link: sent by SMTP once configured
 # (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend, with Django's EMAIL_HOST,
 # EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS); until then, dropped: the

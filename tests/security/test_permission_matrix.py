@@ -149,7 +149,9 @@ NOT_IN_MATRIX = {"login", "logout", "api-token", "api-schema", "api-docs", "api-
                  "project-join", "study-enter", "study-done", "study-leave"} | {
     # A user's own notifications, filtered per user (test_notifications_access.py)
     "api-notifications", "api-notifications-read", "api-notification-preferences",
-    "notifications", "notifications-read", "notifications-preferences"}  # fmt: skip
+    "notifications", "notifications-read", "notifications-preferences"} | {
+    # Signing in through the provider: anyone's way in (tests/annotation/test_sso.py)
+    "sso-start", "sso-callback"}  # fmt: skip
 
 
 def url_names(patterns: list) -> set[str]:

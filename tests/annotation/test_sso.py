@@ -1,0 +1,210 @@
+"""Single sign-on against a real OpenID Connect provider (django-oauth-toolkit's, in its own
+process: tests/sso_provider/), driven over HTTP as a browser would: every redirect followed,
+the provider's own login form filled in. The browser's walk is tests/browser/test_sso_flow.py."""
+
+import html
+import re
+from urllib.parse import quote
+
+import requests
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from rest_framework.authtoken.models import Token
+
+from annotation.models import AccountOrigin, Invitation, Membership
+from annotation.projects.services import invites
+from config import sso
+from tests.factories import ProjectFactory, UserFactory
+
+User = get_user_model()
+
+
+def sign_in(site: str, username: str, password: str, next: str = "") -> requests.Response:
+    """Click "Sign in with Lab ID", sign in on the provider's page, and come back: the last
+    answer, with the session's cookies on `.session`."""
+    session = requests.Session()
+    start = f"{site}/accounts/sso/" + (f"?next={quote(next)}" if next else "")
+    form = session.get(start, timeout=30)
+    assert "Lab identity provider" in form.text, form.url  # the provider's own page
+    fields = {
+        name: html.unescape(value)
+        for name, value in re.findall(
+            r'name="(csrfmiddlewaretoken|next)" value="([^"]*)"', form.text
+        )
+    }
+    answer = session.post(
+        form.url,
+        data={**fields, "username": username, "password": password},
+        timeout=30,
+    )
+    answer.session = session  # type: ignore[attr-defined]
+    return answer
+
+
+def signed_in_as(answer: requests.Response, site: str) -> str:
+    """The username the site's session (its cookie in the answer's session) belongs to; ""
+    for none."""
+    jar = answer.session.cookies  # type: ignore[attr-defined]
+    key = next((c.value for c in jar if c.name == "sessionid" and "localhost" in c.domain), "")
+    user_id = SessionStore(session_key=key).get("_auth_user_id") if key else None
+    return User.objects.get(pk=user_id).username if user_id else ""
+
+
+def test_an_invitation_to_an_address_is_accepted_by_signing_in_with_it(site):  # type: ignore[no-untyped-def]
+    project = ProjectFactory(slug="lab", name="Lab negations")
+    admin = UserFactory(username="alice")
+    person = invites.parse_people("ada@lab.example, validator", [])
+    invites.people_add(project=project, actor=admin, people=person, site="")
+    made = User.objects.get(email="ada@lab.example")  # the account the invitation made
+
+    answer = sign_in(site, "ada", "ada-pw", next="/p/lab/")
+
+    assert answer.status_code == 200 and answer.url == f"{site}/p/lab/"
+    assert "You joined Lab negations." in answer.text
+    assert signed_in_as(answer, site) == made.username
+    assert set(Membership.objects.filter(user=made).values_list("role", flat=True)) == {"validator"}
+    invitation = Invitation.objects.get()
+    assert invitation.used_by == made and invitation.used_at is not None
+
+
+def test_an_existing_account_is_matched_by_its_address_in_any_case(site):  # type: ignore[no-untyped-def]
+    carol = UserFactory(username="carol", email="carol@LAB.example")
+
+    answer = sign_in(site, "carol.k", "carol-pw")
+
+    assert signed_in_as(answer, site) == "carol"
+    assert User.objects.filter(email__iexact="carol@lab.example").count() == 1
+    carol.refresh_from_db()
+    assert carol.check_password("pw")  # the password stays as it was
+
+
+def test_an_address_the_provider_has_not_verified_signs_nobody_in(site):  # type: ignore[no-untyped-def]
+    UserFactory(username="bob", email="bob@lab.example")
+
+    answer = sign_in(site, "bob", "bob-pw")
+
+    assert answer.url == f"{site}/accounts/login/"
+    assert "Lab ID has not verified the address bob@lab.example" in answer.text
+    assert signed_in_as(answer, site) == ""
+
+
+def test_a_new_address_gets_a_new_account_with_no_roles_or_none_where_turned_off(  # type: ignore[no-untyped-def]
+    site, settings
+):
+    settings.OIDC_CREATE_ACCOUNTS = False
+    refused = sign_in(site, "dan", "dan-pw")
+    assert "No account here has the address dan@lab.example" in refused.text
+    assert not User.objects.filter(email="dan@lab.example").exists()
+
+    settings.OIDC_CREATE_ACCOUNTS = True
+    UserFactory(username="dan")  # the provider's username is taken here
+    answer = sign_in(site, "dan", "dan-pw")
+
+    made = User.objects.get(email="dan@lab.example")
+    assert re.fullmatch(r"dan-[0-9a-f]{4}", made.username)
+    assert signed_in_as(answer, site) == made.username
+    assert not made.has_usable_password() and not Membership.objects.filter(user=made).exists()
+
+
+def test_an_account_an_admin_made_with_a_password_waits_for_staff(site):  # type: ignore[no-untyped-def]
+    """Its admin held its link, and may have chosen its password: the address's owner gets it
+    through the provider only once staff have vouched (deleted its origin)."""
+    project = ProjectFactory(slug="lab")
+    admin = UserFactory(username="alice")
+    person = invites.parse_people("ada, ada@lab.example, expert", [])
+    invites.people_add(project=project, actor=admin, people=person, site="")
+    ada = User.objects.get(username="ada")
+    ada.set_password("chosen by whoever held the link")
+    ada.save()
+
+    refused = sign_in(site, "ada", "ada-pw")
+    assert "was made by a project's admin, who held its link" in html.unescape(refused.text)
+    assert signed_in_as(refused, site) == ""
+
+    AccountOrigin.objects.filter(user=ada).delete()
+    assert signed_in_as(sign_in(site, "ada", "ada-pw"), site) == "ada"
+
+
+def test_with_passwords_for_staff_only_everyone_else_is_sent_to_the_provider(  # type: ignore[no-untyped-def]
+    site, settings
+):
+    settings.PASSWORD_LOGIN = "staff"
+    UserFactory(username="erin", email="erin@lab.example")
+    UserFactory(username="root", is_staff=True)
+    session = requests.Session()
+    page = session.get(f"{site}/accounts/login/", timeout=30)
+    assert "Sign in with Lab ID" in page.text and "Staff: sign in with a password" in page.text
+
+    for username, allowed in (("erin", False), ("root", True)):
+        session = requests.Session()
+        page = session.get(f"{site}/accounts/login/", timeout=30)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+        assert token is not None
+        answer = session.post(
+            f"{site}/accounts/login/",
+            data={"csrfmiddlewaretoken": token[1], "username": username, "password": "pw"},
+            timeout=30,
+        )
+        assert (answer.url != f"{site}/accounts/login/") is allowed, username
+        if not allowed:
+            assert "Only staff sign in with a password here" in answer.text
+        api = requests.post(
+            f"{site}/api/auth/token/", json={"username": username, "password": "pw"}, timeout=30
+        )
+        assert (api.status_code == 200) is allowed, (username, api.text)
+        if not allowed:
+            assert "only staff sign in with a password here" in api.text
+    assert not Token.objects.filter(user__username="erin").exists()
+
+
+def test_with_passwords_for_staff_only_an_invitation_sets_no_password(site, settings, client):  # type: ignore[no-untyped-def]
+    settings.PASSWORD_LOGIN = "staff"
+    project = ProjectFactory(slug="lab")
+    person = invites.parse_people("ada@lab.example, expert", [])
+    (invited,) = invites.people_add(project=project, actor=UserFactory(), people=person, site="")
+    made = User.objects.get(email="ada@lab.example")
+
+    page = client.post(
+        invited["link"], {"new_password1": "a long pass 123", "new_password2": "a long pass 123"}
+    )
+
+    assert page.status_code == 200 and "Sign in with Lab ID" in page.content.decode()
+    made.refresh_from_db()
+    assert not made.has_usable_password()
+    assert not Membership.objects.filter(user=made).exists()
+
+
+def test_a_provider_that_does_not_answer_is_said_on_the_login_page(site, settings):  # type: ignore[no-untyped-def]
+    settings.OIDC_ISSUER = "http://127.0.0.1:9/o"  # the discard port: nothing listens
+    sso._discovered.cache_clear()
+
+    answer = requests.get(f"{site}/accounts/sso/", timeout=30)
+
+    assert answer.status_code == 200 and answer.url == f"{site}/accounts/login/"
+    assert "Lab ID is not answering just now" in answer.text
+
+
+def test_a_forged_or_stale_answer_signs_nobody_in_and_is_no_5xx(site):  # type: ignore[no-untyped-def]
+    session = requests.Session()
+    for query in ("code=x&state=y", "state=y", "error=access_denied&state=y", ""):
+        answer = session.get(f"{site}/accounts/sso/callback/?{query}", timeout=30)
+        assert answer.status_code == 200 and answer.url == f"{site}/accounts/login/", query
+    # A password form posted with a code and a state never reaches the provider.
+    UserFactory(username="erin")
+    page = session.get(f"{site}/accounts/login/", timeout=30)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    answer = session.post(
+        f"{site}/accounts/login/?code=x&state=y",
+        data={"csrfmiddlewaretoken": token[1], "username": "erin", "password": "wrong"},
+        timeout=30,
+    )
+    assert answer.status_code == 200 and "didn't match" in answer.text
+
+
+def test_without_a_provider_there_is_no_button_and_no_sign_in_route(live_server, settings):  # type: ignore[no-untyped-def]
+    settings.OIDC_ISSUER = ""
+    page = requests.get(f"{live_server.url}/accounts/login/", timeout=30)
+    assert page.status_code == 200 and "Sign in with" not in page.text
+    for path in ("/accounts/sso/", "/accounts/sso/callback/?code=x&state=y"):
+        assert requests.get(f"{live_server.url}{path}", timeout=30).status_code == 404

@@ -1,0 +1,61 @@
+"""Single sign-on in Chromium, through a real OpenID Connect provider in its own process
+(tests/sso_provider/): an invited person joins by signing in, where only staff have passwords."""
+
+from django.contrib.auth import get_user_model
+
+from annotation.models import Membership
+from annotation.projects.services import invites
+from tests.browser.conftest import screenshot
+from tests.factories import ProjectFactory, UserFactory
+
+User = get_user_model()
+
+
+def test_an_invited_person_joins_by_signing_in_with_the_labs_provider(  # type: ignore[no-untyped-def]
+    issuer, site, page, settings
+):
+    settings.PASSWORD_LOGIN = "staff"
+    project = ProjectFactory(slug="lab", name="Lab negations")
+    admin = UserFactory(username="alice")
+    person = invites.parse_people("ada@lab.example, expert", [])
+    (invited,) = invites.people_add(project=project, actor=admin, people=person, site="")
+
+    page.goto(invited["link"])
+    assert page.locator("#join-roles").inner_text() == "expert"
+    assert page.locator("input[type=password]").count() == 0  # passwords are for staff
+    screenshot(page, "sso-join")
+    page.click("#sso-start")
+
+    page.wait_for_selector("text=Lab identity provider")
+    assert page.url.startswith(issuer.removesuffix("/o") + "/login/")
+    page.fill("input[name=username]", "ada")
+    page.fill("input[name=password]", "ada-pw")
+    page.keyboard.press("Enter")
+
+    page.wait_for_selector("#join-member")
+    assert page.url == f"{site}{invited['link']}"
+    assert "You joined Lab negations." in page.locator(".messages").inner_text()
+    screenshot(page, "sso-joined")
+    made = User.objects.get(email="ada@lab.example")
+    assert Membership.objects.filter(project=project, user=made, role="expert").exists()
+    page.click("text=Open the project")
+    page.wait_for_url(f"{site}/p/lab/**")
+
+
+def test_the_login_page_leads_with_the_provider_and_keeps_passwords_for_staff(  # type: ignore[no-untyped-def]
+    site, page, settings
+):
+    settings.PASSWORD_LOGIN = "staff"
+    UserFactory(username="erin", email="erin@lab.example")
+    page.goto("/accounts/login/")
+    assert page.locator("#sso-start").inner_text() == "Sign in with Lab ID"
+    assert not page.locator("input[name=password]").is_visible()  # folded under "Staff"
+    screenshot(page, "sso-login")
+
+    page.click("#staff-password summary")
+    page.fill("input[name=username]", "erin")
+    page.fill("input[name=password]", "pw")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#login-error")
+    assert "Only staff sign in with a password here" in page.locator("#login-error").inner_text()
+    assert page.locator("#staff-password").get_attribute("open") is not None
