@@ -24,7 +24,6 @@ from annotation.outbound.secrets import fernet
 from evaluation.models import ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.served import ServedModel
-from evaluation.runs.sources import is_trusted
 
 
 def clean_served(values: dict[str, Any], *, staff: bool, api_key: str) -> None:
@@ -119,7 +118,7 @@ def served_client(spec: ModelSpec) -> ServedModel:
     host checked again before each request where a user who is not staff named it (a name may
     resolve elsewhere later)."""
     check, address = None, None
-    if not is_trusted(spec):
+    if not spec.trusted:  # registered by staff (runs/sources.py, is_trusted)
         host = urlsplit(spec.base_url).hostname or ""
         # Every request goes to the address checked now, whatever the name says later (a host
         # refused has none: the check before each request says why).
