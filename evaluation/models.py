@@ -15,19 +15,6 @@ def default_stop() -> list[str]:
 class ModelSpec(models.Model):
     """A model registered by an admin to score a project's released contrast sets."""
 
-    class Kind(models.TextChoices):
-        HF_SEQUENCE_CLASSIFICATION = "hf-sequence-classification", "classifier (transformers)"
-        PYTHON = "python", "Python callable (staff)"
-        HF_CAUSAL_LM = "hf-causal-lm", "causal language model (transformers)"
-        HF_SEQ2SEQ = "hf-seq2seq", "sequence-to-sequence model (transformers)"
-        HF_QUESTION_ANSWERING = "hf-question-answering", "extractive QA (transformers)"
-        # A model behind an OpenAI-compatible HTTP API (vLLM, TGI, SGLang, llama.cpp, an API
-        # provider): evaluation/runners/served.py.
-        OPENAI_COMPATIBLE = "openai-compatible", "served model (OpenAI-compatible API)"
-        # A file of a model's outputs for a release split (runs/predictions.py): registered
-        # by the upload itself, never through the Models page.
-        PREDICTIONS = "predictions", "predictions file"
-
     class Device(models.TextChoices):
         AUTO = "auto"
         CPU = "cpu"
@@ -42,11 +29,11 @@ class ModelSpec(models.Model):
         LOGLIKELIHOOD = "loglikelihood", "log-likelihood of each label (needs prompt log-probs)"
         GENERATION = "generation", "generated text, matched to a label"
 
-    LANGUAGE_MODELS = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE)
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_specs")
     name = models.CharField(max_length=100)
-    kind = models.CharField(max_length=32, choices=Kind.choices)
+    # One of the registered kinds (evaluation/runs/kinds.py), checked on registration: a new
+    # kind needs no migration.
+    kind = models.CharField(max_length=32)
     # A local directory or hub id, or package.module:callable for python models.
     source = models.CharField(max_length=500)
     label_mapping = models.JSONField(default=dict, blank=True)
@@ -77,7 +64,7 @@ class ModelSpec(models.Model):
     max_answer_tokens = models.PositiveIntegerField(default=30)
     # Served models (docs/models.md): where, how many requests at once, how long to wait for
     # one, how labels are chosen, and the prices per million tokens for the run's cost. The
-    # API key is kept encrypted (evaluation/specs/secrets.py) and never shown.
+    # API key is kept encrypted (evaluation/runs/endpoint.py) and never shown.
     base_url = models.CharField(max_length=500, default="", blank=True)
     api_key_encrypted = models.TextField(default="", blank=True)
     concurrency = models.PositiveSmallIntegerField(default=4)

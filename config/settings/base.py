@@ -218,7 +218,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
-        "ModelKindEnum": "evaluation.models.ModelSpec.Kind",
+        "ModelKindEnum": "evaluation.runs.kinds.KIND_CHOICES",
         "AnalysisKindEnum": "evaluation.models.Analysis.Kind",
         "JobStatusEnum": "evaluation.models.EvaluationRun.Status",
         "WithdrawnStatusEnum": [("withdrawn", "withdrawn")],  # a perturbation's PATCH

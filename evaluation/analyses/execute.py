@@ -13,7 +13,7 @@ from evaluation.analyses import artifacts, inoculation, instability
 from evaluation.models import Analysis, ModelSpec, Prediction
 from evaluation.runners.base import RunnerError
 from evaluation.runners.trainer import ClassifierTrainer
-from evaluation.specs.services import runner_options
+from evaluation.runs.sources import runner_options
 
 Kind = Analysis.Kind
 

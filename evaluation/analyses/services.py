@@ -13,6 +13,7 @@ from annotation.errors import DomainError
 from annotation.models import AuditLog, Project, Release, user_or_none
 from evaluation.analyses.tasks import run_analysis_task
 from evaluation.models import Analysis, EvaluationRun, ModelSpec
+from evaluation.runs.scoring import Classifier
 
 Kind = Analysis.Kind
 MAX_LEARNING_RATES, MAX_SIZES, MAX_EPOCHS = 5, 10, 100
@@ -102,7 +103,7 @@ def clean_inoculation(project: Project, params: dict[str, Any]) -> dict[str, Any
     model = ModelSpec.objects.filter(project=project, pk=pk).first() if _whole(pk) else None
     if model is None:
         raise DomainError("model must be a model of this project.", field="model")
-    if model.kind != ModelSpec.Kind.HF_SEQUENCE_CLASSIFICATION:
+    if model.kind != Classifier.name:
         raise DomainError("Inoculation fine-tunes an hf-sequence-classification model.")
     pool = _split(release, params.get("pool_split", "dev"), "pool_split")
     _split(release, "test", "release")

@@ -12,7 +12,7 @@ trainer) calls `load_model`, so that they all:
   decoder LMs), with its EOS, which the tokenizer and the model's config then both take as
   their pad token, so a decoder classifier scores batches as it scores one text.
 
-`source` is a hub id or a folder, as the worker's `specs.services.source_to_load` resolved it:
+`source` is a hub id or a folder, as the worker's `runs.sources.source_to_load` resolved it:
 who may load from a MODELS_DIR folder is a rule about the spec, checked there. What differs from
 one runner to another is an argument: the head it needs (for the refusal), whether it needs a
 fast tokenizer, fp32 master weights for training, and spreading over several GPUs.

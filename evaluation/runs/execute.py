@@ -19,8 +19,8 @@ from evaluation.runners.base import LoadError, RunnerError
 from evaluation.runs import shards
 from evaluation.runs.kinds import kind_of
 from evaluation.runs.scorer import Advance, ScoredPart
+from evaluation.runs.sources import is_trusted, not_loaded
 from evaluation.runs.task_types import task_metrics
-from evaluation.specs.services import is_trusted, not_loaded
 
 Examples = list[dict[str, Any]]
 

@@ -13,7 +13,9 @@ from annotation.prompting import Prompting
 from evaluation.models import ModelSpec
 from evaluation.runners.lm import LanguageModelScorer
 from evaluation.runs.scorer import Advance, prediction_row
-from evaluation.specs.services import runner_options
+from evaluation.runs.sources import runner_options
+
+SEQ2SEQ = "hf-seq2seq"  # the kind's name (evaluation/runs/prompting.py, Seq2Seq)
 
 
 def pair_rows(
@@ -25,7 +27,7 @@ def pair_rows(
     project = release.project
     scorer = LanguageModelScorer(
         **runner_options(spec),
-        seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ,
+        seq2seq=spec.kind == SEQ2SEQ,
         prompt=Prompting.of(project, spec.prompt).prompt,
     )
     advance(0)  # loading may take a while: show we are alive

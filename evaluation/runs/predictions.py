@@ -96,8 +96,11 @@ def _entry(
 
 class PredictionsFile(ModelKind):
     """A file of a model's outputs: its rows as any run of the project's task type has them,
-    and the examples it left out (`missing`, counted wrong). It is read whole: no shards."""
+    and the examples it left out (`missing`, counted wrong). It is read whole: no shards.
+    Registered by its upload (evaluation/runs/services.py), never on the Models page."""
 
+    name, label = "predictions", "predictions file"
+    on_page = False
     shardable = False
 
     def score(

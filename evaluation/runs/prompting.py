@@ -21,10 +21,17 @@ from annotation.text.answers import answer_text
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runners.base import RunnerError
 from evaluation.runners.prompted import PromptedModel
-from evaluation.runs.pairs import pair_rows
-from evaluation.runs.scorer import Advance, ModelKind, ScoredPart, prediction_row
+from evaluation.runs.pairs import SEQ2SEQ, pair_rows
+from evaluation.runs.scorer import (
+    CHECKPOINT,
+    PROMPTED,
+    Advance,
+    Checkpoint,
+    ScoredPart,
+    prediction_row,
+)
 from evaluation.runs.scoring import answer_rows
-from evaluation.specs.services import runner_options
+from evaluation.runs.sources import runner_options
 
 
 def contexts(
@@ -68,7 +75,7 @@ def _chat(model: PromptedModel) -> Any:
 
 
 def load(spec: ModelSpec) -> PromptedModel:
-    return PromptedModel(**runner_options(spec), seq2seq=spec.kind == ModelSpec.Kind.HF_SEQ2SEQ)
+    return PromptedModel(**runner_options(spec), seq2seq=spec.kind == SEQ2SEQ)
 
 
 def choice_rows(
@@ -130,16 +137,27 @@ BY_TASK_TYPE: dict[str, Callable[..., list[dict[str, Any]]]] = {
 }
 
 
-class LanguageModel(ModelKind):
+class LanguageModel(Checkpoint):
     """A causal or seq2seq language model of transformers, prompted: a label by the
     log-likelihood of its words, an answer by greedy generation, a minimal pair by each
     text's score (evaluation/runs/pairs.py)."""
+
+    task_types = tuple(BY_TASK_TYPE)
+    settings = (*CHECKPOINT, *PROMPTED, "num_beams")
 
     def score(
         self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
     ) -> ScoredPart:
         rows_of = BY_TASK_TYPE[run.release.project.task_type]
         return ScoredPart(rows_of(run.model, run.release, examples, advance))
+
+
+class CausalLM(LanguageModel):
+    name, label = "hf-causal-lm", "causal language model (transformers)"
+
+
+class Seq2Seq(LanguageModel):
+    name, label = SEQ2SEQ, "sequence-to-sequence model (transformers)"
 
 
 def first_answer(example: dict[str, Any]) -> str:

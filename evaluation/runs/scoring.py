@@ -7,21 +7,35 @@ import re
 from typing import Any
 
 from annotation.errors import DomainError
+from annotation.models import Project
 from annotation.text.answers import AnswerRules, answer_text
 from evaluation.metrics.answers import ScoredAnswer
 from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runners.base import RunnerError
 from evaluation.runners.classifier import SequenceClassifier
 from evaluation.runners.python import predict_python
 from evaluation.runners.qa import ExtractiveQA
-from evaluation.runs.scorer import Advance, ModelKind, ScoredPart, prediction_row
+from evaluation.runs.scorer import (
+    CHECKPOINT,
+    Advance,
+    Checkpoint,
+    ModelKind,
+    ScoredPart,
+    prediction_row,
+)
+from evaluation.runs.sources import is_trusted, runner_options
 from evaluation.runs.task_types import free_text
-from evaluation.specs.services import runner_options, source_to_load
 
 Examples = list[dict[str, Any]]
+TaskType = Project.TaskType
 
 
-class Classifier(ModelKind):
+class Classifier(Checkpoint):
     """A transformers sequence classifier: each example's label and probabilities."""
+
+    name, label = "hf-sequence-classification", "classifier (transformers)"
+    task_types = (TaskType.CLASSIFICATION,)
+    settings = (*CHECKPOINT, "label_mapping")
 
     def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
         spec, project = run.model, run.release.project
@@ -33,8 +47,12 @@ class Classifier(ModelKind):
         return ScoredPart(label_rows(spec, project, examples, result.labels, result.probabilities))
 
 
-class Reader(ModelKind):
+class Reader(Checkpoint):
     """A transformers extractive reader: each question's answer, a span of its context."""
+
+    name, label = "hf-question-answering", "extractive QA (transformers)"
+    task_types = (TaskType.FREE_TEXT,)
+    settings = (*CHECKPOINT, "stride", "max_answer_tokens")
 
     def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
         spec, project = run.model, run.release.project
@@ -59,12 +77,23 @@ class PythonCallable(ModelKind):
     """`package.module:callable` (staff only): a label, or an answer (a text or its spans), for
     each example's fields. It runs in one piece: a stored text cannot give back its spans."""
 
+    name, label = "python", "Python callable (staff)"
+    task_types = (TaskType.CLASSIFICATION, TaskType.FREE_TEXT)
+    settings = ("label_mapping", "batch_size")
+    staff_only = True
     shardable = False
+
+    def clean(self, values: dict[str, Any], *, staff: bool, api_key: str) -> None:
+        super().clean(values, staff=staff, api_key=api_key)
+        if ":" not in values["source"]:
+            raise DomainError("A python model's source is package.module:callable.")
 
     def score(self, run: EvaluationRun, examples: Examples, advance: Advance) -> ScoredPart:
         spec, project = run.model, run.release.project
         dicts = [e["fields"] for e in examples]
-        result = predict_python(source_to_load(spec), dicts, spec.batch_size, advance)
+        if not is_trusted(spec):  # asked again on the worker (docs/security.md)
+            raise RunnerError("Only staff may run python models; ask staff to register it.")
+        result = predict_python(spec.source, dicts, spec.batch_size, advance)
         if project.is_free_text:
             return ScoredPart(answer_rows(project, examples, result.labels))
         return ScoredPart(label_rows(spec, project, examples, result.labels, result.probabilities))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.models import Release
+from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from evaluation.models import EvaluationRun, ModelSpec, ServedAnswer
 from evaluation.runners.base import RunnerError
@@ -30,20 +30,42 @@ from evaluation.runners.served import (
     generation_request,
     next_token_request,
 )
+from evaluation.runs.endpoint import clean_served, served_client, usage_of
 from evaluation.runs.prompting import chosen_rows, contexts, first_answer, shot_pool
-from evaluation.runs.scorer import ModelKind, ScoredPart, prediction_row
+from evaluation.runs.scorer import PROMPTED, ModelKind, ScoredPart, prediction_row
 from evaluation.runs.scoring import answer_rows
-from evaluation.specs.services import served_client
+from evaluation.runs.sources import check_server
 
 Scoring = ModelSpec.Scoring
 EDGES = " \t\r\n\"'`.,;:!?()[]{}*_"
 Advance = Callable[[int], None]
+CHECK_SECONDS = 10.0  # the Check holds a web worker no longer than about this
+SERVER = ("base_url", "api_key", "scoring", "concurrency", "timeout")  # its settings, with:
 
 
 class Served(ModelKind):
     """A model behind an OpenAI-compatible server: labels by log-likelihood (or named in a
     generated answer), answers generated. Its notes: how the server was read (`server`) and
     the tokens of the Check's canary requests (`check`), which count in the run's usage."""
+
+    name, label = "openai-compatible", "served model (OpenAI-compatible API)"
+    task_types = (Project.TaskType.CLASSIFICATION, Project.TaskType.FREE_TEXT)
+    settings = (*SERVER, "price_prompt", "price_completion", *PROMPTED)
+
+    def clean(self, values: dict[str, Any], *, staff: bool, api_key: str) -> None:
+        clean_served(values, staff=staff, api_key=api_key)
+
+    def check(self, values: dict[str, Any], api_key: str) -> None:
+        check_server(values["base_url"], values["source"], api_key)
+
+    def probe(self, spec: ModelSpec) -> Report:
+        """The Check (evaluation/runners/probe.py), within CHECK_SECONDS."""
+        client = served_client(spec)
+        loglikelihood = spec.scoring == Scoring.LOGLIKELIHOOD
+        try:
+            return probe(client, loglikelihood=loglikelihood, seconds=CHECK_SECONDS)
+        finally:
+            client.line.close()
 
     def score(
         self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
@@ -369,23 +391,3 @@ def _cut(text: str, stop: list[str]) -> str:
     for sequence in stop:
         text = text.split(sequence)[0] if sequence else text
     return text.strip()
-
-
-def usage_of(spec: ModelSpec, answers: Any) -> dict[str, Any]:
-    """Requests and tokens of the run (the server's own counts), and their cost where the
-    admin gave prices per million tokens; `reused`: the answers taken from earlier runs of
-    the model, which cost nothing now."""
-    answers = list(answers)
-    asked = [a for a in answers if not a.reused]
-    prompt = sum(a.prompt_tokens for a in asked)
-    completion = sum(a.completion_tokens for a in asked)
-    usage: dict[str, Any] = {
-        "requests": len(asked),
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "reused": len(answers) - len(asked),
-    }
-    if spec.price_prompt is not None or spec.price_completion is not None:
-        cost = prompt * (spec.price_prompt or 0) + completion * (spec.price_completion or 0)
-        usage["cost"] = round(cost / 1e6, 6)
-    return usage

@@ -15,7 +15,7 @@ from annotation.models import Project, Release, user_or_none
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec, RunShard
 from evaluation.runs.kinds import kind_of
-from evaluation.runs.predictions import read_predictions
+from evaluation.runs.predictions import PredictionsFile, read_predictions
 from evaluation.runs.shards import MAX_SHARDS
 from evaluation.runs.tasks import run_evaluation_task, run_shard_task
 
@@ -139,7 +139,7 @@ def predictions_enqueue(*, release: Release, split: str, upload: Any, user: Any)
             spec = ModelSpec.objects.create(
                 project=project,
                 name=f"{base} ({taken + 1})" if taken else base,
-                kind=ModelSpec.Kind.PREDICTIONS,
+                kind=PredictionsFile.name,
                 source=str(relative),
                 created_by=user_or_none(user),
                 trusted=user is None or bool(getattr(user, "is_staff", False)),

@@ -17,13 +17,15 @@ from annotation.text.parsing import parse_id
 from evaluation.access import admin_project
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs import compare, results, services
+from evaluation.runs.predictions import PredictionsFile
+from evaluation.runs.served import Served
 
 
 @login_required
 def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = admin_project(request.user, slug)
     releases = project.releases.all()
-    specs = ModelSpec.objects.filter(project=project).exclude(kind=ModelSpec.Kind.PREDICTIONS)
+    specs = ModelSpec.objects.filter(project=project).exclude(kind=PredictionsFile.name)
     errors: list[Any] = []
     if request.method == "POST":
         release = releases.filter(pk=parse_id(request.POST.get("release")) or 0).first()
@@ -63,7 +65,7 @@ def runs_page(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "releases": releases,
         "specs": specs,
-        "served": any(spec.kind == ModelSpec.Kind.OPENAI_COMPATIBLE for spec in specs),
+        "served": any(spec.kind == Served.name for spec in specs),
         "runs": runs[:100],
         "errors": errors,
         "splits": splits,

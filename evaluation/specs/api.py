@@ -10,8 +10,9 @@ from annotation.pagination import page_of, paginated
 from annotation.permissions import raw_field
 from evaluation.access import admin_model, admin_project, admin_projects, require_some_admin
 from evaluation.models import ModelSpec
+from evaluation.runs.kinds import KIND_CHOICES
 from evaluation.specs import services
-from evaluation.specs.fields import MODEL_FIELDS, api_field
+from evaluation.specs.fields import MODEL_FIELDS, api_field, kind_choices
 
 
 class ModelInputSerializer(serializers.Serializer):
@@ -21,11 +22,14 @@ class ModelInputSerializer(serializers.Serializer):
     project = serializers.SlugField()
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        return {**super().get_fields(), **{f.name: api_field(f) for f in MODEL_FIELDS}}
+        fields = {**super().get_fields(), **{f.name: api_field(f) for f in MODEL_FIELDS}}
+        fields["kind"].choices = kind_choices()  # type: ignore[attr-defined]
+        return fields
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.slug")
+    kind = serializers.ChoiceField(choices=KIND_CHOICES, read_only=True)
     has_api_key = serializers.BooleanField(read_only=True)
 
     class Meta:

@@ -11,16 +11,8 @@ from rest_framework import serializers
 
 from annotation.formfields import JSONObjectField
 from evaluation.models import ModelSpec, default_stop
+from evaluation.runs.kinds import KINDS
 
-Kind = ModelSpec.Kind
-_CHECKPOINTS = (
-    Kind.HF_SEQUENCE_CLASSIFICATION,
-    Kind.HF_QUESTION_ANSWERING,
-    Kind.HF_CAUSAL_LM,
-    Kind.HF_SEQ2SEQ,
-)
-_PROMPTED = (Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ, Kind.OPENAI_COMPATIBLE)
-_SERVED = (Kind.OPENAI_COMPATIBLE,)
 _REQUIRED = object()  # a setting without a default: the page and the API both need it
 
 
@@ -30,7 +22,8 @@ class ModelField:
     mapping (label to text) or stops (a list of texts; typed on the page as a|b, \\n a new
     line). `most` is an int's largest value, a text's length, or each text's length in a
     mapping or a list; `items`, a list's length. A text with `choices` is offered as a select
-    on the page and taken as any text on the API."""
+    on the page and taken as any text on the API. Which kinds read a setting, each kind says
+    (`ModelKind.settings`): the page shows a kind's own settings alone."""
 
     name: str
     kind: str
@@ -42,9 +35,6 @@ class ModelField:
     choices: Sequence[tuple[str, str]] = ()
     help: str = ""  # the page's
     api_help: str = ""  # the API's description, where it has one
-    # The kinds the setting applies to, so that the page shows only a kind's own settings;
-    # none: every kind.
-    kinds: tuple[str, ...] = ()
     secret: bool = False  # kept encrypted: a password box on the page, write-only on the API
     page: Mapping[str, Any] = field(default_factory=dict)  # what the page's field alone takes
 
@@ -58,11 +48,9 @@ MODEL_FIELDS = (
     ModelField("name", "text", most=100),
     ModelField(
         "kind",
-        "choice",
-        choices=Kind.choices,
+        "choice",  # its choices are the registry's, read for each form (kind_choices)
         help="classifiers and python for classification; language models for minimal "
         "pairs; question answering and python for free text",
-        page={"choices": [c for c in Kind.choices if c[0] != Kind.PREDICTIONS]},
     ),
     ModelField(
         "source",
@@ -78,7 +66,6 @@ MODEL_FIELDS = (
         most=500,
         help="served models: the server's OpenAI-compatible address, e.g. http://gpu-host:8000/v1",
         api_help="openai-compatible: the server's base URL, e.g. http://host:8000/v1",
-        kinds=_SERVED,
         page={"label": "Base URL"},
     ),
     ModelField(
@@ -88,7 +75,6 @@ MODEL_FIELDS = (
         most=500,
         help="served models, if the server needs one: kept encrypted, never shown again",
         api_help="openai-compatible: the key, kept encrypted and never returned",
-        kinds=_SERVED,
         secret=True,
         page={"label": "API key"},
     ),
@@ -99,7 +85,6 @@ MODEL_FIELDS = (
         choices=ModelSpec.Scoring.choices,
         help="served models on classification: log-likelihoods need a server that echoes "
         "the prompt's log-probabilities (vLLM; llama.cpp with --logits_all); else generation",
-        kinds=_SERVED,
         page={"required": False},
     ),
     ModelField(
@@ -109,7 +94,6 @@ MODEL_FIELDS = (
         least=1,
         most=256,
         help="served models: requests in flight",
-        kinds=_SERVED,
     ),
     ModelField(
         "timeout",
@@ -118,7 +102,6 @@ MODEL_FIELDS = (
         least=1,
         most=3600,
         help="served models: seconds per request",
-        kinds=_SERVED,
     ),
     ModelField(
         "price_prompt",
@@ -126,7 +109,6 @@ MODEL_FIELDS = (
         default=None,
         least=0,
         help="served models: price per million prompt tokens",
-        kinds=_SERVED,
     ),
     ModelField(
         "price_completion",
@@ -134,25 +116,20 @@ MODEL_FIELDS = (
         default=None,
         least=0,
         help="per million completion tokens (the run's cost)",
-        kinds=_SERVED,
     ),
     ModelField(
         "label_mapping",
         "mapping",
         default=dict,
         help='model label to project label, e.g. {"LABEL_0": "negative"}',
-        kinds=(Kind.HF_SEQUENCE_CLASSIFICATION, Kind.PYTHON),
     ),
-    ModelField("max_length", "int", default=256, least=1, most=8192, kinds=_CHECKPOINTS),
-    ModelField(
-        "batch_size", "int", default=32, least=1, most=4096, kinds=(*_CHECKPOINTS, Kind.PYTHON)
-    ),
+    ModelField("max_length", "int", default=256, least=1, most=8192),
+    ModelField("batch_size", "int", default=32, least=1, most=4096),
     ModelField(
         "device",
         "choice",
         default="auto",
         choices=ModelSpec.Device.choices,
-        kinds=_CHECKPOINTS,
         page={"choices": [(d, d) for d in ModelSpec.Device.values]},
     ),
     ModelField(
@@ -160,7 +137,6 @@ MODEL_FIELDS = (
         "choice",
         default="fp32",
         choices=ModelSpec.Precision.choices,
-        kinds=_CHECKPOINTS,
     ),
     ModelField(
         "prompt",
@@ -171,7 +147,6 @@ MODEL_FIELDS = (
         help="language models: a template over the fields, e.g. Review: {text}"
         "\\nSentiment: (blank: the project's prompt; minimal pairs: {source}\\n)",
         api_help="language models: a template over the fields; blank: the project's prompt",
-        kinds=_PROMPTED,
         page={"widget": forms.Textarea(attrs={"rows": 3})},
     ),
     ModelField(
@@ -181,7 +156,6 @@ MODEL_FIELDS = (
         most=200,
         help='language models: label to words, e.g. {"positive": "great"} (blank: the project\'s)',
         api_help="label -> the words scored for it; overrides the project's",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "target_delimiter",
@@ -190,7 +164,6 @@ MODEL_FIELDS = (
         most=20,
         strip=False,
         help="language models: what comes between the prompt and a choice or answer",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "few_shot",
@@ -199,7 +172,6 @@ MODEL_FIELDS = (
         least=0,
         most=32,
         help="language models: examples before each",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "few_shot_split",
@@ -208,14 +180,12 @@ MODEL_FIELDS = (
         most=8,
         choices=[("", "none"), ("train", "train"), ("dev", "dev"), ("test", "test")],
         help="the release split the shots come from",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "chat_template",
         "bool",
         default=False,
         help="wrap the prompt in the tokenizer's chat template (instruct)",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "stop",
@@ -225,7 +195,6 @@ MODEL_FIELDS = (
         items=8,
         strip=False,
         help="free text: stop sequences, separated by |; \\n is a new line",
-        kinds=_PROMPTED,
     ),
     ModelField(
         "num_beams",
@@ -234,9 +203,8 @@ MODEL_FIELDS = (
         least=1,
         most=16,
         help="beams for a language model's own output",
-        kinds=(Kind.HF_CAUSAL_LM, Kind.HF_SEQ2SEQ),
     ),
-    ModelField("max_new_tokens", "int", default=64, least=1, most=1024, kinds=_PROMPTED),
+    ModelField("max_new_tokens", "int", default=64, least=1, most=1024),
     ModelField(
         "stride",
         "int",
@@ -244,7 +212,6 @@ MODEL_FIELDS = (
         least=1,
         most=4096,
         help="QA: token overlap of context windows",
-        kinds=(Kind.HF_QUESTION_ANSWERING,),
     ),
     ModelField(
         "max_answer_tokens",
@@ -253,7 +220,6 @@ MODEL_FIELDS = (
         least=1,
         most=1024,
         help="QA: the longest answer span",
-        kinds=(Kind.HF_QUESTION_ANSWERING,),
     ),
     ModelField(
         "allow_random_weights",
@@ -264,10 +230,20 @@ MODEL_FIELDS = (
         "predictions are noise; for a deliberate baseline only",
         api_help="run even where the checkpoint lacks weights its kind needs (a headless "
         "encoder as a classifier): they are initialised at random; for deliberate baselines",
-        kinds=_CHECKPOINTS,
         page={"label": "Allow random weights"},
     ),
 )
+
+
+def kind_choices(*, page: bool = False, staff: bool = True) -> list[tuple[str, str]]:
+    """The kinds of the registry (evaluation/runs/kinds.py), read when asked, so that a kind
+    registered later is offered too: on the page, those registered there; to a user who is
+    not staff, none that runs code on the workers (docs/security.md)."""
+    return [
+        (kind.name, kind.label)
+        for kind in KINDS.values()
+        if (kind.on_page or not page) and (staff or not kind.staff_only)
+    ]
 
 
 def stops(typed: str) -> list[str]:
@@ -310,10 +286,12 @@ _PAGE: dict[str, Callable[[ModelField], tuple[type[forms.Field], dict[str, Any]]
 
 
 def page_field(f: ModelField) -> forms.Field:
-    """The Models page's field, with `kinds` for the page's data-kinds (static/js/models.js)."""
+    """The Models page's field, with the kinds that read it for the page's data-kinds
+    (static/js/models.js; none: every kind)."""
     made_as, taken = _PAGE[f.kind](f)
     made = made_as(**{**taken, "help_text": f.help, **f.page})
-    made.kinds = " ".join(f.kinds)  # type: ignore[attr-defined]
+    kinds = [kind.name for kind in KINDS.values() if f.name in kind.settings]
+    made.kinds = " ".join(kinds)  # type: ignore[attr-defined]
     return made
 
 

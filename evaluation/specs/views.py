@@ -20,8 +20,10 @@ from annotation.prompting import (
 )
 from evaluation.access import admin_project
 from evaluation.models import ModelSpec
+from evaluation.runs.kinds import KINDS
+from evaluation.runs.sources import local_models
 from evaluation.specs import services
-from evaluation.specs.fields import MODEL_FIELDS, page_field, stops
+from evaluation.specs.fields import MODEL_FIELDS, kind_choices, page_field, stops
 
 
 class ModelForm(forms.Form):
@@ -32,8 +34,7 @@ class ModelForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields.update({f.name: page_field(f) for f in MODEL_FIELDS})
         kind: Any = self.fields["kind"]
-        if not user.is_staff:  # only staff may make a worker run code (docs/security.md)
-            kind.choices = [c for c in kind.choices if c[0] != ModelSpec.Kind.PYTHON]
+        kind.choices = kind_choices(page=True, staff=user.is_staff)
 
 
 @login_required
@@ -50,12 +51,13 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Model {form.cleaned_data['name']} registered.")
             return redirect("models", slug=slug)
+    on_page = [name for name, kind in KINDS.items() if kind.on_page]
     context = {
         "project": project,
         "form": form,
-        "specs": ModelSpec.objects.filter(project=project).exclude(kind=ModelSpec.Kind.PREDICTIONS),
+        "specs": ModelSpec.objects.filter(project=project, kind__in=on_page),
         # Where staff's local models live, and what is there (never shown to anyone else)
-        "models_dir": services.local_models() if request.user.is_staff else None,
+        "models_dir": local_models() if request.user.is_staff else None,
     }
     return render(request, "evaluation/models.html", context)
 

@@ -19,6 +19,7 @@ from annotation.models import Project, Release
 from annotation.models.config import SPLITS
 from annotation.releases.bundle import read_sets
 from evaluation.models import EvaluationRun, ModelSpec
+from evaluation.runs.predictions import PredictionsFile
 
 # A figure of run.metrics: its heading, and the key of run.metrics["counts"] that is its n
 FIGURES = {
@@ -204,7 +205,7 @@ def _cell(slug: str, spec: ModelSpec | None, runs: list[EvaluationRun]) -> Cell:
     going = [r for r in runs if r.status in IN_PROGRESS]
     if going:
         return Cell("running", going[-1].pk, reverse("run", args=[slug, going[-1].pk]), spec=spec)
-    queueable = spec.kind != ModelSpec.Kind.PREDICTIONS
+    queueable = spec.kind != PredictionsFile.name
     failed = [r for r in runs if r.status == EvaluationRun.Status.FAILED]
     if failed:  # a typo in a model's source fails every run: say so, and link the newest
         url = reverse("run", args=[slug, failed[-1].pk])
@@ -216,7 +217,7 @@ def _cell(slug: str, spec: ModelSpec | None, runs: list[EvaluationRun]) -> Cell:
 
 def _model_names(specs: Iterable[ModelSpec], runs: Iterable[EvaluationRun]) -> list[str]:
     """Every registered model's name, and the predictions files that scored these releases."""
-    named = {s.name for s in specs if s.kind != ModelSpec.Kind.PREDICTIONS}
+    named = {s.name for s in specs if s.kind != PredictionsFile.name}
     return sorted(named | {r.model.name for r in runs})
 
 

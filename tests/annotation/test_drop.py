@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lm_eval.tasks.drop.utils import get_metrics
 
-from annotation.text.answers import AnswerRules
-from annotation.text.drop import drop_best, drop_em_f1
+from annotation.text.answers import AnswerRules, drop_best, drop_em_f1
 from evaluation.metrics.answers import ScoredAnswer
 
 

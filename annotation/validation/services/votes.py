@@ -14,7 +14,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation.bulk import deadlock_as_conflict
-from annotation.crowd import answering, gates
+from annotation.crowd import gates
 from annotation.errors import DomainError
 from annotation.models import (
     AuditLog,
@@ -67,7 +67,7 @@ def vote_cast(*, project: Project, item_id: int, validator: Any, **response: Any
     counts are then a step of their own, registered with `transaction.on_commit` (as Zulip's
     actions send their events), so that the item's lock is never held while waiting for other
     validators' counters. An id that is no real item may be a gold item's: its answer is
-    recorded in the same transaction, in as many statements (annotation.crowd.answering)."""
+    recorded in the same transaction, in as many statements (annotation.crowd.gates)."""
     checked = check_response(project, **response)
     with transaction.atomic(), deadlock_as_conflict(VOTE_RACE):  # test_races.py
         item = sql.lock_item(project_id=project.pk, item_id=item_id)
@@ -79,9 +79,7 @@ def vote_cast(*, project: Project, item_id: int, validator: Any, **response: Any
 def _gold_cast(
     project: Project, item_id: int, validator: Any, response: dict[str, Any]
 ) -> VoteCast:
-    answered = answering.gold_answer(
-        project=project, item_id=item_id, validator=validator, **response
-    )
+    answered = gates.gold_answer(project=project, item_id=item_id, validator=validator, **response)
     if answered.paused is not None:
         transaction.on_commit(partial(_paused_by_gold, project, validator, answered.paused))
     return VoteCast.of(answered.record, item_id=item_id, created=answered.created)

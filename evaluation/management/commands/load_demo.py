@@ -6,6 +6,7 @@ from annotation.demo import DEMO_USERS, load_demo
 from annotation.models import Project
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.execute import run_evaluation
+from evaluation.runs.scoring import PythonCallable
 from evaluation.runs.services import evaluation_enqueue
 from evaluation.specs.services import model_register
 
@@ -46,7 +47,7 @@ def load_demo_runs(project: Project, admin: Any) -> list[EvaluationRun]:
         spec = ModelSpec.objects.filter(project=project, name=name).first()
         if spec is None:
             spec = model_register(
-                project=project, user=admin, name=name, kind=ModelSpec.Kind.PYTHON, source=source
+                project=project, user=admin, name=name, kind=PythonCallable.name, source=source
             )
         done = EvaluationRun.objects.filter(model=spec, status=EvaluationRun.Status.SUCCEEDED)
         if not done.exists():

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.outbound.lines import Unanswered
 from evaluation.models import ModelSpec
-from evaluation.specs.services import served_client
+from evaluation.runs.endpoint import served_client
 from tests.annotation.webhooks.receiver import receiver
 
 pytestmark = pytest.mark.django_db

@@ -145,7 +145,7 @@ def test_a_link_in_models_dir_to_a_folder_elsewhere_is_neither_listed_nor_taken_
     build_tiny_classifier(tmp_path / "elsewhere" / "tiny")
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "linked").symlink_to(tmp_path / "elsewhere" / "tiny")
-    from evaluation.specs.services import local_models
+    from evaluation.runs.sources import local_models
 
     assert local_models()["folders"] == []
     refused = register(client_for(staff), "m", CLASSIFIER, "linked", project=project.slug)
