@@ -263,6 +263,11 @@ page_urls = [
         name="comment-post",
     ),
     path(
+        "p/<slug:slug>/perturbations/<id:pk>/thread/",
+        comment_views.thread_page,
+        name="comment-thread",
+    ),
+    path(
         "p/<slug:slug>/perturbations/<id:pk>/comments/<id:comment_id>/edit/",
         comment_views.comment_edit,
         name="comment-edit",

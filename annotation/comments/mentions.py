@@ -16,9 +16,14 @@ MENTION = re.compile(r"(?<![\w@/])@([\w.+-]*\w)")
 TAG = re.compile(r"(<[^>]*>)")
 
 
+def mentioned_names(text: str) -> set[str]:
+    """The names `text` mentions, lower-case (members or not)."""
+    return {name.lower() for name in MENTION.findall(text)}
+
+
 def mentioned_members(project: Project, text: str) -> list[Any]:
     """The project's members (by username, any case) that `text` mentions."""
-    names = {name.lower() for name in MENTION.findall(text)}
+    names = mentioned_names(text)
     if not names:
         return []
     users = get_user_model().objects.filter(memberships__project=project).distinct()

@@ -1,7 +1,8 @@
 """Reading comments (docs/workflows.md, "Comments"): who may read a perturbation's thread, and
 the thread as a reader sees it. Admins, and the perturbation's author, read it with its
-authors' names; a validator reads it only once they have voted on the item, without names
-(blindness, docs/security.md); anyone else finds no such perturbation (404)."""
+authors' names; a validator reads it only once they have voted on the item, and an expert
+whom a comment of it mentions, without names (blindness, docs/security.md); anyone else finds
+no such perturbation (404)."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,9 +14,9 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from annotation.comments.mentions import comment_html
-from annotation.comments.services import may_delete, may_write
-from annotation.models import Comment, Membership, Perturbation, Project, Release, Vote
-from annotation.permissions import Role, project_for
+from annotation.comments.services import may_delete, may_read, may_write
+from annotation.models import Comment, Membership, Perturbation, Project, Release
+from annotation.permissions import project_for
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,6 @@ class ShownComment:
     edited_at: datetime | None
     may_edit: bool
     may_delete: bool
-
-
-def may_read(user: Any, perturbation: Perturbation, roles: set[str]) -> bool:
-    if may_write(user, perturbation, roles):
-        return True
-    return (
-        Role.VALIDATOR in roles
-        and Vote.objects.filter(item__perturbation=perturbation, validator_id=user.pk).exists()
-    )
 
 
 def readable(user: Any, slug: str, pk: int) -> tuple[Project, Perturbation]:

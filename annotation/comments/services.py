@@ -7,12 +7,14 @@ the statistics) is the same before and after a comment (tests/security/test_blin
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
-from annotation.comments.mentions import mentioned_members
+from annotation.comments.mentions import mentioned_members, mentioned_names
 from annotation.errors import DomainError
-from annotation.models import AuditLog, Comment, Perturbation, Project
+from annotation.models import AuditLog, Comment, Perturbation, Project, Vote
 from annotation.models.comments import MAX_CHARS
 from annotation.notifications import services as notifications
 from annotation.permissions import Role, roles_of
@@ -23,6 +25,35 @@ def may_write(user: Any, perturbation: Perturbation, roles: set[str]) -> bool:
     if Role.ADMIN in roles:
         return True
     return Role.EXPERT in roles and perturbation.author_id == user.pk
+
+
+def may_read(user: Any, perturbation: Perturbation, roles: set[str]) -> bool:
+    """Those who write; a validator once they voted on its item, never before, though a
+    comment mentions them (blindness); an expert whom a comment of its thread mentions."""
+    if may_write(user, perturbation, roles):
+        return True
+    if Role.VALIDATOR in roles:
+        return Vote.objects.filter(item__perturbation=perturbation, validator_id=user.pk).exists()
+    if Role.EXPERT not in roles:
+        return False
+    name = user.username.lower()
+    bodies = Comment.objects.filter(perturbation=perturbation).values_list("body", flat=True)
+    return any(name in mentioned_names(body) for body in bodies)
+
+
+def reading_url(user: Any, perturbation: Perturbation, roles: set[str]) -> str | None:
+    """The page where `user` reads the perturbation's thread (None: they may not): an admin
+    its Data row; its author their draft's editor, or else their Data row; any other reader
+    (a validator who voted, an expert mentioned) the thread's own page."""
+    if not may_read(user, perturbation, roles):
+        return None
+    slug, pk = perturbation.project.slug, perturbation.pk
+    mine = perturbation.author_id == user.pk
+    if mine and perturbation.status == Perturbation.Status.DRAFT:
+        return reverse("editor-draft", args=[slug, pk])
+    if may_write(user, perturbation, roles):
+        return reverse("data-item", args=[slug, "perturbations", pk])
+    return reverse("comment-thread", args=[slug, pk])
 
 
 def check_body(body: Any) -> str:
@@ -39,8 +70,17 @@ def announced(comment_id: int, mentioned_ids: list[int]) -> None:
     commented on, a mention: notifications/services.py, which keeps validators blind)."""
     comment = Comment.objects.select_related("perturbation", "project").filter(pk=comment_id)
     found = comment.first()
-    if found is not None:  # deleted meanwhile
-        notifications.comment_posted(found, mentioned_ids)
+    if found is None:  # deleted meanwhile
+        return
+    perturbation = found.perturbation
+    perturbation.project = found.project
+    told = {perturbation.author_id, *mentioned_ids} - {found.author_id, None}
+    links = {}
+    for user in get_user_model().objects.filter(pk__in=told):
+        url = reading_url(user, perturbation, roles_of(user, found.project))
+        if url is not None:
+            links[user.pk] = url
+    notifications.comment_posted(found, links)
 
 
 @transaction.atomic

@@ -1,11 +1,13 @@
 """The pages' comment forms (templates/annotation/_comments.html): post, edit and delete, each
-back to the page it came from (the Data row, the editor)."""
+back to the page it came from (the Data row, the editor, the thread's own page); and the
+thread's own page, for readers with no Data row of it (a validator who voted, an expert
+mentioned): the perturbation's text and its comments, nothing else of it."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -19,6 +21,17 @@ def _back(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
         back = reverse("data-item", args=[slug, "perturbations", pk])
     return redirect(f"{back.split('#')[0]}#comments")
+
+
+@login_required
+def thread_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, perturbation = selectors.readable(request.user, slug, pk)
+    context = {
+        "project": project,
+        "perturbation": perturbation,
+        "thread": selectors.thread_context(request.user, perturbation, request.get_full_path()),
+    }
+    return render(request, "annotation/comment_thread.html", context)
 
 
 @login_required

@@ -16,11 +16,7 @@ from annotation.imports.background import (
     files_and_options,
     import_or_queue,
 )
-from annotation.imports.published.services import (
-    PUBLISHED_FILES,
-    import_published,
-    uploads_in_order,
-)
+from annotation.imports.published.services import PUBLISHED_FILES
 from annotation.imports.serializers import (
     ImportInputSerializer,
     ImportJobSerializer,
@@ -35,6 +31,7 @@ from annotation.imports.serializers import (
     VoteImportInputSerializer,
     VotesResultSerializer,
 )
+from annotation.imports.services.running import import_now
 from annotation.jobs.api import JobActionView
 from annotation.models import ImportJob, Project
 from annotation.permissions import (
@@ -190,16 +187,21 @@ class NewProjectPublishedImportView(APIView):
             query = NewProjectSlugSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             values["slug"] = query.validated_data.get("slug", "")
-        result = import_published(
-            dataset=values["dataset"],
-            files=uploads_in_order(values),
-            user=request.user,
+        options = {
+            "dataset": values["dataset"],
+            "accept": not values["to_validation"],
+            "slug": values["slug"],
+            "name": values.get("name", ""),
+        }
+        files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
+        result = import_now(
             project=None,
-            slug=values["slug"],
-            name=values.get("name", ""),
-            accept=not values["to_validation"],
+            user=request.user,
+            kind=ImportJob.Kind.PUBLISHED,
+            files=files,
+            options=options,
         )
-        answer = PublishedResultSerializer(result.as_dict()).data
+        answer = PublishedResultSerializer(result).data
         return Response(answer, status=status.HTTP_201_CREATED)
 
 

@@ -3,11 +3,9 @@ worker). Its name is the one it had in annotation/tasks.py, so that messages alr
 and the route of "annotation.tasks.*", still find it."""
 
 from celery import shared_task
-from django.db import transaction
 
 from annotation import jobs
 from annotation.imports.services.running import run_import
-from annotation.webhooks import events
 
 
 @shared_task(
@@ -19,6 +17,6 @@ from annotation.webhooks import events
 def run_import_task(self, job_id: int) -> None:  # type: ignore[no-untyped-def]
     """Run one queued import. It commits whole or not at all, so a redelivery after a worker
     died (or the sweep's, evaluation.tasks.sweep_stale_jobs), or a retry after the database
-    went away, runs it again from the start; one that finds it alive elsewhere waits."""
-    job = jobs.run_or_retry(self, run_import, job_id)
-    transaction.on_commit(lambda: events.import_finished(job), robust=True)
+    went away, runs it again from the start; one that finds it alive elsewhere waits. Its end
+    is announced by run_import."""
+    jobs.run_or_retry(self, run_import, job_id)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.errors import DomainError
-from annotation.models import Membership, Notification, NotificationPreference, Project, Vote
+from annotation.models import Membership, Notification, NotificationPreference, Project
 from annotation.models.notifications import KINDS
 
 TEXT_MAX = 500
@@ -144,27 +144,21 @@ def _body(rows: list[Notification]) -> str:
     )
 
 
-def comment_posted(comment: Any, mentioned_ids: list[int]) -> int:
-    """A comment committed: its perturbation's author is told (not of their own), and each
-    member it mentions who may read its thread: admins, and a validator only once they voted
-    on its item (blindness); an expert reads only their own perturbations' threads. No text
-    names the comment's author."""
+def comment_posted(comment: Any, links: dict[int, str]) -> int:
+    """A comment committed: each user of `links` (id -> the page where they read its thread:
+    comments.services.reading_url, which keeps validators blind) is told: its perturbation's
+    author that it was commented on, everyone else that it mentions them. No text names the
+    comment's author."""
     perturbation, project = comment.perturbation, comment.project
-    url = reverse("data-item", args=[project.slug, "perturbations", perturbation.pk])
     made = 0
-    if perturbation.author_id not in (None, comment.author_id):
-        text = f"A comment on your perturbation #{perturbation.pk} in {project.name}."
-        made += notify([perturbation.author_id], project, "perturbation.commented", text, url)
-    readers = set(
-        Membership.objects.filter(
-            project=project, user_id__in=mentioned_ids, role="admin"
-        ).values_list("user_id", flat=True)
-    )
-    readers |= set(
-        Vote.objects.filter(
-            item__perturbation_id=perturbation.pk, validator_id__in=mentioned_ids
-        ).values_list("validator_id", flat=True)
-    )
-    readers -= {comment.author_id, perturbation.author_id}  # the author's is the one above
-    text = f"You were mentioned in a comment on perturbation #{perturbation.pk} in {project.name}."
-    return made + notify(readers, project, "mention", text, url)
+    for pk, url in sorted(links.items()):
+        if pk == perturbation.author_id:
+            text = f"A comment on your perturbation #{perturbation.pk} in {project.name}."
+            made += notify([pk], project, "perturbation.commented", text, url)
+        else:
+            text = (
+                f"You were mentioned in a comment on perturbation #{perturbation.pk} "
+                f"in {project.name}."
+            )
+            made += notify([pk], project, "mention", text, url)
+    return made

@@ -10,6 +10,7 @@ the job whose event it is, which committed already. Every event's data names the
 its slug and the object by the id the API knows it by. An event that no webhook of the
 project wants costs one query."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -82,14 +83,45 @@ def analysis_finished(analysis: Any) -> None:
     notifications.job_finished(analysis, project, "analysis.finished", name, url)
 
 
-def import_finished(job: ImportJob | None) -> None:
-    """An import a worker ran (a large one), succeeded or failed."""
-    if job is None or job.status not in ("succeeded", "failed"):
+@dataclass(frozen=True)
+class ImportFinished:
+    """An import that succeeded or failed, wherever it ran: a worker's job (`id`, the job's),
+    or one run in a request or a command (`id` None; the project's Import page lists it).
+    `created_by_id` None (a command) tells no one."""
+
+    project: Project
+    kind: str
+    status: str
+    error: str = ""
+    created_by_id: int | None = None
+    id: int | None = None
+    batch: int | None = None
+
+    @classmethod
+    def of_job(cls, job: ImportJob) -> "ImportFinished":
+        batch = job.result.get("batch") if isinstance(job.result, dict) else None
+        return cls(job.project, job.kind, job.status, job.error, job.created_by_id, job.pk, batch)
+
+
+def import_finished(finished: ImportFinished) -> None:
+    """An import, succeeded or failed (annotation.imports.services.running, the end of every
+    import, announces each once)."""
+    if finished.status not in ("succeeded", "failed"):
         return
-    data = {"id": job.pk, "kind": job.kind, "status": job.status, "error": job.error}
-    announce(job.project, "import.finished", {"import": data})
-    url = reverse("import-job", args=[job.project.slug, job.pk])
-    notifications.job_finished(job, job.project, "import.finished", "import", url)
+    project = finished.project
+    data = {
+        "id": finished.id,
+        "kind": finished.kind,
+        "status": finished.status,
+        "error": finished.error,
+        "batch": finished.batch,
+    }
+    announce(project, "import.finished", {"import": data})
+    if finished.id is not None:
+        url = reverse("import-job", args=[project.slug, finished.id])
+    else:
+        url = reverse("project-import", args=[project.slug])
+    notifications.job_finished(finished, project, "import.finished", "import", url)
 
 
 def item_resolved(item: ValidationItem, status: str) -> None:

@@ -11,7 +11,8 @@ from django.core.management import call_command
 
 from annotation.crowd.services.studies import study_create
 from annotation.demo import DEMO_PASSWORD, DEMO_SLUG
-from annotation.models import Project
+from annotation.models import Project, Webhook
+from annotation.webhooks.services import deliveries_make
 from tests.browser.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -54,6 +55,10 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
     admin = User.objects.get(username="admin")
     study_create(project=project, actor=admin, name="Pilot on Prolific, 40 people",
                  platform="prolific", max_participants=40)  # fmt: skip
+    hook = Webhook.objects.create(
+        project=project, url="https://ci.example.org/hook", events=["release.published"]
+    )
+    deliveries_make([hook], "release.published", {"project": DEMO_SLUG, "test": True})
     release = project.releases.latest("pk")
     base = f"/p/{DEMO_SLUG}"
     tables = {
@@ -64,6 +69,7 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
         "audit": (f"{base}/audit/", ["#audit"]),
         "studies": (f"{base}/studies/", ["#studies"]),
         "release": (f"{base}/releases/{release.pk}/", ["#release-counts", "#power-table"]),
+        "webhooks": (f"{base}/settings/webhooks/", [f"#webhook-{hook.pk} table"]),
     }
     page.set_viewport_size({"width": 390, "height": 800})
     login("admin", DEMO_PASSWORD)
@@ -75,7 +81,7 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
             assert seen["overflow"] <= 1 and not seen["scrolls"], (name, selector, seen)
             assert not seen["unnamed"], (name, selector, seen["unnamed"][:3])
         screenshot(page, f"phone-table-{name}")
-        if name == "release":  # the SHA-256 and the card's YAML wrap inside their cards
+        if name in ("release", "webhooks"):  # the SHA-256, the card's YAML, the address box
             for card in page.locator("section.card").all():
                 assert card.evaluate("c => c.scrollWidth <= c.clientWidth"), card.inner_text()[:80]
         if name == "audit":  # Details: a line as wide as the table, not a squeezed column

@@ -21,8 +21,10 @@ def validator_views(project, validator) -> dict[str, str]:  # type: ignore[no-un
     page.force_login(validator)
     api.force_authenticate(validator)
     slug = project.slug
+    # The header's unread count is on every page; the inbox's API lists them (the inbox page
+    # names every kind in its choices, whoever reads it).
     texts = {path: page.get(path).content.decode() for path in ("/", f"/p/{slug}/")}
-    for path in ("/api/projects/", f"/api/projects/{slug}/"):
+    for path in ("/api/projects/", f"/api/projects/{slug}/", "/api/notifications/"):
         texts[path] = api.get(path).content.decode()
     return texts
 
@@ -193,10 +195,15 @@ def test_comments_stay_hidden_from_a_validator_until_their_vote_and_move_nothing
     nowhere = f"/api/projects/{slug}/perturbations/{perturbation.pk + 10_000}/comments/"
     hidden = mine.get(thread)
     assert hidden.status_code == 404 and hidden.content == mine.get(nowhere).content
-    assert mine.get(f"/api/projects/{slug}/validation/next/").content == served
-    assert {k: masked(v) for k, v in validator_views(project, validator).items()} == before
     page = Client()
     page.force_login(validator)
+    own_page = f"/p/{slug}/perturbations/{perturbation.pk}/thread/"
+    no_page = f"/p/{slug}/perturbations/{perturbation.pk + 10_000}/thread/"
+    hidden_page = page.get(own_page)
+    assert hidden_page.status_code == 404
+    assert hidden_page.content == page.get(no_page).content
+    assert mine.get(f"/api/projects/{slug}/validation/next/").content == served
+    assert {k: masked(v) for k, v in validator_views(project, validator).items()} == before
     validate = page.get(f"/p/{slug}/validate/").content.decode()
     assert "QZX-comment" not in validate and "admin_qzx-1" not in validate
     item = perturbation.item.pk
@@ -204,3 +211,5 @@ def test_comments_stay_hidden_from_a_validator_until_their_vote_and_move_nothing
     after = mine.get(thread)
     assert after.status_code == 200 and [c["author"] for c in after.json()] == [None, None]
     assert "admin_qzx-1" not in after.content.decode() and AUTHOR not in after.content.decode()
+    shown = page.get(own_page).content.decode()
+    assert "QZX-comment" in shown and "admin_qzx-1" not in shown and AUTHOR not in shown

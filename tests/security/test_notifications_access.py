@@ -12,14 +12,16 @@ from annotation.notifications.services import notify
 
 pytestmark = pytest.mark.django_db
 
-CALLS = {"api-notifications": "get", "api-notifications-read": "post",
-         "api-notification-preferences": "get", "notifications": "get",
-         "notifications-read": "post", "notifications-preferences": "post"}  # fmt: skip
+# Every method of every endpoint and page of notifications (the settings are the inbox's form).
+CALLS = (("api-notifications", "get"), ("api-notifications-read", "post"),
+         ("api-notification-preferences", "get"), ("api-notification-preferences", "put"),
+         ("notifications", "get"), ("notifications-read", "post"),
+         ("notifications-preferences", "post"))  # fmt: skip
 
 
 def test_the_anonymous_are_refused_and_every_user_gets_in(people, staff):  # type: ignore[no-untyped-def]
     users = {None: None, **people, "staff": staff}
-    for name, method in CALLS.items():
+    for name, method in CALLS:
         url = reverse(name)
         api = url.startswith("/api/")
         for role, user in users.items():

@@ -132,8 +132,11 @@ MATRIX = {
     "webhook-test": (("post", ADMINS),),
     # Comments: the perturbation's author (the expert) and admins; a comment's edit is its
     # author's (the expert's, below), its deletion its author's or any admin's. A validator
-    # who has not voted on the item finds no thread (tests/security/test_blindness.py).
+    # who has not voted on the item finds no thread (tests/security/test_blindness.py), on
+    # the API or the thread's own page (a voted validator's, or a mentioned expert's, link:
+    # tests/annotation/notifications/test_links.py).
     "api-comments": (("get", AUTHORS), ("post", AUTHORS)),
+    "comment-thread": (("get", AUTHORS),),
     "api-comment": (("patch", {"expert"}), ("delete", AUTHORS)),
     "comment-post": (("post", AUTHORS),),
     "comment-edit": (("post", {"expert"}),),
@@ -252,6 +255,7 @@ def world(project, people, released, staff):  # type: ignore[no-untyped-def]
         "webhook-test": {"slug": slug, "pk": webhook(project).pk},
         "api-comments": {"slug": slug, "pk": perturbation.pk},
         "comment-post": {"slug": slug, "pk": perturbation.pk},
+        "comment-thread": {"slug": slug, "pk": perturbation.pk},
         # Each call edits or deletes a comment of its own, the expert's, made for it.
         "api-comment": lambda: comment_of(perturbation, people["expert"]),
         "comment-edit": lambda: comment_of(perturbation, people["expert"]),

@@ -170,14 +170,9 @@ def left_out_note(left_out: list[LineError]) -> list[str]:
     return notes
 
 
-# The page's and the API's form fields of a published dataset's files, in the dataset's order.
+# The page's and the API's form fields of a published dataset's files, in the dataset's order
+# (import_now reads them in this order).
 PUBLISHED_FILES = ("file1", "file2", "file3", "file4")
-
-
-def uploads_in_order(values: dict[str, Any]) -> Files:
-    """The files of the page's or the API's form, in the dataset's order."""
-    uploads = [values.get(name) for name in PUBLISHED_FILES]
-    return [(u.name, u.read()) for u in uploads if u]
 
 
 def _check_fit(project: Project, spec: Dataset) -> None:

@@ -12,11 +12,8 @@ from annotation.errors import DomainError, ImportRejected
 from annotation.imports.background import import_or_queue
 from annotation.imports.forms import PublishedImportForm
 from annotation.imports.published.datasets import DATASETS, MOST_FILES
-from annotation.imports.published.services import (
-    PUBLISHED_FILES,
-    import_published,
-    uploads_in_order,
-)
+from annotation.imports.published.services import PUBLISHED_FILES
+from annotation.imports.services.running import import_now
 from annotation.models import ImportJob, Project
 from annotation.permissions import Role, check_may_create_projects, project_for
 
@@ -77,24 +74,24 @@ def _published_import(
     warnings, its own import page, where they show once (post, then get). Into a project
     that exists, large files go to a worker, as every import's do: then the job's page."""
     accept = not values["to_validation"]
+    files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
+    options: dict[str, Any] = {"dataset": values["dataset"], "accept": accept}
     if project is None:
-        answer = import_published(
-            dataset=values["dataset"],
-            files=uploads_in_order(values),
-            user=request.user,
+        options |= {"slug": values.get("slug") or "", "name": values.get("name") or ""}
+        answer = import_now(
             project=None,
-            slug=values.get("slug") or "",
-            name=values.get("name") or "",
-            accept=accept,
-        ).as_dict()
+            user=request.user,
+            kind=ImportJob.Kind.PUBLISHED,
+            files=files,
+            options=options,
+        )
     else:
-        files = {name: values[name] for name in PUBLISHED_FILES if values.get(name)}
         job, answer = import_or_queue(
             project=project,
             user=request.user,
             kind=ImportJob.Kind.PUBLISHED,
             files=files,
-            options={"dataset": values["dataset"], "accept": accept},
+            options=options,
         )
         if job is not None:
             return redirect("import-job", slug=project.slug, pk=job.pk)

@@ -1,5 +1,7 @@
 """Running an import of any kind, in the request or on a worker (annotation.imports.background
-queues the large ones): each kind's import function, and the API's answer it gives."""
+queues the large ones): each kind's import function, and the API's answer it gives. Here is
+every import's end: import_now's (a request, a command) and run_import's (a worker) announce
+it once, succeeded or failed (webhooks/events.py, `import.finished`, and its notification)."""
 
 import contextlib
 from pathlib import Path
@@ -7,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files import File
+from django.db import transaction
 
 from annotation import jobs
 from annotation.errors import DomainError, ImportRejected
@@ -15,28 +18,71 @@ from annotation.imports.services.originals import import_examples
 from annotation.imports.services.sets import run_set_import
 from annotation.imports.services.votes import import_votes
 from annotation.models import ImportJob, Project
+from annotation.webhooks import events
+from annotation.webhooks.events import ImportFinished
 
 Kind = ImportJob.Kind
 Status = ImportJob.Status
 
 
 def import_now(
-    *, project: Project, user: Any, kind: str, files: dict[str, Any], options: dict[str, Any]
+    *,
+    project: Project | None,
+    user: Any,
+    kind: str,
+    files: dict[str, Any],
+    options: dict[str, Any],
 ) -> dict[str, Any]:
     """Import `files` (form field -> a file with .read() and .name) with `options`, in this
-    process; returns the API's answer. Raises ImportRejected, and imports nothing, on any error."""
+    process (a request, a management command); returns the API's answer. Raises
+    ImportRejected, and imports nothing, on any error. Either way the import is announced once
+    it commits; a failed one too, unless it failed to make its project (a published dataset's
+    import with `project` None, into a new project, `options` naming its slug and name)."""
+    try:
+        answer = _import(project=project, user=user, kind=kind, files=files, options=options)
+    except Exception as error:
+        if project is not None:
+            said = _failure(error, _message(error))["error"]
+            _announce(ImportFinished(project, kind, Status.FAILED, said, _user_id(user)))
+        raise
+    project = project or Project.objects.get(slug=answer["project"])
+    batch = answer.get("batch")
+    _announce(ImportFinished(project, kind, Status.SUCCEEDED, "", _user_id(user), batch=batch))
+    return answer
+
+
+def _announce(finished: ImportFinished) -> None:
+    transaction.on_commit(lambda: events.import_finished(finished), robust=True)
+
+
+def _message(error: Exception) -> str:
+    """A failure's message, as a job stores it (annotation.jobs.execute)."""
+    if isinstance(error, DomainError):
+        return error.message
+    return f"{error.__class__.__name__}: {error}"
+
+
+def _user_id(user: Any) -> int | None:
+    return user.pk if user is not None and user.is_authenticated else None
+
+
+def _import(
+    *,
+    project: Project | None,
+    user: Any,
+    kind: str,
+    files: dict[str, Any],
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """The import itself, unannounced (its callers announce it)."""
+    if kind == Kind.PUBLISHED:  # file1 to file4, in the dataset's order
+        ordered = [(files[field].name, files[field].read()) for field in sorted(files)]
+        return import_published(files=ordered, user=user, project=project, **options).as_dict()
+    if project is None:
+        raise DomainError("Only a published dataset's import makes its project.")
     if kind == Kind.VOTES:
         upload = files["file"]
         return import_votes(project=project, user=user, data=upload.read(), source_name=upload.name)
-    if kind == Kind.PUBLISHED:  # file1 to file4, in the dataset's order
-        ordered = [(files[field].name, files[field].read()) for field in sorted(files)]
-        return import_published(
-            dataset=options["dataset"],
-            files=ordered,
-            user=user,
-            project=project,
-            accept=options["accept"],
-        ).as_dict()
     if kind == Kind.ORIGINALS:
         upload = files["file"]
         batch = import_examples(
@@ -61,8 +107,11 @@ def run_import(job_id: int) -> ImportJob | None:
     again whole; a job cancelled meanwhile commits nothing. Its files stay until it succeeds,
     for a retry."""
     job = jobs.execute(ImportJob, job_id, _import_stored, whole=True, failure=_failure)
-    if job is not None and job.status == Status.SUCCEEDED:
+    if job is None:
+        return None
+    if job.status == Status.SUCCEEDED:
         remove_files(job)
+    _announce(ImportFinished.of_job(job))
     return job
 
 
@@ -73,7 +122,7 @@ def _import_stored(job: ImportJob) -> dict[str, Any]:
             field: File(stack.enter_context((root / f["path"]).open("rb")), name=f["name"])
             for field, f in job.files.items()
         }
-        result = import_now(
+        result = _import(
             project=job.project,
             user=job.created_by,
             kind=job.kind,

@@ -3,11 +3,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.core.files.base import ContentFile
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import ImportRejected
-from annotation.imports.services.originals import import_examples
-from annotation.models import Project
+from annotation.imports.services.running import import_now
+from annotation.models import ImportJob, Project
 
 
 def progress_bar(stage: str, done: int, total: int) -> None:
@@ -50,15 +51,17 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path} is not a file.")
         try:
-            batch = import_examples(
+            answer = import_now(
                 project=project,
                 user=None,
-                data=path.read_bytes(),
-                source_name=path.name,
-                fmt=options["format"],
-                mapping=mapping,
-                default_split=options["split"],
-                progress=None if options["no_progress"] else progress_bar,
+                kind=ImportJob.Kind.ORIGINALS,
+                files={"file": ContentFile(path.read_bytes(), name=path.name)},
+                options={
+                    "fmt": options["format"],
+                    "mapping": mapping,
+                    "default_split": options["split"],
+                    "progress": None if options["no_progress"] else progress_bar,
+                },
             )
         except ImportRejected as rejected:
             for error in rejected.errors:
@@ -68,5 +71,7 @@ class Command(BaseCommand):
                 f"rejected {path.name}: {len(rejected.errors)} problem(s); nothing was imported."
             ) from None
         self.stdout.write(
-            json.dumps({"batch": batch.pk, "imported": batch.row_count, "project": project.slug})
+            json.dumps(
+                {"batch": answer["batch"], "imported": answer["imported"], "project": project.slug}
+            )
         )

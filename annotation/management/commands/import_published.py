@@ -1,12 +1,14 @@
 from pathlib import Path
 from typing import Any
 
+from django.core.files.base import ContentFile
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import DomainError, ImportRejected
 from annotation.imports.published.datasets import DATASETS
-from annotation.imports.published.services import import_published
-from annotation.models import Project
+from annotation.imports.published.services import PUBLISHED_FILES
+from annotation.imports.services.running import import_now
+from annotation.models import ImportJob, Project
 
 
 class Command(BaseCommand):
@@ -31,16 +33,21 @@ class Command(BaseCommand):
         for path in options["files"]:
             if not path.is_file():
                 raise CommandError(f"{path} is not a file.")
+        if len(options["files"]) > len(PUBLISHED_FILES):
+            raise CommandError(f"{dataset.key} has at most {len(PUBLISHED_FILES)} files.")
         slug = options["project"] or dataset.key
+        files = {
+            field: ContentFile(path.read_bytes(), name=path.name)
+            for field, path in zip(PUBLISHED_FILES, options["files"], strict=False)
+        }
+        wanted = {"dataset": dataset.key, "accept": not options["validate"]}
         try:
-            result = import_published(
-                dataset=dataset.key,
-                files=[(path.name, path.read_bytes()) for path in options["files"]],
-                user=None,
+            result = import_now(
                 project=Project.objects.filter(slug=slug).first(),
-                slug=slug,
-                name=options["name"],
-                accept=not options["validate"],
+                user=None,
+                kind=ImportJob.Kind.PUBLISHED,
+                files=files,
+                options=wanted | {"slug": slug, "name": options["name"]},
             )
         except ImportRejected as rejected:
             lines = [
@@ -49,14 +56,14 @@ class Command(BaseCommand):
             raise CommandError("\n".join(["Nothing was imported:", *lines])) from None
         except DomainError as error:
             raise CommandError(error.message) from None
-        for warning in result.warnings:
-            where = f"line {warning.line}: " if warning.line else ""
-            self.stderr.write(f"warning: {where}{warning.message}")
-        for note in result.notes:
+        for warning in result["warnings"]:
+            where = f"line {warning['line']}: " if warning["line"] else ""
+            self.stderr.write(f"warning: {where}{warning['message']}")
+        for note in result["notes"]:
             self.stdout.write(f"note: {note}")
-        made = "Created" if result.project_created else "Into"
-        self.stdout.write(f"{made} project {result.project.slug}. {result.summary()}")
-        if not result.matches_paper:
+        made = "Created" if result["project_created"] else "Into"
+        self.stdout.write(f"{made} project {result['project']}. {result['summary']}")
+        if not result["matches_paper"]:
             self.stdout.write(
                 "The counts differ from the paper's: is every file the published one?"
             )

@@ -51,7 +51,7 @@ def test_a_cancelled_import_commits_nothing_and_runs_again_on_retry(project, que
 def test_an_import_cancelled_while_it_runs_is_rolled_back(project, queued, monkeypatch):
     admin, url = queued
     job = ImportJob.objects.get()
-    real = running.import_now
+    real = running._import
 
     def cancelled_meanwhile(**values):  # type: ignore[no-untyped-def]
         answer = real(**values)
@@ -65,7 +65,7 @@ def test_an_import_cancelled_while_it_runs_is_rolled_back(project, queued, monke
         thread.join()
         return answer
 
-    monkeypatch.setattr(running, "import_now", cancelled_meanwhile)
+    monkeypatch.setattr(running, "_import", cancelled_meanwhile)
     assert run_import(job.pk).status == "cancelled"
     assert not Example.objects.filter(project=project).exists()
     assert admin.get(url).json()["status"] == "cancelled"
