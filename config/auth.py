@@ -1,12 +1,18 @@
 """API tokens: DRF's token authentication through one hand-written statement (it runs on every
-API call, and building the ORM's query cost more than running it: annotation.sql), and the view
-that hands out tokens."""
+API call, and building the ORM's query cost more than running it: annotation.sql), the view
+that hands out tokens for a username and password, and the page where a signed-in user makes
+theirs (the way for those who sign in through the provider, config/sso.py)."""
 
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from rest_framework import authentication, exceptions, serializers, throttling
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from annotation.sql import token_user
@@ -81,3 +87,28 @@ class TokenRequestSerializer(AuthTokenSerializer):
                 "password here.",
                 code="authorization",
             ) from None
+
+
+@login_required
+def token_page(request: HttpRequest) -> HttpResponse:
+    """Your API token: made, or replaced (the old one stops working), on a click. Its key is
+    shown once, on the page that follows the click; afterwards only its first characters."""
+    if request.method == "POST":
+        replaced, _ = Token.objects.filter(user=request.user).delete()
+        token = Token.objects.create(user=request.user)
+        request.session["token_made"] = token.key
+        messages.success(
+            request,
+            "Your new token is made; the old one no longer works."
+            if replaced
+            else "Your token is made.",
+        )
+        return redirect("api-token-page")
+    return render(
+        request,
+        "registration/api_token.html",
+        {
+            "token": Token.objects.filter(user=request.user).first(),
+            "made": request.session.pop("token_made", ""),
+        },
+    )

@@ -6,7 +6,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 
 from annotation.urls import api_urls, page_urls
 from config import sso
-from config.auth import AnonThrottle, TokenRequestSerializer
+from config.auth import AnonThrottle, TokenRequestSerializer, token_page
 from config.edge import with_inline_styles
 from evaluation import urls as evaluation_urls
 
@@ -36,6 +36,7 @@ urlpatterns = [
         ),
         name="password-set-done",
     ),
+    path("accounts/api-token/", token_page, name="api-token-page"),
     path(
         "api/auth/token/",
         ObtainAuthToken.as_view(

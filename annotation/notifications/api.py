@@ -3,6 +3,7 @@ choices of kinds and e-mail. Any signed-in user; nobody reads or marks another's
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -47,13 +48,20 @@ class ReadDoneSerializer(serializers.Serializer):
     unread = serializers.IntegerField(help_text="how many of yours are still unread")
 
 
+class RequiredBoolean(serializers.BooleanField):
+    """Required in a form body too, as in JSON: DRF reads a form that leaves a boolean out as
+    false (an unticked box), which the schema does not say."""
+
+    default_empty_html = empty
+
+
 class PreferenceSerializer(serializers.Serializer):
     kinds = serializers.ListField(
         child=serializers.ChoiceField(choices=list(KINDS)),
         max_length=len(KINDS),
         help_text="the kinds you get; the others are not made for you",
     )
-    email = serializers.BooleanField(help_text="an e-mailed digest of the unread, hourly at most")
+    email = RequiredBoolean(help_text="an e-mailed digest of the unread, hourly at most")
 
 
 class NotificationListView(APIView):

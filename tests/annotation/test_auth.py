@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -26,6 +28,32 @@ def test_token_from_username_and_password_authenticates_api_calls(people):
     response = client.get("/api/projects/sentiment/")
     assert response.status_code == 401
     assert response.json()["detail"] == "User inactive or deleted."
+
+
+def test_a_user_without_a_password_makes_and_replaces_their_token_on_a_page(people):
+    """The way to the API for one who signs in through the provider: the key shown once."""
+    user = UserFactory(username="sso-made")
+    user.set_unusable_password()
+    user.save()
+    page = Client()
+    assert page.get("/accounts/api-token/").status_code == 302  # signed out: to the login page
+    page.force_login(user)
+    assert 'id="token-none"' in page.get("/accounts/api-token/").content.decode()
+
+    keys = []
+    for said in ("Your token is made.", "Your new token is made; the old one no longer works."):
+        shown = page.post("/accounts/api-token/", follow=True).content.decode()
+        assert said in shown
+        key = re.search(r'<code id="token-key">(\w+)</code>', shown)
+        assert key is not None
+        keys.append(key[1])
+        again = page.get("/accounts/api-token/").content.decode()
+        assert key[1] not in again and f"<code>{key[1][:6]}…</code>" in again
+
+    api = APIClient()
+    for key, status in zip(keys, (401, 200), strict=True):
+        api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert api.get("/api/projects/").status_code == status
 
 
 def test_token_with_wrong_password_is_refused(db):

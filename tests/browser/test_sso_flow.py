@@ -2,6 +2,7 @@
 (tests/sso_provider/): an invited person joins by signing in, where only staff have passwords."""
 
 from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
 
 from annotation.models import Membership
 from annotation.projects.services import invites
@@ -40,6 +41,13 @@ def test_an_invited_person_joins_by_signing_in_with_the_labs_provider(  # type: 
     assert Membership.objects.filter(project=project, user=made, role="expert").exists()
     page.click("text=Open the project")
     page.wait_for_url(f"{site}/p/lab/**")
+
+    # Without a password, the API's token is made on its page, from the header.
+    page.click("header >> text=API")
+    page.click("#token-make")
+    key = page.locator("#token-key").inner_text()
+    assert Token.objects.get(user=made).key == key
+    screenshot(page, "sso-token")
 
 
 def test_the_login_page_leads_with_the_provider_and_keeps_passwords_for_staff(  # type: ignore[no-untyped-def]

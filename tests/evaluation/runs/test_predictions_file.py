@@ -12,6 +12,7 @@ from annotation.errors import DomainError
 from annotation.releases.bundle import read_examples
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runs.execute import run_evaluation
+from tests.factories import UserFactory
 from tests.oracles.consistency import consistency
 from tests.oracles.squad import best_exact_match, best_f1
 
@@ -95,11 +96,17 @@ def test_unknown_ids_refuse_the_file_with_their_line_and_nothing_is_queued(
     for role in ("expert", "validator", "outsider"):
         refused = post(client_for(people[role]), released.pk, "p.json", "{}")
         assert refused.status_code in (403, 404)
-    for source, code in (("org/x", 400), ("/etc/passwd", 403)):
-        registered = admin.post("/api/models/", {"project": released.project.slug, "name": "x",
-                                                 "kind": "predictions", "source": source},
-                                format="json")  # fmt: skip
-        assert registered.status_code == code  # only an upload makes a predictions "model"
+    # Only an upload makes a predictions "model": no project's task is scored by the kind on
+    # the API, for anyone, whatever its source.
+    for user, source in ((people["admin"], "org/x"), (people["admin"], "/etc/passwd"),
+                         (UserFactory(username="root", is_staff=True), "/etc/passwd")):  # fmt: skip
+        registered = client_for(user).post("/api/models/", {"project": released.project.slug,
+                                           "name": "x", "kind": "predictions", "source": source},
+                                           format="json")  # fmt: skip
+        assert registered.status_code == 400
+        assert registered.json()["field"] == "kind"
+        assert registered.json()["detail"].endswith("not predictions.")
+    assert not ModelSpec.objects.filter(name="x").exists()
 
 
 def test_a_run_that_cannot_be_made_leaves_no_predictions_file(
