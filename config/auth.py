@@ -93,9 +93,10 @@ class TokenRequestSerializer(AuthTokenSerializer):
 def token_page(request: HttpRequest) -> HttpResponse:
     """Your API token: made, or replaced (the old one stops working), on a click. Its key is
     shown once, on the page that follows the click; afterwards only its first characters."""
+    user: Any = request.user  # signed in: login_required
     if request.method == "POST":
-        replaced, _ = Token.objects.filter(user=request.user).delete()
-        token = Token.objects.create(user=request.user)
+        replaced, _ = Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
         request.session["token_made"] = token.key
         messages.success(
             request,
@@ -108,7 +109,7 @@ def token_page(request: HttpRequest) -> HttpResponse:
         request,
         "registration/api_token.html",
         {
-            "token": Token.objects.filter(user=request.user).first(),
+            "token": Token.objects.filter(user=user).first(),
             "made": request.session.pop("token_made", ""),
         },
     )
