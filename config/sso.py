@@ -141,8 +141,8 @@ class SingleSignOnBackend(OIDCAuthenticationBackend):
         if users and _held_by_its_maker(users[0]):
             raise SignInRefused(
                 f"The account with the address {claims['email']} was made by a project's "
-                "admin, who held its link: ask staff to confirm it is yours (Members, "
-                "Account origins), then sign in again."
+                "admin, who held its link: ask staff to confirm it is yours (the Django "
+                "admin's Account origins), then sign in again."
             )
         return users
 
