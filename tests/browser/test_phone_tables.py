@@ -1,7 +1,9 @@
 """The wide tables at a phone's width (issue 59): at 390 px, tag coverage, Disputes, Releases,
 a release's page, the runs, the audit log and Studies scrolled inside their cards with header
-cells cut ("Majo…") and the audit log's Details squeezed. Below 600 px each row is a block whose
-cells name their column, so that nothing is cut and nothing scrolls sideways."""
+cells cut ("Majo…") and the audit log's Details squeezed; so did a run's per-label scores and
+failed sets, the Dashboard's agreement per split, and Settings' tags (names cut in their boxes)
+and settings (help squeezed to a word a line). Below 600 px each row is a block whose cells name
+their column, so that nothing is cut and nothing scrolls sideways."""
 
 from io import StringIO
 
@@ -13,6 +15,7 @@ from annotation.crowd.services.studies import study_create
 from annotation.demo import DEMO_PASSWORD, DEMO_SLUG
 from annotation.models import Project, Webhook
 from annotation.webhooks.services import deliveries_make
+from evaluation.models import EvaluationRun
 from tests.browser.conftest import screenshot
 
 pytestmark = pytest.mark.browser
@@ -60,9 +63,10 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
     )
     deliveries_make([hook], "release.published", {"project": DEMO_SLUG, "test": True})
     release = project.releases.latest("pk")
+    run = EvaluationRun.objects.filter(model__project=project).latest("pk")  # 3 failed sets
     base = f"/p/{DEMO_SLUG}"
     tables = {
-        "dashboard": (f"{base}/", ["#tag-coverage"]),
+        "dashboard": (f"{base}/", ["#tag-coverage", "#agreement-per-split"]),
         "disputes": (f"{base}/disputes/", ["#disputes", "#no-majority"]),
         "releases": (f"{base}/releases/", ["#releases"]),
         "runs": (f"{base}/evaluations/", ["#runs"]),
@@ -70,16 +74,23 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
         "studies": (f"{base}/studies/", ["#studies"]),
         "release": (f"{base}/releases/{release.pk}/", ["#release-counts", "#power-table"]),
         "webhooks": (f"{base}/settings/webhooks/", [f"#webhook-{hook.pk} table"]),
+        "run": (f"{base}/evaluations/{run.pk}/", ["#per-label", "#failed-sets table"]),
+        "settings": (f"{base}/settings/", ["#tags", "#settings"]),
+        "prompt": (f"{base}/models/prompt/", []),  # no table: the page alone keeps the width
     }
     page.set_viewport_size({"width": 390, "height": 800})
     login("admin", DEMO_PASSWORD)
     for name, (path, selectors) in tables.items():
         page.goto(path)
         for selector in selectors:
-            seen = page.locator(selector).evaluate(MEASURE)
-            assert seen["rows"] and not seen["cut"], (name, selector, seen)
-            assert seen["overflow"] <= 1 and not seen["scrolls"], (name, selector, seen)
-            assert not seen["unnamed"], (name, selector, seen["unnamed"][:3])
+            found = page.locator(selector).all()  # a run's failed sets: a table each
+            assert found, (name, selector)
+            for table in found:
+                seen = table.evaluate(MEASURE)
+                assert seen["rows"] and not seen["cut"], (name, selector, seen)
+                assert seen["overflow"] <= 1 and not seen["scrolls"], (name, selector, seen)
+                assert not seen["unnamed"], (name, selector, seen["unnamed"][:3])
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
         screenshot(page, f"phone-table-{name}")
         if name in ("release", "webhooks"):  # the SHA-256, the card's YAML, the address box
             for card in page.locator("section.card").all():
@@ -93,10 +104,23 @@ def test_wide_tables_read_whole_at_a_phones_width(page, login, settings, tmp_pat
 def test_the_tables_keep_their_columns_at_a_desktops_width(page, login, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     call_command("load_demo", stdout=StringIO())
+    run = EvaluationRun.objects.filter(model__project__slug=DEMO_SLUG).latest("pk")
+    base = f"/p/{DEMO_SLUG}"
+    tables = [  # page, table, a header that shows (None: the rows name themselves)
+        (f"{base}/disputes/", "#disputes", "Majority"),
+        (f"{base}/", "#agreement-per-split", "Human macro F1"),
+        (f"{base}/evaluations/{run.pk}/", "#per-label", "Precision"),
+        (f"{base}/evaluations/{run.pk}/", "#failed-sets table >> nth=0", "Predicted"),
+        (f"{base}/settings/", "#tags", "Description"),
+        (f"{base}/settings/", "#settings", None),
+    ]
     login("admin", DEMO_PASSWORD)
-    page.goto(f"/p/{DEMO_SLUG}/disputes/")
-    header = page.locator("#disputes thead th", has_text="Majority")
-    assert header.is_visible() and header.bounding_box()["height"] > 1  # type: ignore[index]
-    cells = page.locator("#disputes tbody tr").first.locator("td")
-    tops = [cells.nth(n).bounding_box()["y"] for n in range(cells.count())]  # type: ignore[index]
-    assert max(tops) - min(tops) < 3  # one row, side by side
+    for path, selector, heading in tables:
+        page.goto(path)
+        table = page.locator(selector)
+        if heading:
+            header = table.locator("thead th", has_text=heading)
+            assert header.is_visible() and header.bounding_box()["height"] > 1  # type: ignore[index]
+        cells = table.locator("tbody tr").first.locator(":scope > *")
+        tops = [cells.nth(n).bounding_box()["y"] for n in range(cells.count())]  # type: ignore[index]
+        assert len(tops) > 1 and max(tops) - min(tops) < 3, (selector, tops)  # side by side

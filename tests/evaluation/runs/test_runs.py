@@ -407,7 +407,7 @@ def test_failed_sets_download_whole_and_show_a_page_at_a_time(
     finally:
         results.FAILED_SETS_PER_PAGE = per_page
     assert f"Page 2 of {len(sets)}" in html
-    assert html.count('class="grid failed-set"') == 1 and f"<code>{sets[1]}</code>" in html
+    assert html.count('class="grid failed-set stack"') == 1 and f"<code>{sets[1]}</code>" in html
     assert f"{len(sets)} sets failed" in html
 
 
