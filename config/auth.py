@@ -84,7 +84,8 @@ class TokenRequestSerializer(AuthTokenSerializer):
                 raise
             raise serializers.ValidationError(
                 "Unable to log in with provided credentials: only staff sign in with a "
-                "password here.",
+                "password here; everyone else makes their token on the API page "
+                "(/accounts/api-token/), signed in.",
                 code="authorization",
             ) from None
 

@@ -14,10 +14,11 @@ only once staff have vouched for it. With PASSWORD_LOGIN=staff, only staff sign 
 password (docs/security.md, "Single sign-on").
 """
 
-import functools
 import logging
 import secrets
+import time
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
@@ -28,6 +29,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import SuspiciousOperation
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import resolve_url
 from django.urls import reverse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
@@ -52,29 +54,43 @@ class ProviderUnreachable(Exception):
     pass
 
 
-@functools.cache
+# The discovery document's life here: long enough for one sign-in's calls, short enough that
+# a provider that stopped answering is said on the login page at the next click.
+DISCOVERY_SECONDS = 60
+_documents: dict[str, tuple[float, dict[str, str]]] = {}
+
+
 def _discovered(issuer: str) -> dict[str, str]:
     """The provider's endpoints, from its discovery document (OpenID Connect Discovery 1.0,
-    section 4), read once per process; a failure is not kept, so the next sign-in asks
-    again."""
+    section 4), kept for DISCOVERY_SECONDS; a failure is not kept."""
+    read_at, document = _documents.get(issuer, (0.0, {}))
+    if time.monotonic() - read_at < DISCOVERY_SECONDS:
+        return document
     url = f"{issuer}/.well-known/openid-configuration"
     try:
         answer = requests.get(url, timeout=settings.OIDC_TIMEOUT, allow_redirects=False)
         answer.raise_for_status()
-        document = answer.json()
+        found = answer.json()
     except (requests.RequestException, ValueError) as error:
         raise ProviderUnreachable(
             f"{url} did not answer with its configuration ({error})."
         ) from None
-    if document.get("issuer", "").rstrip("/") != issuer:
+    if found.get("issuer", "").rstrip("/") != issuer:
         raise ProviderUnreachable(
-            f"{url} names the issuer {document.get('issuer')!r}, not {issuer!r}."
+            f"{url} names the issuer {found.get('issuer')!r}, not {issuer!r}."
         )
     keys = ("authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri")
-    missing = [key for key in keys if not document.get(key)]
+    missing = [key for key in keys if not found.get(key)]
     if missing:
         raise ProviderUnreachable(f"{url} names no {', '.join(missing)}.")
-    return {key: document[key] for key in keys}
+    document = {key: found[key] for key in keys}
+    _documents[issuer] = (time.monotonic(), document)
+    return document
+
+
+def forget_provider() -> None:
+    """Read the discovery document again at the next sign-in (tests, a changed issuer)."""
+    _documents.clear()
 
 
 def endpoint(key: str) -> str:
@@ -229,8 +245,18 @@ class LoginPage(auth_views.LoginView):
 
 
 def _refused(request: HttpRequest, problem: str) -> HttpResponse:
+    """Back to the login page with the reason, keeping where the person was going; one who is
+    signed in already (a callback reloaded, or sent twice) goes on there instead."""
+    going = request.session.get("oidc_login_next") or ""
+    if request.user.is_authenticated:
+        return HttpResponseRedirect(going or resolve_url(settings.LOGIN_REDIRECT_URL))
     messages.error(request, problem)
-    return HttpResponseRedirect(reverse("login"))
+    login = reverse("login")
+    return HttpResponseRedirect(f"{login}?{urlencode({'next': going})}" if going else login)
+
+
+def _unfinished() -> str:
+    return f"Signing in with {settings.OIDC_PROVIDER_NAME} did not finish: start again."
 
 
 class SignInStart(OIDCAuthenticationRequestView):
@@ -258,12 +284,13 @@ class SignInEnd(OIDCAuthenticationCallbackView):
     def get(self, request: HttpRequest) -> HttpResponse:
         if not enabled():
             raise Http404("Single sign-on is not configured.")
-        if request.GET.get("error"):
-            return _refused(
-                request,
-                f"{settings.OIDC_PROVIDER_NAME} did not sign you in "
-                f"({request.GET.get('error_description') or request.GET['error']}).",
+        if request.GET.get("error"):  # its description is the provider's, or anyone's: logged
+            logger.info(
+                "single sign-on refused: %s (%s)",
+                request.GET["error"],
+                request.GET.get("error_description", ""),
             )
+            return _refused(request, f"{settings.OIDC_PROVIDER_NAME} did not sign you in.")
         try:
             return super().get(request)
         except SignInRefused as refusal:
@@ -273,16 +300,14 @@ class SignInEnd(OIDCAuthenticationCallbackView):
             return _refused(request, _unreachable())
         except (requests.RequestException, SuspiciousOperation, ValueError) as error:
             logger.warning("single sign-on failed: %s", error)
-            return _refused(
-                request,
-                f"Signing in with {settings.OIDC_PROVIDER_NAME} did not finish: start again.",
-            )
+            return _refused(request, _unfinished())
 
     def login_failure(self) -> HttpResponse:
-        return _refused(
-            self.request,
-            f"Signing in with {settings.OIDC_PROVIDER_NAME} did not finish: start again.",
+        logger.warning(
+            "single sign-on did not finish: the callback came without this browser's sign-in "
+            "state (a stale or reloaded link, or a session cookie another site replaced)"
         )
+        return _refused(self.request, _unfinished())
 
 
 def _unreachable() -> str:

@@ -307,6 +307,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "people": people,
         "added": added,
+        "sso_only": settings.PASSWORD_LOGIN == "staff" and settings.OIDC_PROVIDER_NAME,
         "errors": errors,
         "n_members": len(rows),
         "invitations": invites.invitations_pending(project),
@@ -345,7 +346,7 @@ def join_page(request: HttpRequest, slug: str, token: str) -> HttpResponse:
             return render(request, "annotation/join.html", {**context, "member": True})
         return _join_problem(request, USED, 410)
     if settings.OIDC_ISSUER:  # signing in through the provider accepts it (config/sso.py)
-        context["sso"] = settings.OIDC_PROVIDER_NAME
+        context.update(sso=settings.OIDC_PROVIDER_NAME, address=invitation.email)
     context["passwords"] = passwords = settings.PASSWORD_LOGIN == "everyone"
     if invitation.may_set_password() and passwords:  # its own new account: a password, then in
         account: Any = invitation.account

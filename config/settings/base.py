@@ -125,6 +125,10 @@ FILE_UPLOAD_TEMP_DIR = MEDIA_ROOT / "uploading"
 FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
 
+# Cookies of our own names: a sign-in provider on the same host (another port) sets Django's
+# default "sessionid" and "csrftoken", which browsers share across ports, and would end ours.
+SESSION_COOKIE_NAME = "contrastlab_session"
+CSRF_COOKIE_NAME = "contrastlab_csrftoken"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-start"  # where each role starts (README)
 LOGOUT_REDIRECT_URL = "login"

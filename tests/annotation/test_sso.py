@@ -6,13 +6,16 @@ import html
 import re
 from urllib.parse import quote
 
+import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from annotation.errors import ImportRejected
 from annotation.models import AccountOrigin, Invitation, Membership
-from annotation.projects.services import invites
+from annotation.projects.services import invites, members_of
 from config import sso
 from tests.factories import ProjectFactory, UserFactory
 
@@ -45,7 +48,7 @@ def signed_in_as(answer: requests.Response, site: str) -> str:
     """The username the site's session (its cookie in the answer's session) belongs to; ""
     for none."""
     jar = answer.session.cookies  # type: ignore[attr-defined]
-    key = next((c.value for c in jar if c.name == "sessionid" and "localhost" in c.domain), "")
+    key = next((c.value for c in jar if c.name == "contrastlab_session"), "")
     user_id = SessionStore(session_key=key).get("_auth_user_id") if key else None
     return User.objects.get(pk=user_id).username if user_id else ""
 
@@ -62,6 +65,9 @@ def test_an_invitation_to_an_address_is_accepted_by_signing_in_with_it(site):  #
     assert answer.status_code == 200 and answer.url == f"{site}/p/lab/"
     assert "You joined Lab negations." in answer.text
     assert signed_in_as(answer, site) == made.username
+    # The callback reloaded (or sent twice): no error for one who is signed in, on they go.
+    again = answer.session.get(answer.history[-1].url, timeout=30)  # type: ignore[attr-defined]
+    assert again.url == f"{site}/p/lab/" and "did not finish" not in again.text
     assert set(Membership.objects.filter(user=made).values_list("role", flat=True)) == {"validator"}
     invitation = Invitation.objects.get()
     assert invitation.used_by == made and invitation.used_at is not None
@@ -81,9 +87,9 @@ def test_an_existing_account_is_matched_by_its_address_in_any_case(site):  # typ
 def test_an_address_the_provider_has_not_verified_signs_nobody_in(site):  # type: ignore[no-untyped-def]
     UserFactory(username="bob", email="bob@lab.example")
 
-    answer = sign_in(site, "bob", "bob-pw")
+    answer = sign_in(site, "bob", "bob-pw", next="/p/lab/")
 
-    assert answer.url == f"{site}/accounts/login/"
+    assert answer.url == f"{site}/accounts/login/?next=%2Fp%2Flab%2F"  # where he was going
     assert "Lab ID has not verified the address bob@lab.example" in answer.text
     assert signed_in_as(answer, site) == ""
 
@@ -176,7 +182,7 @@ def test_with_passwords_for_staff_only_an_invitation_sets_no_password(site, sett
 
 def test_a_provider_that_does_not_answer_is_said_on_the_login_page(site, settings):  # type: ignore[no-untyped-def]
     settings.OIDC_ISSUER = "http://127.0.0.1:9/o"  # the discard port: nothing listens
-    sso._discovered.cache_clear()
+    sso.forget_provider()
 
     answer = requests.get(f"{site}/accounts/sso/", timeout=30)
 
@@ -189,6 +195,10 @@ def test_a_forged_or_stale_answer_signs_nobody_in_and_is_no_5xx(site):  # type: 
     for query in ("code=x&state=y", "state=y", "error=access_denied&state=y", ""):
         answer = session.get(f"{site}/accounts/sso/callback/?{query}", timeout=30)
         assert answer.status_code == 200 and answer.url == f"{site}/accounts/login/", query
+    # The provider's words are not ours to show: anyone can write them into a link.
+    bait = "error=x&error_description=Call+the+IT+desk+and+give+your+password"
+    answer = session.get(f"{site}/accounts/sso/callback/?{bait}", timeout=30)
+    assert "Lab ID did not sign you in." in answer.text and "IT desk" not in answer.text
     # A password form posted with a code and a state never reaches the provider.
     UserFactory(username="erin")
     page = session.get(f"{site}/accounts/login/", timeout=30)
@@ -208,3 +218,39 @@ def test_without_a_provider_there_is_no_button_and_no_sign_in_route(live_server,
     assert page.status_code == 200 and "Sign in with" not in page.text
     for path in ("/accounts/sso/", "/accounts/sso/callback/?code=x&state=y"):
         assert requests.get(f"{live_server.url}{path}", timeout=30).status_code == 404
+
+
+def test_with_passwords_for_staff_only_new_accounts_need_an_address_and_get_no_link(  # type: ignore[no-untyped-def]
+    db, settings
+):
+    settings.OIDC_ISSUER, settings.OIDC_PROVIDER_NAME = "https://id.lab.example", "Lab ID"
+    settings.PASSWORD_LOGIN = "staff"
+    project = ProjectFactory(slug="lab")
+    admin = UserFactory(username="alice")
+
+    with pytest.raises(ImportRejected) as refused:
+        people = invites.parse_people("dave, dave@lab.example\neve", ["validator"])
+        invites.people_add(project=project, actor=admin, people=people, site="")
+    assert [error.line for error in refused.value.errors] == [2]
+    assert "eve would be a new account, which needs its own e-mail address" in str(
+        refused.value.errors[0].message
+    )
+    assert not User.objects.filter(username__in=["dave", "eve"]).exists()  # nothing, atomic
+
+    people = invites.parse_people("dave, dave@lab.example", ["validator"])
+    (added,) = invites.people_add(project=project, actor=admin, people=people, site="")
+    assert added["link"] == "" and Membership.objects.filter(user__username="dave").exists()
+
+
+def test_members_who_sign_in_through_the_provider_are_not_waiting_for_a_password(db):  # type: ignore[no-untyped-def]
+    project = ProjectFactory(slug="lab")
+    waiting, signed_in = UserFactory(username="new"), UserFactory(username="sso")
+    for user in (waiting, signed_in):
+        user.set_unusable_password()
+        user.save()
+        Membership.objects.create(project=project, user=user, role="validator")
+    User.objects.filter(pk=signed_in.pk).update(last_login=timezone.now())
+
+    rows = members_of(project, UserFactory(username="alice"))
+
+    assert {row["username"]: row["invited"] for row in rows} == {"new": True, "sso": False}

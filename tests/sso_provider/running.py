@@ -60,17 +60,23 @@ def provider(folder: Path, site: str, people: list[dict[str, Any]]) -> Iterator[
 @pytest.fixture(scope="module")
 def issuer(live_server, tmp_path_factory):  # type: ignore[no-untyped-def]
     """A provider for the test module, knowing PEOPLE."""
-    with provider(tmp_path_factory.mktemp("provider"), live_server.url, PEOPLE) as issuer:
+    with provider(tmp_path_factory.mktemp("provider"), on_ip(live_server.url), PEOPLE) as issuer:
         yield issuer
 
 
 @pytest.fixture
 def site(settings, issuer, live_server, transactional_db):  # type: ignore[no-untyped-def]
-    """The live server, signing in through `issuer` as "Lab ID": its address."""
+    """The live server, signing in through `issuer` as "Lab ID": its address, on the same host
+    as the provider (another port), as a lab's own machine would have them: browsers share
+    cookies across ports."""
     settings.OIDC_ISSUER = issuer
     settings.OIDC_RP_CLIENT_ID = CLIENT_ID
     settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
     settings.OIDC_PROVIDER_NAME = "Lab ID"
-    sso._discovered.cache_clear()
-    yield live_server.url
-    sso._discovered.cache_clear()
+    sso.forget_provider()
+    yield on_ip(live_server.url)
+    sso.forget_provider()
+
+
+def on_ip(url: str) -> str:
+    return url.replace("//localhost:", "//127.0.0.1:")

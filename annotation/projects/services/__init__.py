@@ -293,19 +293,21 @@ def member_set_roles(*, project: Project, actor: Any, username: str, roles: list
 
 def members_of(project: Project, viewer: Any) -> list[dict[str, Any]]:
     """Each member: username, e-mail, roles (a list, and as text to sort by), and whether
-    they have yet to set their password. Accounts' e-mails are shown to staff only: a project
+    they have yet to sign in (no password, and never signed in: one who signs in through the
+    provider has no password). Accounts' e-mails are shown to staff only: a project
     admin who adds an existing account by its username learns no more than its username."""
     people: dict[str, dict[str, Any]] = {}
-    for username, email, password, role in Membership.objects.filter(project=project).values_list(
-        "user__username", "user__email", "user__password", "role"
-    ):
+    rows = Membership.objects.filter(project=project).values_list(
+        "user__username", "user__email", "user__password", "user__last_login", "role"
+    )
+    for username, email, password, last_login, role in rows:
         person = people.setdefault(
             username,
             {
                 "username": username,
                 "email": email if viewer.is_staff else "",
                 "roles": [],
-                "invited": not is_password_usable(password),
+                "invited": not is_password_usable(password) and last_login is None,
             },
         )
         person["roles"].append(role)

@@ -155,6 +155,7 @@ def people_add(
     kept_out = _kept_out(project, people)
     if kept_out:
         raise ImportRejected(kept_out)
+    passwords = settings.PASSWORD_LOGIN == "everyone"
     # Case-insensitive, as people type names: "Alice" is the account "alice".
     named = User.objects.annotate(key=Lower("username"))
     existing = {
@@ -167,7 +168,7 @@ def people_add(
         .values_list("key", flat=True)
     )
     invites: list[list[Any]] = []
-    results = []
+    results, no_address = [], []
     for person in people:
         if person.by_email:  # a member once they accept, whether the account is new or not
             account = None
@@ -185,14 +186,20 @@ def people_add(
         if user is None:
             # An address that another account has stays that account's alone.
             email = "" if person.email.lower() in taken else person.email
+            if not (passwords or email):
+                no_address.append(LineError(person.line, _NO_ADDRESS.format(person.username)))
+                continue
             user = _account_create(person.username, email, project, actor)
-            link = set_password_link(user, site)
-            if email:
+            if passwords:  # else it signs in through the provider, by its address
+                link = set_password_link(user, site)
+            if link and email:
                 invites.append([email, link])
         _roles_add(project, user, person.roles)
         results.append(
             {"username": user.username, "email": person.email, "roles": person.roles, "link": link}
         )
+    if no_address:
+        raise ImportRejected(no_address)
     AuditLog.record(
         actor=actor,
         action="members_added",
@@ -202,6 +209,12 @@ def people_add(
     if invites:  # sent by a worker, after the commit: not 2,000 e-mails inside the request
         transaction.on_commit(partial(send_invites_task.delay, project.pk, invites))
     return results
+
+
+_NO_ADDRESS = (
+    "{} would be a new account, which needs its own e-mail address here: only staff have "
+    "passwords, and everyone else signs in through the provider by their address."
+)
 
 
 def _account_create(username: str, email: str, project: Project, actor: Any) -> Any:
