@@ -284,7 +284,8 @@ def test_the_results_page_shows_em_f1_and_the_failed_sets(qa, client_for, staff)
     html = browser.get(f"/p/curie/evaluations/{run.pk}/").content.decode()
     assert "F1 on perturbations" in html and 'id="chart-headline"' in html
     # The rule answers 1903 to the perturbed question: the set failed, with gold and prediction.
-    assert "<code>q1</code>" in html and "<td>1911</td>" in html and "<b>1903</b>" in html
+    assert "<code>q1</code>" in html and "<b>1903</b>" in html
+    assert '<td data-label="Gold">1911</td>' in html
     expert_page = Client()
     expert_page.force_login(people["expert"])
     assert expert_page.get(f"/p/curie/evaluations/{run.pk}/").status_code == 404

@@ -155,7 +155,6 @@ def people_add(
     kept_out = _kept_out(project, people)
     if kept_out:
         raise ImportRejected(kept_out)
-    passwords = settings.PASSWORD_LOGIN == "everyone"
     # Case-insensitive, as people type names: "Alice" is the account "alice".
     named = User.objects.annotate(key=Lower("username"))
     existing = {
@@ -167,8 +166,11 @@ def people_add(
         .filter(key__in=[p.email.lower() for p in people if p.email])
         .values_list("key", flat=True)
     )
+    no_address = _without_address(people, existing, taken)
+    if no_address:
+        raise ImportRejected(no_address)
     invites: list[list[Any]] = []
-    results, no_address = [], []
+    results = []
     for person in people:
         if person.by_email:  # a member once they accept, whether the account is new or not
             account = None
@@ -186,20 +188,15 @@ def people_add(
         if user is None:
             # An address that another account has stays that account's alone.
             email = "" if person.email.lower() in taken else person.email
-            if not (passwords or email):
-                no_address.append(LineError(person.line, _NO_ADDRESS.format(person.username)))
-                continue
             user = _account_create(person.username, email, project, actor)
-            if passwords:  # else it signs in through the provider, by its address
+            if settings.PASSWORD_LOGIN == "everyone":  # else it signs in by its address
                 link = set_password_link(user, site)
-            if link and email:
-                invites.append([email, link])
+                if email:
+                    invites.append([email, link])
         _roles_add(project, user, person.roles)
         results.append(
             {"username": user.username, "email": person.email, "roles": person.roles, "link": link}
         )
-    if no_address:
-        raise ImportRejected(no_address)
     AuditLog.record(
         actor=actor,
         action="members_added",
@@ -211,10 +208,25 @@ def people_add(
     return results
 
 
-_NO_ADDRESS = (
-    "{} would be a new account, which needs its own e-mail address here: only staff have "
-    "passwords, and everyone else signs in through the provider by their address."
-)
+def _without_address(
+    people: list[Person], existing: dict[str, Any], taken: set[str]
+) -> list[LineError]:
+    """Where only staff have passwords (PASSWORD_LOGIN=staff), the lines that would make an
+    account with no address of its own: it could never sign in."""
+    if settings.PASSWORD_LOGIN == "everyone":
+        return []
+    return [
+        LineError(
+            p.line,
+            f"{p.username} would be a new account, which needs its own e-mail address here: "
+            "only staff have passwords, and everyone else signs in through the provider by "
+            "their address.",
+        )
+        for p in people
+        if not p.by_email
+        and p.username.lower() not in existing
+        and (not p.email or p.email.lower() in taken)
+    ]
 
 
 def _account_create(username: str, email: str, project: Project, actor: Any) -> Any:
