@@ -15,7 +15,6 @@ password (docs/security.md, "Single sign-on").
 """
 
 import logging
-import secrets
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -203,17 +202,14 @@ def _held_by_its_maker(user: Any) -> bool:
 
 
 def _free_username(claims: dict[str, Any]) -> str:
-    """The provider's preferred username where it is a valid one no account has, else the
-    address's local part, with a random ending while another account has it."""
+    """The provider's preferred username where it is a valid one, else the address's local
+    part, made free (invites.free_username)."""
     base = claims.get("preferred_username") or ""
     if not invites.USERNAME_RE.match(base) or Participant.reserved_username(base):
         base = claims["email"].split("@")[0]
     if not invites.USERNAME_RE.match(base) or Participant.reserved_username(base):
         base = "user"
-    username = base
-    while User.objects.filter(username__iexact=username).exists():
-        username = f"{base[:140]}-{secrets.token_hex(2)}"
-    return username
+    return invites.free_username(base)
 
 
 def _invitations_accept(user: Any) -> list[str]:

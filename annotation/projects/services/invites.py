@@ -229,14 +229,19 @@ def _without_address(
     ]
 
 
-def _account_create(username: str, email: str, project: Project, actor: Any) -> Any:
-    """A new account without a password; a username taken (by another account, e.g. for
-    "ana@example.org" when an "ana" exists) gets a random ending, which tells nobody about
-    the others: ana-3f9c. Made by a project's admin who is not staff, it records them."""
-    base = username
+def free_username(base: str) -> str:
+    """`base`, or where another account has it (e.g. for "ana@example.org" when an "ana"
+    exists) `base` with a random ending, which tells nobody about the others: ana-3f9c."""
+    username = base
     while User.objects.filter(username__iexact=username).exists():
         username = f"{base[:140]}-{secrets.token_hex(2)}"
-    user = User.objects.create_user(username=username, email=email)
+    return username
+
+
+def _account_create(username: str, email: str, project: Project, actor: Any) -> Any:
+    """A new account without a password, under a free username. Made by a project's admin who
+    is not staff, it records them."""
+    user = User.objects.create_user(username=free_username(username), email=email)
     user.set_unusable_password()
     user.save(update_fields=["password"])
     if not getattr(actor, "is_staff", False):
