@@ -13,6 +13,7 @@ from django.test import Client
 from annotation.imports.tasks import run_import_task
 from annotation.models import ImportJob, Notification, Project, Webhook, WebhookDelivery
 from tests.annotation.imports import published_files
+from tests.annotation.imports.test_published_real import GARDNER, real
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +190,17 @@ def test_a_workers_import_is_announced_once_with_its_job(
     assert (said["id"], said["status"], said["batch"]) == (job.pk, "succeeded", job.result["batch"])
     (row,) = told(people["admin"])
     assert row[2] == f"/p/{project.slug}/imports/{job.pk}/"
+
+
+def test_the_real_nlvr2_contrast_set_through_the_command_is_announced_once(  # type: ignore[no-untyped-def]
+    db, committed
+):
+    """allenai/contrast-sets' own NLVR2 file, unedited (../shared/data): 994 examples."""
+    path = str(real(GARDNER) / "contrast_set_nlvr2.jsonl")
+    call_command("import_published", "nlvr2", path, "--project", "vision")
+    vision = Project.objects.get(slug="vision")
+    hook(vision)
+    committed(lambda: call_command("import_published", "nlvr2", path, "--project", "vision"))
+    (said,) = announced(vision)
+    assert (said["kind"], said["status"]) == ("published", "succeeded")
+    assert said["batch"] == vision.import_batches.order_by("pk").last().pk
