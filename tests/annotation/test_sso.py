@@ -4,7 +4,7 @@ the provider's own login form filled in. The browser's walk is tests/browser/tes
 
 import html
 import re
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import pytest
 import requests
@@ -18,27 +18,28 @@ from annotation.models import AccountOrigin, Invitation, Membership
 from annotation.projects.services import invites, members_of
 from config import sso
 from tests.factories import ProjectFactory, UserFactory
+from tests.sso_provider.running import PEOPLE, provider
 
 User = get_user_model()
 
 
-def sign_in(site: str, username: str, password: str, next: str = "") -> requests.Response:
-    """Click "Sign in with Lab ID", sign in on the provider's page, and come back: the last
-    answer, with the session's cookies on `.session`."""
-    session = requests.Session()
+def provider_form(session: requests.Session, site: str, next: str = "") -> tuple[str, dict]:  # type: ignore[type-arg]
+    """Click "Sign in with Lab ID": the provider's login form's address, and its hidden
+    fields."""
     start = f"{site}/accounts/sso/" + (f"?next={quote(next)}" if next else "")
     form = session.get(start, timeout=30)
     assert "Lab identity provider" in form.text, form.url  # the provider's own page
-    fields = {
-        name: html.unescape(value)
-        for name, value in re.findall(
-            r'name="(csrfmiddlewaretoken|next)" value="([^"]*)"', form.text
-        )
-    }
+    hidden = re.findall(r'name="(csrfmiddlewaretoken|next)" value="([^"]*)"', form.text)
+    return form.url, {name: html.unescape(value) for name, value in hidden}
+
+
+def sign_in(site: str, username: str, password: str, next: str = "") -> requests.Response:
+    """Sign in on the provider's page, and come back: the last answer, with the session's
+    cookies on `.session`."""
+    session = requests.Session()
+    url, fields = provider_form(session, site, next)
     answer = session.post(
-        form.url,
-        data={**fields, "username": username, "password": password},
-        timeout=30,
+        url, data={**fields, "username": username, "password": password}, timeout=30
     )
     answer.session = session  # type: ignore[attr-defined]
     return answer
@@ -254,3 +255,26 @@ def test_members_who_sign_in_through_the_provider_are_not_waiting_for_a_password
     rows = members_of(project, UserFactory(username="alice"))
 
     assert {row["username"]: row["invited"] for row in rows} == {"new": True, "sso": False}
+
+
+def test_a_provider_killed_between_its_answer_and_our_callback_is_said_and_signs_nobody_in(  # type: ignore[no-untyped-def]
+    site, settings, tmp_path
+):
+    """The browser holds the provider's code; the provider dies before we exchange it."""
+    with provider(tmp_path, site, PEOPLE) as second:
+        settings.OIDC_ISSUER = second
+        sso.forget_provider()
+        session = requests.Session()
+        url, fields = provider_form(session, site)
+        credentials = {**fields, "username": "ada", "password": "ada-pw"}
+        answer = session.post(url, data=credentials, allow_redirects=False, timeout=30)
+        while answer.is_redirect and "/accounts/sso/callback/" not in answer.headers["location"]:
+            following = urljoin(answer.url, answer.headers["location"])
+            answer = session.get(following, allow_redirects=False, timeout=30)
+        callback = answer.headers["location"]
+    # The provider's process is ended here, its code in hand.
+    back = session.get(callback, timeout=30)
+
+    assert back.status_code == 200 and back.url == f"{site}/accounts/login/"
+    assert "Signing in with Lab ID did not finish: start again." in back.text
+    assert not User.objects.filter(email="ada@lab.example").exists()
