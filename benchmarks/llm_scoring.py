@@ -191,10 +191,12 @@ def main() -> None:
     from evaluation.runners.prompted import PromptedModel
 
     started = time.perf_counter()
-    model = PromptedModel(source, seq2seq=False, device=args.device, precision=args.precision)
+    model = PromptedModel(
+        source, seq2seq=False, device=args.device, precision=args.precision, batch_size=args.batch
+    )
     contexts = [PROMPT.format(text=e["text"]) for e in examples]
     options = [" " + label for label in LABELS]
-    lls = model.loglikelihoods(contexts, [options] * len(contexts), args.batch)
+    lls = model.loglikelihoods(contexts, [options] * len(contexts))
     ours_s = time.perf_counter() - started
     ours = [LABELS[int(np.argmax(row))] for row in lls]
     tokens = sum(map(len, model.tokens.encode_many(contexts).values()))
@@ -283,8 +285,9 @@ def end_to_end(
     if change.get("old"):
         model.tokens.pairs = partial(one_at_a_time, model)
     try:
+        model.batch_size = batch
         started = time.perf_counter()
-        model.loglikelihoods(contexts, choices, batch)
+        model.loglikelihoods(contexts, choices)
         return time.perf_counter() - started
     finally:
         prompted.CHUNK = chunk

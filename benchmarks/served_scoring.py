@@ -77,7 +77,7 @@ def main() -> None:
 
 def measure(name: str, paths: list[Path], args: argparse.Namespace) -> None:
     from annotation.releases.bundle import read_examples
-    from evaluation.runs.served import prompts_of
+    from evaluation.runs.prompting import prompts
     from tests.evaluation.served import LlamaServer, write_gguf
 
     release = published_release(name, paths, args.sets)
@@ -93,8 +93,8 @@ def measure(name: str, paths: list[Path], args: argparse.Namespace) -> None:
     try:
         spec = served_spec(release, server.url, args.concurrency)
         examples = read_examples(release, "test")
-        prompts = prompts_of(spec, release, examples)
-        before = [echo_body(prompt + " " + label) for prompt in prompts for label in labels]
+        texts = prompts(spec, release, examples)
+        before = [echo_body(prompt + " " + label) for prompt in texts for label in labels]
         print(f"{name}: {len(examples)} examples, {len(labels)} labels, concurrency "
               f"{args.concurrency}, model {args.layers}x{args.width}, server threads "
               f"{args.threads}, load {os.getloadavg()[0]:.1f}")  # fmt: skip

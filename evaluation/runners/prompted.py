@@ -50,8 +50,9 @@ class PromptedModel:
         device: str = "auto",
         precision: str = "fp32",
         allow_random: bool = False,
+        batch_size: int = 8,
     ):
-        self.seq2seq = seq2seq
+        self.seq2seq, self.batch_size = seq2seq, batch_size
         loaded = load_language_model(
             source,
             seq2seq=seq2seq,
@@ -95,7 +96,6 @@ class PromptedModel:
         self,
         contexts: Sequence[str],
         choices: Sequence[Sequence[str]],
-        batch_size: int,
         progress: Progress | None = None,
     ) -> list[list[float]]:
         """The log-likelihood of each choice after its example's context. The examples are
@@ -114,7 +114,7 @@ class PromptedModel:
         readback = Readback(self.device, finish)
         score = self._seq2seq_scores if self.seq2seq else self._causal_scores
         starts = range(0, len(contexts), CHUNK)
-        chunks = (partial(self._chunk, contexts, choices, start, batch_size) for start in starts)
+        chunks = (partial(self._chunk, contexts, choices, start) for start in starts)
         with inference(self.device):
             for batches in ahead(chunks, depth=1):
                 for batch, tensors in batches:
@@ -123,7 +123,7 @@ class PromptedModel:
         return out
 
     def _chunk(
-        self, contexts: Sequence[str], choices: Sequence[Sequence[str]], start: int, size: int
+        self, contexts: Sequence[str], choices: Sequence[Sequence[str]], start: int
     ) -> list[tuple[list[Unit], dict[str, Any]]]:
         """The batches of examples start.. start + CHUNK, as host tensors."""
         end = start + CHUNK
@@ -132,6 +132,7 @@ class PromptedModel:
             unit.example += start
         ordered = sorted(units, key=lambda unit: -len(unit.context))
         prepare = self._seq2seq_inputs if self.seq2seq else self._causal_inputs
+        size = self.batch_size
         return [prepare(ordered[s : s + size]) for s in range(0, len(ordered), size)]
 
     def _causal_inputs(self, batch: list[Unit]) -> tuple[list[Unit], dict[str, Any]]:
@@ -250,7 +251,6 @@ class PromptedModel:
         *,
         stop: Sequence[str],
         max_new_tokens: int,
-        batch_size: int,
         progress: Progress | None = None,
     ) -> list[str]:
         """Greedy continuations of each context, cut before the first stop sequence."""
@@ -265,8 +265,8 @@ class PromptedModel:
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         out = [""] * len(encoded)
         with inference(self.device):
-            for first in range(0, len(order), batch_size):
-                rows = order[first : first + batch_size]
+            for first in range(0, len(order), self.batch_size):
+                rows = order[first : first + self.batch_size]
                 width = max(len(encoded[i]) for i in rows)
                 ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
                 mask = torch.zeros((len(rows), width), dtype=torch.long)

@@ -9,8 +9,8 @@ prompt, cut at the stop sequences, scored with EM, F1 and consistency as an extr
 reader's answer is. Minimal pairs: evaluation/runs/pairs.py.
 """
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from annotation.prompting import Prompting
 from annotation.releases.bundle import read_examples
 from annotation.text.answers import answer_text
 from evaluation.models import EvaluationRun, ModelSpec
-from evaluation.runners.base import RunnerError
+from evaluation.runners.base import Progress, RunnerError
 from evaluation.runners.prompted import PromptedModel
 from evaluation.runs.pairs import SEQ2SEQ, pair_rows
 from evaluation.runs.scorer import (
@@ -34,18 +34,47 @@ from evaluation.runs.scoring import answer_rows
 from evaluation.runs.sources import runner_options
 
 
-def contexts(
-    spec: ModelSpec,
-    prompting: Prompting,
-    pool: list[dict[str, Any]],
-    examples: list[dict[str, Any]],
-    answer: Any,
-    chat: Any = None,
+class LM(Protocol):
+    """What a prompted model answers, local (evaluation/runners/prompted.py) or served
+    (evaluation/runs/served.py), as lm-evaluation-harness has every backend answer
+    `loglikelihood` and `generate_until`: one way to score, whatever answers."""
+
+    def loglikelihoods(
+        self, contexts: Sequence[str], choices: Sequence[Sequence[str]], progress: Progress
+    ) -> list[list[float]]:
+        """The log-likelihood of each choice after its example's context."""
+        ...
+
+    def generate(
+        self,
+        contexts: Sequence[str],
+        *,
+        stop: Sequence[str],
+        max_new_tokens: int,
+        progress: Progress,
+    ) -> list[str]:
+        """The greedy continuation of each context, cut before the first stop sequence."""
+        ...
+
+
+def prompts(
+    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], chat: Any = None
 ) -> list[str]:
-    """Each example's context with the spec's shots from `pool`, in the model's chat template
-    when asked. `answer(example)` is a shot's answer text."""
+    """Each example's prompt, with the spec's shots from the release's few-shot split (each
+    answered by its label's words, or its first answer), in the model's chat template when
+    `chat` wraps one."""
+    project = release.project
+    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
+    if project.is_free_text:
+        answer = first_answer
+    else:
+        answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
     texts = prompting.contexts(
-        examples, answer, shots=spec.few_shot, pool=pool, delimiter=spec.target_delimiter
+        examples,
+        answer,
+        shots=spec.few_shot,
+        pool=shot_pool(spec, release),
+        delimiter=spec.target_delimiter,
     )
     return [chat(text) for text in texts] if chat else texts
 
@@ -58,6 +87,64 @@ def shot_pool(spec: ModelSpec, release: Release) -> list[dict[str, Any]]:
     if not pool:
         raise RunnerError(f"The release has no {spec.few_shot_split} examples for shots.")
     return pool
+
+
+def choice_rows(
+    spec: ModelSpec,
+    release: Release,
+    examples: list[dict[str, Any]],
+    model: LM,
+    advance: Advance,
+    chat: Any = None,
+) -> list[dict[str, Any]]:
+    """A classification split scored by log-likelihood: each label's, and the highest's."""
+    project = release.project
+    words = Prompting.of(project, spec.prompt, spec.verbalizers).words
+    texts = prompts(spec, release, examples, chat)
+    options = [spec.target_delimiter + word for word in words]
+    lls = model.loglikelihoods(texts, [options] * len(texts), advance)
+    return chosen_rows(project, examples, lls)
+
+
+def chosen_rows(
+    project: Any, examples: list[dict[str, Any]], lls: list[list[float]]
+) -> list[dict[str, Any]]:
+    """Each example's label by the highest log-likelihood of its choices, with every label's,
+    as Prediction fields."""
+    rows = []
+    for example, values in zip(examples, lls, strict=True):
+        label = project.labels[int(np.argmax(values))]
+        lls_by_label = dict(zip(project.labels, values, strict=True))
+        rows.append(prediction_row(example, label=label, loglikelihoods=lls_by_label))
+    return rows
+
+
+def generated_rows(
+    spec: ModelSpec,
+    release: Release,
+    examples: list[dict[str, Any]],
+    model: LM,
+    advance: Advance,
+    chat: Any = None,
+) -> list[dict[str, Any]]:
+    """A free-text split answered by greedy generation."""
+    answers = generate(spec, release, examples, model, advance, chat)
+    return answer_rows(release.project, examples, answers)
+
+
+def generate(
+    spec: ModelSpec,
+    release: Release,
+    examples: list[dict[str, Any]],
+    model: LM,
+    advance: Advance,
+    chat: Any = None,
+) -> list[str]:
+    """Each example's greedy answer to its prompt, cut at the spec's stop sequences."""
+    texts = prompts(spec, release, examples, chat)
+    stop, most = spec.stop or [], spec.max_new_tokens
+    answers = model.generate(texts, stop=stop, max_new_tokens=most, progress=advance)
+    return [text.strip() for text in answers]
 
 
 def _chat(model: PromptedModel) -> Any:
@@ -74,82 +161,31 @@ def _chat(model: PromptedModel) -> Any:
     return wrap
 
 
-def load(spec: ModelSpec) -> PromptedModel:
-    return PromptedModel(**runner_options(spec), seq2seq=spec.kind == SEQ2SEQ)
-
-
-def choice_rows(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Advance
-) -> list[dict[str, Any]]:
-    """A classification split scored by log-likelihood: each label's, and the highest's."""
-    project = release.project
-    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    by_label, words = prompting.word_of, prompting.words
-    pool = shot_pool(spec, release)
-    model = load(spec)
-    advance(0)  # loading may take a while: show we are alive
-    chat = _chat(model) if spec.chat_template else None
-    texts = contexts(spec, prompting, pool, examples, lambda e: by_label[e["label"]], chat)
-    options = [spec.target_delimiter + word for word in words]
-    lls = model.loglikelihoods(texts, [options] * len(texts), spec.batch_size, advance)
-    return chosen_rows(project, examples, lls)
-
-
-def chosen_rows(
-    project: Any, examples: list[dict[str, Any]], lls: list[list[float]]
-) -> list[dict[str, Any]]:
-    """Each example's label by the highest log-likelihood of its choices, with every label's,
-    as Prediction fields: for any model that scores choices, local or served."""
-    rows = []
-    for example, values in zip(examples, lls, strict=True):
-        label = project.labels[int(np.argmax(values))]
-        lls_by_label = dict(zip(project.labels, values, strict=True))
-        rows.append(prediction_row(example, label=label, loglikelihoods=lls_by_label))
-    return rows
-
-
-def generated_rows(
-    spec: ModelSpec, release: Release, examples: list[dict[str, Any]], advance: Advance
-) -> list[dict[str, Any]]:
-    """A free-text split answered by greedy generation."""
-    project = release.project
-    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    pool = shot_pool(spec, release)
-    model = load(spec)
-    advance(0)
-    chat = _chat(model) if spec.chat_template else None
-    texts = contexts(spec, prompting, pool, examples, first_answer, chat)
-    answers = model.generate(
-        texts,
-        stop=spec.stop or [],
-        max_new_tokens=spec.max_new_tokens,
-        batch_size=spec.batch_size,
-        progress=advance,
-    )
-    return answer_rows(project, examples, [text.strip() for text in answers])
-
-
-# What a language model does, by the project's task type.
-BY_TASK_TYPE: dict[str, Callable[..., list[dict[str, Any]]]] = {
-    Project.TaskType.CLASSIFICATION: choice_rows,
-    Project.TaskType.FREE_TEXT: generated_rows,
-    Project.TaskType.MINIMAL_PAIR: pair_rows,
-}
-
-
 class LanguageModel(Checkpoint):
     """A causal or seq2seq language model of transformers, prompted: a label by the
     log-likelihood of its words, an answer by greedy generation, a minimal pair by each
     text's score (evaluation/runs/pairs.py)."""
 
-    task_types = tuple(BY_TASK_TYPE)
+    task_types = (
+        Project.TaskType.CLASSIFICATION,
+        Project.TaskType.FREE_TEXT,
+        Project.TaskType.MINIMAL_PAIR,
+    )
     settings = (*CHECKPOINT, *PROMPTED, "num_beams")
 
     def score(
         self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
     ) -> ScoredPart:
-        rows_of = BY_TASK_TYPE[run.release.project.task_type]
-        return ScoredPart(rows_of(run.model, run.release, examples, advance))
+        spec, release = run.model, run.release
+        project = release.project
+        if project.task_type == Project.TaskType.MINIMAL_PAIR:
+            return ScoredPart(pair_rows(spec, release, examples, advance))
+        seq2seq = spec.kind == SEQ2SEQ
+        model = PromptedModel(**runner_options(spec), seq2seq=seq2seq, batch_size=spec.batch_size)
+        advance(0)  # loading may take a while: show we are alive
+        chat = _chat(model) if spec.chat_template else None
+        rows_of = generated_rows if project.is_free_text else choice_rows
+        return ScoredPart(rows_of(spec, release, examples, model, advance, chat))
 
 
 class CausalLM(LanguageModel):

@@ -1,27 +1,31 @@
 """Scoring a release with a served model (evaluation/runners/served.py, docs/models.md), on a
 worker.
 
-The prompts and shots are the local language models' (evaluation/runs/prompting.py), so the
-figures compare. Classification scores each label's words by log-likelihood (`acc`,
-`acc_norm`), or, for a server that only answers in text, generates an answer and reads the
-label it names (`label_named`); an answer that names none is "unparsed": counted wrong, and
-counted on the run. Free text is generated and scored by the project's answer rules.
+A served model is scored as a local language model is (evaluation/runs/prompting.py): the same
+prompts and shots, through the same two calls, `loglikelihoods` and `generate`, so the figures
+compare. `ServedLM` answers them from the server. Classification scores each label's words by
+log-likelihood (`acc`, `acc_norm`), or, for a server that only answers in text, generates an
+answer and reads the label it names (`label_named`); an answer that names none is "unparsed":
+counted wrong, and counted on the run. Free text is generated and scored by the project's
+answer rules.
 
-Every answer is stored as it arrives (ServedAnswer), so that a run that is killed, cancelled
-or retried asks the server only for what it has not answered yet.
+Before it asks anything, a run asks the server its canaries (the Check,
+evaluation/runners/probe.py): their problems stop the run. Every answer is stored as it
+arrives (ServedAnswer), so that a run that is killed, cancelled or retried asks the server only
+for what it has not answered yet.
 """
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from evaluation.models import EvaluationRun, ModelSpec, ServedAnswer
-from evaluation.runners.base import RunnerError
+from evaluation.runners.base import Progress, RunnerError
 from evaluation.runners.probe import Report, probe
+from evaluation.runners.prompted import cut
 from evaluation.runners.served import (
     Answer,
     Request,
@@ -31,14 +35,12 @@ from evaluation.runners.served import (
     next_token_request,
 )
 from evaluation.runs.endpoint import clean_served, served_client, usage_of
-from evaluation.runs.prompting import chosen_rows, contexts, first_answer, shot_pool
-from evaluation.runs.scorer import PROMPTED, ModelKind, ScoredPart, prediction_row
-from evaluation.runs.scoring import answer_rows
+from evaluation.runs.prompting import choice_rows, generate, generated_rows
+from evaluation.runs.scorer import PROMPTED, Advance, ModelKind, ScoredPart, prediction_row
 from evaluation.runs.sources import check_server
 
 Scoring = ModelSpec.Scoring
 EDGES = " \t\r\n\"'`.,;:!?()[]{}*_"
-Advance = Callable[[int], None]
 CHECK_SECONDS = 10.0  # the Check holds a web worker no longer than about this
 SERVER = ("base_url", "api_key", "scoring", "concurrency", "timeout")  # its settings, with:
 
@@ -70,7 +72,22 @@ class Served(ModelKind):
     def score(
         self, run: EvaluationRun, examples: list[dict[str, Any]], advance: Advance
     ) -> ScoredPart:
-        return run_served(run, run.model, run.release, examples, advance)
+        spec, release = run.model, run.release
+        model = ServedLM(run, served_client(spec))
+        EvaluationRun.objects.filter(pk=run.pk).update(notice="")
+        try:
+            if release.project.is_free_text:
+                rows = generated_rows(spec, release, examples, model, advance)
+            elif spec.scoring == Scoring.LOGLIKELIHOOD:
+                rows = choice_rows(spec, release, examples, model, advance)
+            else:
+                rows = named_rows(spec, release, examples, model, advance)
+            return ScoredPart(rows, model.notes)
+        finally:
+            model.client.line.close()
+            # What the finished run (or the failed one) keeps of the server's outages.
+            summary = model.client.outage.summary()
+            EvaluationRun.objects.filter(pk=run.pk).update(notice=summary)
 
     def figures(self, run: EvaluationRun, notes: list[dict[str, Any]]) -> dict[str, Any]:
         """How the server was read (by the first part), and the run's usage: every answer it
@@ -85,171 +102,138 @@ class Served(ModelKind):
         return {**server, "usage": usage_of(run.model, [*stored, *check])}
 
 
-def run_served(
-    run: EvaluationRun,
-    spec: ModelSpec,
-    release: Release,
-    examples: list[dict[str, Any]],
-    advance: Advance,
-) -> ScoredPart:
-    project = release.project
-    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    texts = prompts_of(spec, release, examples)
-    client = served_client(spec)
-    EvaluationRun.objects.filter(pk=run.pk).update(notice="")
-    try:
-        return _scored(run, spec, project, prompting, client, texts, examples, advance)
-    finally:
-        client.line.close()
-        # What the finished run (or the failed one) keeps of the server's outages.
-        EvaluationRun.objects.filter(pk=run.pk).update(notice=client.outage.summary())
+class ServedLM:
+    """A served model answering a local language model's two calls (evaluation/runs/
+    prompting.py's LM) for one run: the Check first, then every request the run has no answer
+    to yet, each answer stored as it arrives. `notes`: how the server was read (`server`), and
+    the tokens of the Check's canaries (`check`)."""
 
+    def __init__(self, run: EvaluationRun, client: ServedModel):
+        self.run, self.client, self.source = run, client, run.model.source
+        self.chat = run.model.chat_template
+        self.notes: dict[str, Any] = {}
 
-def _scored(
-    run: EvaluationRun,
-    spec: ModelSpec,
-    project: Any,
-    prompting: Prompting,
-    client: ServedModel,
-    texts: list[str],
-    examples: list[dict[str, Any]],
-    advance: Advance,
-) -> ScoredPart:
-    if not project.is_free_text and spec.scoring == Scoring.LOGLIKELIHOOD:
-        lls, check, how = label_loglikelihoods(
-            run, spec, client, texts, list(prompting.words), advance
-        )
-        notes = {"server": how, "check": _tokens(check)}
-        return ScoredPart(chosen_rows(project, examples, lls), notes)
-    report = server_report(
-        client, loglikelihood=False, chat=spec.chat_template, beat=lambda: advance(0)
-    )
-    asked = [
-        [
-            generation_request(
-                spec.source,
-                text,
-                chat=spec.chat_template,
-                max_tokens=spec.max_new_tokens,
-                stop=spec.stop or [],
-            )
+    def loglikelihoods(
+        self, contexts: Sequence[str], choices: Sequence[Sequence[str]], progress: Progress
+    ) -> list[list[float]]:
+        """Each choice's log-likelihood after its context, read by a rule the server gets
+        right (evaluation/runners/served.py): the next token's top list where every choice is
+        one token (one request per context), else the echo, aligned or shifted; or the reason
+        none holds."""
+        report = self._checked(progress, loglikelihood=True)
+        lls: list[list[Any]] = []
+        how: dict[str, Any] = {"path": "none"}
+        if contexts:
+            tokens = self._tokens(contexts[0], choices, report, progress)
+            if report.top and all(len(t) == 1 for t in tokens.values()):
+                lls, how = self._by_next_token(contexts, choices, tokens, report, progress)
+            elif report.echo in ("aligned", "shifted"):
+                read = "echo" if report.echo == "aligned" else "echo-shifted"
+                lls, how = self._by_echo(contexts, choices, read, progress), {"path": read}
+            else:
+                raise RunnerError(_no_reading(tokens, report))
+        self.notes["server"] = {**report.as_dict(), **how}
+        return lls
+
+    def generate(
+        self,
+        contexts: Sequence[str],
+        *,
+        stop: Sequence[str],
+        max_new_tokens: int,
+        progress: Progress,
+    ) -> list[str]:
+        """Greedy continuations, through the chat endpoint (the context as one user message)
+        where the spec asks for its chat template, cut before the first stop sequence (a server
+        may not apply them all)."""
+        self._checked(progress, loglikelihood=False)
+        asked = [
+            [
+                generation_request(
+                    self.source, context, chat=self.chat, max_tokens=max_new_tokens, stop=list(stop)
+                )
+            ]
+            for context in contexts
         ]
-        for text in texts
-    ]
-    answers = ask(run, client, asked, advance)
-    outputs = [_cut(answers[r[0].key].value["text"], spec.stop or []) for r in asked]
-    if project.is_free_text:
-        rows = answer_rows(project, examples, outputs)
-    else:
-        rows = named_labels(prompting, examples, outputs)
-    return ScoredPart(rows, {"check": _tokens(report.spent)})
+        answers = ask(self.run, self.client, asked, progress)
+        return [cut(answers[r.key].value["text"], stop) for (r,) in asked]
 
+    def _checked(self, progress: Progress, *, loglikelihood: bool) -> Report:
+        """The Check before the run asks anything: its problems stop the run, with the reason.
+        progress(0) is the run's heartbeat, where a cancel stops it."""
+        report = probe(
+            self.client,
+            loglikelihood=loglikelihood,
+            seconds=3 * self.client.timeout,
+            chat=self.chat and not loglikelihood,
+            beat=lambda: progress(0),
+        )
+        if report.problems:
+            raise RunnerError(" ".join(report.problems))
+        self.notes["check"] = [[a.prompt_tokens, a.completion_tokens] for a in report.spent]
+        return report
 
-def _tokens(answers: list[Answer]) -> list[list[int]]:
-    """The prompt and completion tokens of each answer, as a shard keeps them (JSON)."""
-    return [[a.prompt_tokens, a.completion_tokens] for a in answers]
+    def _tokens(
+        self, context: str, choices: Sequence[Sequence[str]], report: Report, progress: Progress
+    ) -> dict[str, list[str]]:
+        """Each choice's tokens, as the server cuts them after the first context: from its
+        echo, which is also the first example's answer where the echo is right."""
+        read = "echo" if report.echo == "aligned" else "tokens"
+        options = dict.fromkeys(option for row in choices for option in row)
+        cuts = {o: echo_request(self.source, context, o, read=read) for o in options}
+        answers = ask(self.run, self.client, [[r] for r in cuts.values()], _alive(progress))
+        return {option: answers[r.key].value["tokens"] for option, r in cuts.items()}
 
-
-def prompts_of(spec: ModelSpec, release: Release, examples: list[dict[str, Any]]) -> list[str]:
-    """Each example's prompt, with its shots (evaluation/runs/prompting.py)."""
-    project = release.project
-    prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
-    pool = shot_pool(spec, release)
-    if project.is_free_text:
-        shot_answer = first_answer
-    else:
-        shot_answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
-    return contexts(spec, prompting, pool, examples, shot_answer)
-
-
-def label_loglikelihoods(
-    run: EvaluationRun,
-    spec: ModelSpec,
-    client: ServedModel,
-    texts: list[str],
-    words: list[str],
-    advance: Advance,
-) -> tuple[list[list[float]], list[Answer], dict[str, Any]]:
-    """Each example's log-likelihood of each label's words, read by a rule the server gets
-    right (evaluation/runners/served.py): the next token's top list where every label is one
-    token (one request per example), else the echo, aligned or shifted; or the reason none
-    holds. Also the Check's canaries, and how the run was scored."""
-    report = server_report(client, loglikelihood=True, beat=lambda: advance(0))
-    if not texts:
-        return [], report.spent, {**report.as_dict(), "path": "none"}
-    labels = Labels(run, spec, client, texts, words, report, advance)
-    tokens = labels.tokens()
-    if report.top and all(len(t) == 1 for t in tokens):
-        lls, how = labels.by_next_token(tokens)
-    elif report.echo in ("aligned", "shifted"):
-        lls, how = labels.by_echo("echo" if report.echo == "aligned" else "echo-shifted")
-    else:
-        raise RunnerError(_no_reading(words, tokens, report))
-    return lls, report.spent, {**report.as_dict(), **how}
-
-
-@dataclass
-class Labels:
-    """A run's label log-likelihoods on its server: its prompts, labels and answers."""
-
-    run: EvaluationRun
-    spec: ModelSpec
-    client: ServedModel
-    texts: list[str]
-    words: list[str]
-    report: Report
-    advance: Advance
-    answers: dict[str, Answer] = field(default_factory=dict)
-
-    @property
-    def options(self) -> list[str]:
-        return [self.spec.target_delimiter + word for word in self.words]
-
-    def ask(self, asked: list[list[Request]], *, progress: bool = True) -> dict[str, Answer]:
-        """`progress`: these requests finish examples (else they only keep the heartbeat)."""
-        advance = self.advance if progress else lambda _: self.advance(0)
-        self.answers |= ask(self.run, self.client, asked, advance)
-        return self.answers
-
-    def tokens(self) -> list[list[str]]:
-        """The labels' tokens, as the server cuts them after the first prompt: from its echo,
-        which is also the first example's answer where the echo is right."""
-        read = "echo" if self.report.echo == "aligned" else "tokens"
-        cut = [[echo_request(self.spec.source, self.texts[0], o, read=read)] for o in self.options]
-        answers = self.ask(cut, progress=False)
-        return [answers[r.key].value["tokens"] for (r,) in cut]
-
-    def by_next_token(self, tokens: list[list[str]]) -> tuple[list[list[Any]], dict[str, Any]]:
-        """Every label one token: one request per example, read from the next token's top
-        list; an example whose list lacks a label is asked again by echo, where it is right."""
-        asked = [[next_token_request(self.spec.source, text)] for text in self.texts]
-        answers = self.ask(asked)
-        lls = [[answers[r.key].value["top"].get(t[0]) for t in tokens] for (r,) in asked]
+    def _by_next_token(
+        self,
+        contexts: Sequence[str],
+        choices: Sequence[Sequence[str]],
+        tokens: dict[str, list[str]],
+        report: Report,
+        progress: Progress,
+    ) -> tuple[list[list[Any]], dict[str, Any]]:
+        """Every choice one token: one request per context, read from the next token's top
+        list; a context whose list lacks a choice is asked again by echo, where it is right."""
+        asked = [[next_token_request(self.source, context)] for context in contexts]
+        answers = ask(self.run, self.client, asked, progress)
+        lls = [
+            [answers[r.key].value["top"].get(tokens[option][0]) for option in row]
+            for (r,), row in zip(asked, choices, strict=True)
+        ]
         missing = [n for n, row in enumerate(lls) if None in row]
-        if missing and self.report.echo != "aligned":
-            raise RunnerError(_outside(self.words, tokens, lls[missing[0]], self.report))
+        if missing and report.echo != "aligned":
+            n = missing[0]
+            raise RunnerError(_outside(choices[n], tokens, lls[n], report))
         again = {
-            n: [echo_request(self.spec.source, self.texts[n], o) for o in self.options]
-            for n in missing
+            n: [echo_request(self.source, contexts[n], o) for o in choices[n]] for n in missing
         }
-        answers = self.ask(list(again.values()), progress=False)
+        answers = ask(self.run, self.client, list(again.values()), _alive(progress))
         for n, requests in again.items():
             lls[n] = [answers[r.key].value["ll"] for r in requests]
         return lls, {"path": "next", "fallback": len(missing)}
 
-    def by_echo(self, read: str) -> tuple[list[list[Any]], dict[str, Any]]:
+    def _by_echo(
+        self,
+        contexts: Sequence[str],
+        choices: Sequence[Sequence[str]],
+        read: str,
+        progress: Progress,
+    ) -> list[list[float]]:
         asked = [
-            [echo_request(self.spec.source, text, o, read=read) for o in self.options]
-            for text in self.texts
+            [echo_request(self.source, context, option, read=read) for option in row]
+            for context, row in zip(contexts, choices, strict=True)
         ]
-        answers = self.ask(asked)
-        return [[answers[r.key].value["ll"] for r in requests] for requests in asked], {
-            "path": read
-        }
+        answers = ask(self.run, self.client, asked, progress)
+        return [[answers[r.key].value["ll"] for r in requests] for requests in asked]
 
 
-def _no_reading(words: list[str], tokens: list[list[str]], report: Report) -> str:
-    several = [w for w, t in zip(words, tokens, strict=True) if len(t) > 1]
+def _alive(progress: Progress) -> Progress:
+    """For requests that finish no example: they only keep the heartbeat."""
+    return lambda _: progress(0)
+
+
+def _no_reading(tokens: dict[str, list[str]], report: Report) -> str:
+    several = [option.strip() for option, t in tokens.items() if len(t) > 1]
     if several and report.notes:
         return (
             f"Labels cannot be scored by log-likelihood on this server: {report.notes[-1]} "
@@ -261,26 +245,16 @@ def _no_reading(words: list[str], tokens: list[list[str]], report: Report) -> st
     )
 
 
-def server_report(
-    client: ServedModel, *, loglikelihood: bool, beat: Callable[[], None], chat: bool = False
-) -> Report:
-    """The Check (evaluation/runners/probe.py) before a run asks anything: its problems stop
-    the run, with the reason. `beat`: the run's heartbeat, where a cancel stops it."""
-    seconds = 3 * client.timeout
-    report = probe(client, loglikelihood=loglikelihood, seconds=seconds, chat=chat, beat=beat)
-    if report.problems:
-        raise RunnerError(" ".join(report.problems))
-    return report
-
-
-def _outside(words: list[str], tokens: list[list[str]], row: list[Any], report: Report) -> str:
-    word = next(w for w, value in zip(words, row, strict=True) if value is None)
-    token = tokens[words.index(word)][0]
+def _outside(
+    options: Sequence[str], tokens: dict[str, list[str]], row: list[Any], report: Report
+) -> str:
+    option = next(o for o, value in zip(options, row, strict=True) if value is None)
     return (
-        f"The label {word!r} (its token {token!r}) is not among the {report.top} most likely "
-        "next tokens this server lists after a prompt, and its log-probabilities of a "
-        f"prompt (echo) are {report.echo}, so that label's log-likelihood cannot be read "
-        "right: score by generation, or serve the model where echo is right (vLLM)."
+        f"The label {option.strip()!r} (its token {tokens[option][0]!r}) is not among the "
+        f"{report.top} most likely next tokens this server lists after a prompt, and its "
+        f"log-probabilities of a prompt (echo) are {report.echo}, so that label's "
+        "log-likelihood cannot be read right: score by generation, or serve the model where "
+        "echo is right (vLLM)."
     )
 
 
@@ -375,19 +349,19 @@ def label_named(text: str, words: dict[str, str]) -> str:
     return starts[0] if len(starts) == 1 else ""
 
 
-def named_labels(
-    prompting: Prompting, examples: list[dict[str, Any]], outputs: list[str]
+def named_rows(
+    spec: ModelSpec,
+    release: Release,
+    examples: list[dict[str, Any]],
+    model: ServedLM,
+    advance: Advance,
 ) -> list[dict[str, Any]]:
-    """Prediction rows of the answers, each read as the label it names ("" for none: the
-    task type counts those as `unparsed`)."""
+    """A classification split answered by generation, each answer read as the label it
+    names ("" for none: the task type counts those as `unparsed`)."""
+    word_of = Prompting.of(release.project, spec.prompt, spec.verbalizers).word_of
     return [
-        prediction_row(example, label=label_named(text, prompting.word_of), output=text)
-        for example, text in zip(examples, outputs, strict=True)
+        prediction_row(example, label=label_named(text, word_of), output=text)
+        for example, text in zip(
+            examples, generate(spec, release, examples, model, advance), strict=True
+        )
     ]
-
-
-def _cut(text: str, stop: list[str]) -> str:
-    """The answer before the first stop sequence (a server may not apply them all)."""
-    for sequence in stop:
-        text = text.split(sequence)[0] if sequence else text
-    return text.strip()

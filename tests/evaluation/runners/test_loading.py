@@ -188,13 +188,11 @@ def test_the_language_model_runners_without_a_pad_token_score_a_batch_as_each_te
     alone = [scorer.score([t], [None], batch_size=1)[0] for t in TEXTS]
     assert batched == pytest.approx(alone, abs=1e-5)
 
-    prompted = PromptedModel(str(decoders["lm"]), seq2seq=False, device="cpu")
+    prompted = PromptedModel(str(decoders["lm"]), seq2seq=False, device="cpu", batch_size=2)
     contexts, choices = ["the film was", "the plot is"], [[" good", " bad ."], [" not good"]]
-    together = prompted.loglikelihoods(contexts, choices, batch_size=2)
-    each = [
-        prompted.loglikelihoods([c], [o], batch_size=1)[0]
-        for c, o in zip(contexts, choices, strict=True)
-    ]
+    together = prompted.loglikelihoods(contexts, choices)
+    prompted.batch_size = 1
+    each = [prompted.loglikelihoods([c], [o])[0] for c, o in zip(contexts, choices, strict=True)]
     for t, e in zip(together, each, strict=True):
         assert t == pytest.approx(e, abs=1e-5)
     assert scorer.pad_id == prompted.pad_id == no_pad_tokenizer().eos_token_id

@@ -156,12 +156,12 @@ def test_fp32_loglikelihoods_are_the_float64_ones(models, name, monkeypatch):
     monkeypatch.setattr(prompted, "CHUNK", 3)
 
     path, seq2seq = models[name]
-    runner = PromptedModel(str(path), seq2seq=seq2seq, device="cpu", precision="fp32")
+    runner = PromptedModel(str(path), seq2seq=seq2seq, device="cpu", precision="fp32", batch_size=2)
     runner.tokens.max_length = runner.max_length = MAX_LENGTH
     contexts = CONTEXTS[:4] + CONTEXTS[5:]  # "   " leaves a causal model no context token
     choices = [CHOICES[n % 3 :] for n in range(len(contexts))]
     done: list[int] = []
-    lls = runner.loglikelihoods(contexts, choices, batch_size=2, progress=done.append)
+    lls = runner.loglikelihoods(contexts, choices, progress=done.append)
     assert sum(done) == len(contexts)
     loader = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
     reference = loader.from_pretrained(path).double().eval()

@@ -200,22 +200,20 @@ def test_shots_come_from_another_split_and_the_run_refuses_their_own(sentiment, 
     refused = root.post("/api/evaluations/", {"release": release, "model": model,
                                               "split": "train"}, format="json")  # fmt: skip
     assert refused.status_code == 400 and "shots from train" in refused.json()["detail"]
-    from annotation.prompting import Prompting
     from evaluation.models import ModelSpec
-    from evaluation.runs.prompting import contexts, shot_pool
+    from evaluation.runs.prompting import prompts
 
     spec = ModelSpec.objects.get(pk=model)
     run_release = Release.objects.get(pk=release)
     examples = [e for e in _examples_of(run_release, "test")]
-    prompting, pool = Prompting.of(project, spec.prompt), shot_pool(spec, run_release)
-    texts = contexts(spec, prompting, pool, examples, lambda e: "")
+    texts = prompts(spec, run_release, examples)
     train = {e["fields"]["text"] for e in _examples_of(run_release, "train")}
     for example, text in zip(examples, texts, strict=True):
         blocks = text.split("\n\n")
         assert len(blocks) == 3 and blocks[-1] == PROMPT.format(**example["fields"])
         shots = [re.match(r"Review: (.*)\nSentiment:", b).group(1) for b in blocks[:2]]  # type: ignore[union-attr]
         assert set(shots) <= train
-    assert texts == contexts(spec, prompting, pool, examples, lambda e: "")  # seeded
+    assert texts == prompts(spec, run_release, examples)  # seeded
     run = _run(root, release, model)
     assert run.predictions.count() == 10
 
