@@ -28,9 +28,7 @@ from evaluation.runners.served import (
     ServedModel,
     echo_request,
     generation_request,
-    logprob,
     next_token_request,
-    top_list,
 )
 
 # Canary prompts: if the greedy token after one merges with its end when echoed, the next is
@@ -132,59 +130,25 @@ def probe(
 
 
 def _ask(client: ServedModel, report: Report, request: Request, seconds: float) -> dict[str, Any]:
-    """One try, no retries: the choice the server answered."""
-    try:
-        reply = client.exchange(
-            "POST", request.path, request.body, deadline=seconds, beat=report.beat
-        )
-    except (Unanswered, Refused, Aborted) as error:
-        raise RunnerError(f"The server at {client.host} gave no usable answer: {error}.") from None
-    if reply.status != 200:
-        raise RunnerError(
-            f"The server at {client.host} answered a canary request with HTTP {reply.status}: "
-            + client.scrub(reply.body.decode("utf-8", "replace")[:300])
-        )
-    try:
-        payload = reply.json()
-        choice = payload["choices"][0]
-        usage = payload.get("usage") or {}
-        tokens = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        report.spent.append(Answer({}, *tokens))
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        raise RunnerError(f"The server at {client.host} answered no completion.") from None
-    if not isinstance(choice, dict):
-        raise RunnerError(f"The server at {client.host} answered no completion.")
-    return choice
-
-
-def _next(
-    client: ServedModel, report: Report, prompt: str, seconds: float
-) -> tuple[str, float, dict[str, float]]:
-    """The greedy next token after `prompt`, its log-probability, and the top list."""
-    choice = _ask(client, report, next_token_request(client.model, prompt), seconds)
-    logprobs = choice.get("logprobs")
-    if not isinstance(logprobs, dict) or not logprobs.get("token_logprobs"):
-        raise RunnerError(
-            f"The server at {client.host} gives no log-probabilities, so it cannot score labels "
-            "by log-likelihood: use scoring 'generation'."
-        )
-    tops = logprobs.get("top_logprobs") or [None]
-    # The first token's own text: a server may go on past a token that is part of a character
-    # (llama-cpp-python does, and its `text` then holds two tokens).
-    tokens = logprobs.get("tokens") or [choice.get("text") or ""]
-    return str(tokens[0]), logprob(logprobs["token_logprobs"][0]), top_list(tops[0])
+    """One try, no retries: the answer's value, read as a run reads it
+    (evaluation/runners/served.py)."""
+    answer = client.once(request, deadline=seconds, beat=report.beat)
+    report.spent.append(answer)
+    return answer.value
 
 
 def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
     for prompt in CANARIES:
-        token, value, top = _next(client, report, prompt, left())
-        report.top = len(top)
-        again = _next(client, report, prompt, left())
-        report.repeatable = again[0] == token and abs(again[1] - value) <= SAME
+        canary = next_token_request(client.model, prompt, read="greedy")
+        greedy = _ask(client, report, canary, left())
+        token, value = greedy["token"], greedy["ll"]
+        report.top = len(greedy["top"])
+        again = _ask(client, report, canary, left())
+        report.repeatable = again["token"] == token and abs(again["ll"] - value) <= SAME
         if not report.repeatable:
             report.notes.append(
                 f"The server gives different figures for the same request ({value:.4f}, then "
-                f"{again[1]:.4f}): scores from it could not be repeated."
+                f"{again['ll']:.4f}): scores from it could not be repeated."
             )
         echo = _echo(client, report, prompt, token, value, left()) if token else ""
         if echo:
@@ -214,33 +178,18 @@ def _probe_logprobs(client: ServedModel, report: Report, left: Any) -> None:
 def _echo(
     client: ServedModel, report: Report, prompt: str, token: str, value: float, seconds: float
 ) -> str:
-    """How the server's echo holds the greedy token's value ("" if the canary cannot tell)."""
-    request = echo_request(client.model, prompt, token, read="tokens")
-    choice = _ask(client, report, request, seconds)
-    logprobs = choice.get("logprobs")
-    if not isinstance(logprobs, dict):
+    """How the server's echo of `prompt` + `token` holds the greedy token's value ("" if the
+    canary cannot tell: the token merged with the prompt's end)."""
+    echo = _ask(client, report, echo_request(client.model, prompt, token, read="check"), seconds)
+    if echo["absent"]:
         return "absent"
-    values = logprobs.get("token_logprobs")
-    if not isinstance(values, list) or all(v is None for v in values):
-        return "absent"
-    return _echo_of(logprobs, values, prompt, token, value)
-
-
-def _echo_of(
-    logprobs: dict[str, Any], values: list[Any], prompt: str, token: str, value: float
-) -> str:
-    offsets, tops = logprobs.get("text_offset") or [], logprobs.get("top_logprobs") or []
-    end = len(prompt) + len(token)
-    inside = [i for i, at in enumerate(offsets) if isinstance(at, int) and at < end]
-    if any(values[i] is None for i in inside[1:] if i < len(values)):
+    if echo["holes"]:
         return "wrong"
-    at = [i for i in inside if offsets[i] == len(prompt)]
-    if len(at) != 1 or at[0] != inside[-1] or at[0] >= len(values):
-        return ""  # the token merged with the prompt's end: try another canary
-    i = at[0]
-    if values[i] is not None and abs(logprob(values[i]) - value) <= SAME:
+    if not echo["single"]:
+        return ""
+    if echo["own"] is not None and abs(echo["own"] - value) <= SAME:
         return "aligned"
-    before = top_list(tops[i - 1]) if 0 < i <= len(tops) and tops[i - 1] else {}
-    if token in before and abs(before[token] - value) <= SAME:
+    before = echo["before"].get(token)
+    if before is not None and abs(before - value) <= SAME:
         return "shifted"
     return "wrong"

@@ -28,13 +28,13 @@ is sent only in the Authorization header.
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.outbound.lines import Aborted, Line, Refused, Reply, Unanswered
+from annotation.outbound.secrets import scrub
 from evaluation.runners.base import RunnerError
 from evaluation.runners.outage import Outage
 
@@ -51,7 +51,7 @@ class Request:
 
     path: str  # "/completions" or "/chat/completions", after the base URL
     body: dict[str, Any]
-    read: str = "text"  # "text", "next", "echo", "echo-shifted" or "tokens"
+    read: str = "text"  # "text", "next", "greedy", "echo", "echo-shifted", "tokens", "check"
     span: tuple[int, int] = (0, 0)  # echo: the continuation's characters in the prompt
 
     @property
@@ -63,15 +63,16 @@ class Request:
 
 @dataclass
 class Answer:
-    value: dict[str, Any]  # {"ll": float}, {"top": {token: lp}}, {"tokens": [...]}, {"text": str}
+    value: dict[str, Any]  # {"ll": float}, {"top": {token: lp}, ...}, {"text": str}, ...
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reused: bool = False  # taken from an earlier run of the same model, not asked now
 
 
-def next_token_request(model: str, context: str, top: int = TOP) -> Request:
-    body = {"model": model, "prompt": context, "max_tokens": 1, "logprobs": top, "temperature": 0}
-    return Request("/completions", body, read="next")
+def next_token_request(model: str, context: str, read: str = "next") -> Request:
+    """`read`: "next" (the top list), or "greedy" (also the greedy token and its value)."""
+    body = {"model": model, "prompt": context, "max_tokens": 1, "logprobs": TOP, "temperature": 0}
+    return Request("/completions", body, read=read)
 
 
 def echo_request(model: str, context: str, continuation: str, read: str = "echo") -> Request:
@@ -166,6 +167,8 @@ def read_value(request: Request, choice: dict[str, Any]) -> dict[str, Any]:
             text = choice.get("text")
         return {"text": str(text or "").replace("\x00", "")}  # PostgreSQL stores no NUL
     logprobs = choice.get("logprobs")
+    if request.read == "check":
+        return echo_check(logprobs, request.span)
     if request.read == "tokens" and isinstance(logprobs, dict):
         tokens = logprobs["tokens"]
         return {"tokens": [str(tokens[i]) for i in span_tokens(logprobs, request.span)]}
@@ -175,12 +178,40 @@ def read_value(request: Request, choice: dict[str, Any]) -> dict[str, Any]:
             "log-likelihood. Use scoring 'generation', or a server that returns them (vLLM; "
             "llama-cpp-python's with --logits_all true)."
         )
-    if request.read == "next":
+    if request.read in ("next", "greedy"):
         tops = logprobs.get("top_logprobs")
-        return {"top": top_list(tops[0] if isinstance(tops, list) and tops else None)}
+        top = {"top": top_list(tops[0] if isinstance(tops, list) and tops else None)}
+        if request.read == "next":
+            return top
+        # The Check's: the greedy token too (never stored), by its own text: a server may go
+        # on past a token that is part of a character (llama-cpp-python's `text` then holds two).
+        token = (logprobs.get("tokens") or [choice.get("text") or ""])[0]
+        return {**top, "token": str(token), "ll": logprob(logprobs["token_logprobs"][0])}
     shifted = request.read == "echo-shifted"
     tokens = [str(logprobs["tokens"][i]) for i in span_tokens(logprobs, request.span)]
     return {"ll": echoed_loglikelihood(logprobs, request.span, shifted), "tokens": tokens}
+
+
+def echo_check(logprobs: Any, span: tuple[int, int]) -> dict[str, Any]:
+    """An echo as the Check reads it (evaluation/runners/probe.py): whether it holds no
+    prompt log-probabilities (`absent`), or lacks one after the prompt's first token
+    (`holes`); whether the continuation is one token, from the span's start (`single`); and
+    that token's value in its own entry (`own`, None if none) and the top list of the entry
+    before it (`before`)."""
+    values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+    if not isinstance(values, list) or all(v is None for v in values):
+        return {"absent": True, "holes": False, "single": False, "own": None, "before": {}}
+    offsets, tops = logprobs.get("text_offset") or [], logprobs.get("top_logprobs") or []
+    inside = [i for i, at in enumerate(offsets) if isinstance(at, int) and at < span[1]]
+    holes = any(values[i] is None for i in inside[1:] if i < len(values))
+    at = [i for i in inside if offsets[i] == span[0]]
+    single = not holes and len(at) == 1 and at[0] == inside[-1] and at[0] < len(values)
+    own, before = None, {}
+    if single:
+        i = at[0]
+        own = logprob(values[i]) if values[i] is not None else None
+        before = top_list(tops[i - 1]) if 0 < i <= len(tops) and tops[i - 1] else {}
+    return {"absent": False, "holes": holes, "single": single, "own": own, "before": before}
 
 
 def read_answer(request: Request, payload: Any) -> Answer:
@@ -277,6 +308,23 @@ class ServedModel:
                         self.line.abort()
                         raise
 
+    def once(self, request: Request, *, deadline: float, beat: Beat = None) -> Answer:
+        """One request, tried once within `deadline` (the Check's), read as `send` reads it."""
+        try:
+            reply = self.exchange("POST", request.path, request.body, deadline=deadline, beat=beat)
+        except (Unanswered, Refused, Aborted) as error:
+            problem = f"The server at {self.host} gave no usable answer: {error}."
+            raise RunnerError(problem) from None
+        if reply.status != 200:
+            raise RunnerError(
+                f"The server at {self.host} answered a canary request with HTTP {reply.status}: "
+                + self.scrub(_reason(reply))
+            )
+        try:
+            return read_answer(request, reply.json())
+        except ValueError:
+            raise RunnerError(f"The server at {self.host} answered with no JSON.") from None
+
     def send(self, request: Request) -> Answer:
         """One request, tried again on the failures a busy or restarting server gives."""
         return read_answer(request, self.post(request.path, request.body))
@@ -326,16 +374,6 @@ class ServedModel:
     def _pause(self, seconds: float) -> None:
         if self.line.aborted.wait(seconds):
             raise RunnerError("The run was cancelled.")
-
-
-def scrub(text: str, secret: str) -> str:
-    """`text` without `secret`, any part of it of 8 characters or more, or a bearer token."""
-    if secret:
-        text = text.replace(secret, "[key]")
-        for size in range(min(len(secret), 24), 7, -1):  # a key the server cut short
-            for start in range(0, len(secret) - size + 1):
-                text = text.replace(secret[start : start + size], "[key]")
-    return re.sub(r"(?i)(bearer\s+|sk-)[\w.~+/=-]{4,}", r"\1[key]", text)
 
 
 def _retry_after(reply: Reply) -> float:

@@ -36,7 +36,7 @@ class HostileServer:
                         name, _, value = line.decode().partition(":")
                         if name.lower() == "content-length":
                             length = int(value)
-                    self.rfile.read(length)
+                    self.body = self.rfile.read(length)  # what a test's `answer` may read
                     listing = request.startswith(b"GET") and request.split()[1].endswith(b"/models")
                     try:
                         if listing and not server.models_too:

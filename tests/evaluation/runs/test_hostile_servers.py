@@ -6,11 +6,13 @@ its requests in flight (docs/security.md)."""
 
 import json
 import math
+import re
 
 import pytest
 
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runners.base import RunnerError
+from evaluation.runners.probe import probe
 from evaluation.runners.served import ServedModel, echo_request, next_token_request
 from evaluation.runs.execute import run_evaluation
 from tests.evaluation.hostile import MODEL, HostileServer
@@ -139,3 +141,77 @@ def test_a_huge_model_list_at_registration_is_refused(sentiment, hostile):
         "project": project.slug, "name": "huge", "kind": "openai-compatible", "source": MODEL,
         "base_url": server.url}, format="json")  # fmt: skip
     assert answer.status_code == 400 and "MB" in answer.json()["detail"], answer.json()
+
+
+def canary_server(hostile, echo):  # type: ignore[no-untyped-def]
+    """A server whose greedy token after any prompt is " Paris", at -0.5, and whose echo of a
+    prompt (split at spaces, each piece a token) is `echo(tokens, n)`'s values and top lists,
+    for its n-th echo."""
+    server, echoes = hostile("json"), []
+
+    def answer(handler):  # type: ignore[no-untyped-def]
+        body = json.loads(handler.body)
+        prompt = body["prompt"]
+        if body.get("echo"):
+            tokens = re.findall(r"\s*\S+", prompt)
+            offsets = [len("".join(tokens[:i])) for i in range(len(tokens))]
+            values, tops = echo(tokens, len(echoes))
+            echoes.append(prompt)
+            logprobs = {"tokens": tokens, "text_offset": offsets, "token_logprobs": values,
+                        "top_logprobs": tops}  # fmt: skip
+        else:
+            top = {" Paris": -0.5, " Lyon": -1.5}
+            logprobs = {"tokens": [" Paris"], "text_offset": [len(prompt)],
+                        "token_logprobs": [-0.5], "top_logprobs": [top]}  # fmt: skip
+        data = json.dumps({"choices": [{"text": "", "logprobs": logprobs}], "usage": {}}).encode()
+        head = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(data)
+        handler.wfile.write(head + data)
+
+    server.answer = answer
+    return server, echoes
+
+
+def echoed(own, before, hole=False):  # type: ignore[no-untyped-def]
+    """The greedy token's own value `own`, and `before` as the top list of the entry before it;
+    every other token -1.0 (the first none), or none at the third (`hole`)."""
+
+    def echo(tokens, n):  # type: ignore[no-untyped-def]
+        values = [None] + [-1.0] * (len(tokens) - 2) + [own]
+        if hole:
+            values[2] = None
+        tops = [None] + [{t: -1.0} for t in tokens[1:-2]] + [before, {tokens[-1]: own}]
+        return values, tops
+
+    return echo
+
+
+@pytest.mark.parametrize(
+    ("echo", "told"),
+    [
+        (echoed(-0.5, {" is": -1.0}), "aligned"),  # its own entry holds -0.5
+        (echoed(-3.0, {" Paris": -0.5}), "shifted"),  # only the entry before lists it at -0.5
+        (echoed(-3.0, {" Paris": -2.0}), "wrong"),  # neither
+        (echoed(-0.5, {" is": -1.0}, hole=True), "wrong"),  # a prompt token without a value
+        (lambda tokens, n: ([None] * len(tokens), [None] * len(tokens)), "absent"),
+    ],
+)
+def test_the_check_reads_how_an_echo_holds_the_greedy_tokens_value(hostile, echo, told):
+    server, echoes = canary_server(hostile, echo)
+    report = probe(client(server), loglikelihood=True, seconds=10)
+    assert report.echo == told and report.problems == []
+    assert len(echoes) == 1 and echoes[0].endswith(" Paris")  # the first canary told
+    assert report.repeatable is True and report.top == 2
+
+
+def test_the_check_tries_another_canary_where_the_greedy_token_merges_with_the_prompt(hostile):
+    def echo(tokens, n):  # type: ignore[no-untyped-def]
+        values, tops = echoed(-0.5, {" x": -1.0})(tokens, n)
+        if n == 0:  # the prompt's last piece and " Paris" echoed as one token
+            tokens[-2:] = [tokens[-2] + tokens[-1]]
+            values, tops = values[:-1], tops[:-1]
+        return values, tops
+
+    server, echoes = canary_server(hostile, echo)
+    report = probe(client(server), loglikelihood=True, seconds=10)
+    assert report.echo == "aligned" and len(echoes) == 2 and echoes[0] != echoes[1]
+    assert report.as_dict()["requests"] == 6  # two canaries: twice the next token, one echo
