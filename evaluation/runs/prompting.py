@@ -63,6 +63,7 @@ def prompts(
     """Each example's prompt, with the spec's shots from the release's few-shot split (each
     answered by its label's words, or its first answer), in the model's chat template when
     `chat` wraps one."""
+    pool = shot_pool(spec, release)
     project = release.project
     prompting = Prompting.of(project, spec.prompt, spec.verbalizers)
     if project.is_free_text:
@@ -70,11 +71,7 @@ def prompts(
     else:
         answer = lambda example: prompting.word_of[example["label"]]  # noqa: E731
     texts = prompting.contexts(
-        examples,
-        answer,
-        shots=spec.few_shot,
-        pool=shot_pool(spec, release),
-        delimiter=spec.target_delimiter,
+        examples, answer, shots=spec.few_shot, pool=pool, delimiter=spec.target_delimiter
     )
     return [chat(text) for text in texts] if chat else texts
 
