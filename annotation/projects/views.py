@@ -308,6 +308,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
         "people": people,
         "added": added,
         "sso_only": settings.PASSWORD_LOGIN == "staff" and settings.OIDC_PROVIDER_NAME,
+        "mails": settings.EMAIL_BACKEND != NO_MAIL,
         "errors": errors,
         "n_members": len(rows),
         "invitations": invites.invitations_pending(project),
@@ -322,6 +323,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/members.html", context, status=status)
 
 
+NO_MAIL = "django.core.mail.backends.dummy.EmailBackend"  # the default: nothing is sent
 USED = "This invitation has been used already: ask the project's admin for another."
 ANOTHER_ACCOUNT = (
     "This invitation is for another account: sign out, and sign in as the account whose "

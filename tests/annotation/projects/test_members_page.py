@@ -93,6 +93,29 @@ def test_one_bad_line_adds_nobody_and_says_which(project, people):
     assert User.objects.count() == before and not mail.outbox
 
 
+@pytest.mark.parametrize(
+    ("backend", "said", "unsaid"),
+    [
+        (
+            "django.core.mail.backends.locmem.EmailBackend",
+            "it was also e-mailed",
+            "sends no e-mail",
+        ),
+        ("django.core.mail.backends.dummy.EmailBackend", "sends no e-mail", "e-mailed"),
+    ],
+)
+def test_the_links_card_says_they_were_e_mailed_only_where_the_site_sends_e_mail(
+    project, people, settings, backend, said, unsaid
+):
+    """The default backend drops every e-mail: the card must not tell the admin otherwise."""
+    settings.EMAIL_BACKEND = backend
+    answer = browser(people["admin"]).post(
+        f"/p/{project.slug}/members/", {"people": "dana, dana@example.org", "roles": ["validator"]}
+    )
+    card = answer.content.decode().split('id="copy-all"')[0][-700:]
+    assert answer.status_code == 200 and said in card and unsaid not in card
+
+
 def test_the_first_cell_names_the_person_even_a_role_word_and_case_is_ignored(
     project, people, django_capture_on_commit_callbacks
 ):
