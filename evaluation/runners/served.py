@@ -206,12 +206,16 @@ def echo_check(logprobs: Any, span: tuple[int, int]) -> dict[str, Any]:
     holes = any(values[i] is None for i in inside[1:] if i < len(values))
     at = [i for i in inside if offsets[i] == span[0]]
     single = not holes and len(at) == 1 and at[0] == inside[-1] and at[0] < len(values)
-    own, before = None, {}
-    if single:
-        i = at[0]
-        own = logprob(values[i]) if values[i] is not None else None
-        before = top_list(tops[i - 1]) if 0 < i <= len(tops) and tops[i - 1] else {}
-    return {"absent": False, "holes": holes, "single": single, "own": own, "before": before}
+    held = _held(values, tops, at[0]) if single else {"own": None, "before": {}}
+    return {"absent": False, "holes": holes, "single": single, **held}
+
+
+def _held(values: list[Any], tops: list[Any], i: int) -> dict[str, Any]:
+    """The value of an echo's token `i` in its own entry, and the top list of the entry
+    before it."""
+    own = logprob(values[i]) if values[i] is not None else None
+    before = top_list(tops[i - 1]) if 0 < i <= len(tops) and tops[i - 1] else {}
+    return {"own": own, "before": before}
 
 
 def read_answer(request: Request, payload: Any) -> Answer:
