@@ -25,19 +25,23 @@ PEOPLE = [
 
 
 @contextmanager
-def provider(folder: Path, site: str, people: list[dict[str, Any]]) -> Iterator[str]:
+def provider(
+    folder: Path, site: str, people: list[dict[str, Any]], logout: bool = True
+) -> Iterator[str]:
     """A provider that knows `people` and one client, ContrastLab at `site` (its scheme and
-    host): its issuer."""
+    host), and (`logout`) signs them out when the site asks: its issuer."""
     config = {
         "client_id": CLIENT_ID,
         "client_secret": CLIENT_SECRET,
         "redirect_uri": f"{site}/accounts/sso/callback/",
+        "post_logout_redirect_uri": f"{site}/accounts/login/",
         "people": people,
     }
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
         "PROVIDER_DB": str(folder / "provider.sqlite3"),
         "PYTHONPATH": str(ROOT),
+        "PROVIDER_LOGOUT": "1" if logout else "0",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.sso_provider.serve", json.dumps(config)],

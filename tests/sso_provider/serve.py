@@ -2,8 +2,10 @@
 confidential client and the people given, and prints its issuer once it answers.
 
     PROVIDER_DB=/tmp/x.sqlite3 python -m tests.sso_provider.serve '{"client_id": …,
-        "client_secret": …, "redirect_uri": …, "people": [{"username": …, "password": …,
-        "email": …, "verified": true}]}'
+        "client_secret": …, "redirect_uri": …, "post_logout_redirect_uri": …,
+        "people": [{"username": …, "password": …, "email": …, "verified": true}]}'
+
+PROVIDER_LOGOUT=0 leaves RP-initiated logout off (settings.py).
 """
 
 import json
@@ -45,6 +47,7 @@ def main() -> None:
         client_type=Application.CLIENT_CONFIDENTIAL,
         authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
         redirect_uris=config["redirect_uri"],
+        post_logout_redirect_uris=config["post_logout_redirect_uri"],
         algorithm=Application.RS256_ALGORITHM,
         skip_authorization=True,
     )

@@ -45,4 +45,8 @@ OAUTH2_PROVIDER = {
     ).decode(),
     "OAUTH2_VALIDATOR_CLASS": "tests.sso_provider.claims.Claims",
     "SCOPES": {"openid": "OpenID Connect", "email": "e-mail", "profile": "profile"},
+    # RP-Initiated Logout 1.0, named in the discovery document unless PROVIDER_LOGOUT=0; with
+    # the ID token of the signed-in person as its hint it ends their session without asking.
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": os.environ.get("PROVIDER_LOGOUT", "1") == "1",
+    "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
 }
