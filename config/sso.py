@@ -12,6 +12,10 @@ accepted by signing in. An account that a project's admin made on the Members pa
 has a password, may be that admin's (they held its link: models.AccountOrigin); it is matched
 only once staff have vouched for it. With PASSWORD_LOGIN=staff, only staff sign in with a
 password (docs/security.md, "Single sign-on").
+
+Signing out of a session begun through the provider signs out of the provider too, where its
+discovery document names an `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0):
+on a shared computer, the next person's "Sign in with …" must not find the last one's session.
 """
 
 import logging
@@ -28,7 +32,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import SuspiciousOperation
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
 from django.urls import reverse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
@@ -39,6 +43,7 @@ from annotation.projects.services import invites
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
+ID_TOKEN = "oidc_id_token"  # where mozilla-django-oidc keeps it (OIDC_STORE_ID_TOKEN)
 
 
 def enabled() -> bool:
@@ -82,7 +87,7 @@ def _discovered(issuer: str) -> dict[str, str]:
     missing = [key for key in keys if not found.get(key)]
     if missing:
         raise ProviderUnreachable(f"{url} names no {', '.join(missing)}.")
-    document = {key: found[key] for key in keys}
+    document = {key: found[key] for key in (*keys, "end_session_endpoint") if found.get(key)}
     _documents[issuer] = (time.monotonic(), document)
     return document
 
@@ -94,6 +99,11 @@ def forget_provider() -> None:
 
 def endpoint(key: str) -> str:
     return _discovered(settings.OIDC_ISSUER)[key]
+
+
+def sign_out_endpoint() -> str:
+    """The provider's end_session_endpoint; "" where it names none."""
+    return _discovered(settings.OIDC_ISSUER).get("end_session_endpoint", "")
 
 
 class PasswordBackend(ModelBackend):
@@ -246,6 +256,9 @@ def _refused(request: HttpRequest, problem: str) -> HttpResponse:
     going = request.session.get("oidc_login_next") or ""
     if request.user.is_authenticated:
         return HttpResponseRedirect(going or resolve_url(settings.LOGIN_REDIRECT_URL))
+    # mozilla-django-oidc keeps the ID token before our checks: a password sign-in after this
+    # one would inherit it, and its sign-out would go to the provider.
+    request.session.pop(ID_TOKEN, None)
     messages.error(request, problem)
     login = reverse("login")
     return HttpResponseRedirect(f"{login}?{urlencode({'next': going})}" if going else login)
@@ -298,12 +311,58 @@ class SignInEnd(OIDCAuthenticationCallbackView):
             logger.warning("single sign-on failed: %s", error)
             return _refused(request, _unfinished())
 
+    def login_success(self) -> HttpResponse:
+        """Signed in, with the ID token kept for the sign-out (SignOut): Django's login()
+        empties a session that was another account's, the token with it."""
+        id_token = self.request.session.get(ID_TOKEN)
+        response = super().login_success()
+        if id_token:
+            self.request.session[ID_TOKEN] = id_token
+        return response
+
     def login_failure(self) -> HttpResponse:
         logger.warning(
             "single sign-on did not finish: the callback came without this browser's sign-in "
             "state (a stale or reloaded link, or a session cookie another site replaced)"
         )
         return _refused(self.request, _unfinished())
+
+
+class SignOut(auth_views.LogoutView):
+    """Django's sign-out (a POST, with the CSRF token), then, for a session begun through the
+    provider, the provider's: a page that sends the browser to its end_session_endpoint, which
+    sends it back to our login page. A page, not a redirect: our policy's `form-action 'self'`
+    stops a form's redirect to another origin. Where the provider cannot be told (it names no
+    such endpoint, or does not answer), the login page says its session may still be open."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        id_token = request.session.get(ID_TOKEN)
+        response = super().post(request, *args, **kwargs)
+        if not (id_token and enabled()):
+            return response
+        try:
+            end_session = sign_out_endpoint()
+        except ProviderUnreachable as error:
+            logger.warning("single sign-on: signed out here alone: %s", error)
+            end_session = ""
+        name = settings.OIDC_PROVIDER_NAME
+        if not end_session:
+            messages.info(
+                request,
+                f"You are signed out here; your {name} session may still be open: sign out of "
+                f"{name} too.",
+            )
+            return response
+        query = urlencode(
+            {
+                "id_token_hint": id_token,
+                "post_logout_redirect_uri": request.build_absolute_uri(reverse("login")),
+                "client_id": settings.OIDC_RP_CLIENT_ID,
+            }
+        )
+        end_session += f"{'&' if '?' in end_session else '?'}{query}"
+        context = {"sso": name, "end_session": end_session}
+        return render(request, "registration/signing_out.html", context)
 
 
 def _unreachable() -> str:

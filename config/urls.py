@@ -20,7 +20,7 @@ urlpatterns = [
     path("accounts/login/", sso.LoginPage.as_view(), name="login"),
     path("accounts/sso/", sso.SignInStart.as_view(), name="sso-start"),
     path("accounts/sso/callback/", sso.SignInEnd.as_view(), name="sso-callback"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", sso.SignOut.as_view(), name="logout"),
     # The one-time link of an invitation (annotation/projects/services/invites.py).
     path(
         "accounts/set-password/<uidb64>/<token>/",

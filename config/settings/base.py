@@ -143,6 +143,7 @@ OIDC_CREATE_ACCOUNTS = envbool("OIDC_CREATE_ACCOUNTS", True)
 OIDC_RP_SIGN_ALGO = envstr("OIDC_SIGN_ALGO", "RS256")
 OIDC_RP_SCOPES = "openid email profile"
 OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True  # the sign-out's id_token_hint, for the provider (config/sso.py)
 OIDC_TIMEOUT = envint("OIDC_TIMEOUT_SECONDS", 10)
 OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
 # "staff": only staff sign in with a password (the rest through the provider); "everyone".

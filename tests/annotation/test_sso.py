@@ -2,9 +2,11 @@
 process: tests/sso_provider/), driven over HTTP as a browser would: every redirect followed,
 the provider's own login form filled in. The browser's walk is tests/browser/test_sso_flow.py."""
 
+import base64
 import html
+import json
 import re
-from urllib.parse import quote, urljoin
+from urllib.parse import parse_qs, quote, urljoin, urlsplit
 
 import pytest
 import requests
@@ -18,7 +20,7 @@ from annotation.models import AccountOrigin, Invitation, Membership
 from annotation.projects.services import invites, members_of
 from config import sso
 from tests.factories import ProjectFactory, UserFactory
-from tests.sso_provider.running import PEOPLE, provider
+from tests.sso_provider.running import CLIENT_ID, PEOPLE, provider
 
 User = get_user_model()
 
@@ -52,6 +54,34 @@ def signed_in_as(answer: requests.Response, site: str) -> str:
     key = next((c.value for c in jar if c.name == "contrastlab_session"), "")
     user_id = SessionStore(session_key=key).get("_auth_user_id") if key else None
     return User.objects.get(pk=user_id).username if user_id else ""
+
+
+def sign_out(page: requests.Response) -> requests.Response:
+    """Click the header's "Log out" on `page` (a POST with its CSRF token, in the page's
+    `.session`), following every redirect and refresh: the last answer, with the session on
+    `.session`, and every redirect's and refresh's answer in `.history`."""
+    session = page.session  # type: ignore[attr-defined]
+    assert 'action="/accounts/logout/"' in page.text, page.url
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    logout = urljoin(page.url, "/accounts/logout/")
+    answer = session.post(logout, data={"csrfmiddlewaretoken": token[1]}, timeout=30)
+    history = [*answer.history]
+    while refresh := re.search(r'http-equiv="refresh" content="0; url=([^"]+)"', answer.text):
+        history.append(answer)
+        answer = session.get(urljoin(answer.url, html.unescape(refresh[1])), timeout=30)
+        history.extend(answer.history)
+    answer.history, answer.session = history, session  # type: ignore[attr-defined]
+    return answer
+
+
+def visited(answer: requests.Response, issuer: str) -> list[str]:
+    """The addresses on the provider's host that the answer's redirects went through."""
+    host = issuer.removesuffix("/o")
+    return [step.url for step in answer.history if step.url.startswith(host)]
+
+
+PROVIDER_STILL_OPEN = "You are signed out here; your Lab ID session may still be open"
 
 
 def test_an_invitation_to_an_address_is_accepted_by_signing_in_with_it(site):  # type: ignore[no-untyped-def]
@@ -278,3 +308,92 @@ def test_a_provider_killed_between_its_answer_and_our_callback_is_said_and_signs
     assert back.status_code == 200 and back.url == f"{site}/accounts/login/"
     assert "Signing in with Lab ID did not finish: start again." in back.text
     assert not User.objects.filter(email="ada@lab.example").exists()
+
+
+def test_signing_out_ends_the_providers_session_too(site, issuer):  # type: ignore[no-untyped-def]
+    """On a shared computer, the next "Sign in with Lab ID" asks for a password again: our
+    sign-out sends the browser to the provider's end_session_endpoint (OpenID Connect
+    RP-Initiated Logout 1.0), which sends it back to our login page."""
+    answer = sign_in(site, "ada", "ada-pw")
+    assert signed_in_as(answer, site) == "ada"
+
+    out = sign_out(answer)
+
+    assert out.status_code == 200 and out.url == f"{site}/accounts/login/"
+    assert signed_in_as(out, site) == "" and PROVIDER_STILL_OPEN not in out.text
+    provider_form(out.session, site)  # type: ignore[attr-defined]  # the provider's form, not ada signed straight back in
+    (end_session,) = visited(out, issuer)
+    query = parse_qs(urlsplit(end_session).query)
+    assert query["client_id"] == [CLIENT_ID]
+    assert query["post_logout_redirect_uri"] == [f"{site}/accounts/login/"]
+    (hint,) = query["id_token_hint"]  # the ID token of ada's sign-in
+    claims = json.loads(base64.urlsafe_b64decode(hint.split(".")[1] + "=="))
+    assert claims["iss"] == issuer and claims["aud"] == CLIENT_ID
+
+
+def password_sign_in(session: requests.Session, site: str, username: str) -> requests.Response:
+    """Sign in on our login page with the factories' password: the last answer, with the
+    session on `.session`."""
+    page = session.get(f"{site}/accounts/login/", timeout=30)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    credentials = {"csrfmiddlewaretoken": token[1], "username": username, "password": "pw"}
+    answer = session.post(f"{site}/accounts/login/", data=credentials, timeout=30)
+    answer.session = session  # type: ignore[attr-defined]
+    assert signed_in_as(answer, site) == username
+    return answer
+
+
+def test_a_password_users_sign_out_does_not_go_to_the_provider(site, issuer):  # type: ignore[no-untyped-def]
+    """Not even after a sign-in through the provider that was refused in the same browser."""
+    UserFactory(username="erin", email="erin@lab.example")
+    UserFactory(username="bob", email="bob@lab.example")
+    refused = sign_in(site, "bob", "bob-pw")  # his address is not verified
+    assert signed_in_as(refused, site) == ""
+    answer = password_sign_in(refused.session, site, "erin")  # type: ignore[attr-defined]
+
+    out = sign_out(answer)
+
+    assert out.status_code == 200 and out.url == f"{site}/accounts/login/"
+    assert visited(out, issuer) == [] and PROVIDER_STILL_OPEN not in out.text
+    assert signed_in_as(out, site) == ""
+
+
+def test_signing_in_through_the_provider_over_a_password_session_signs_out_of_both(  # type: ignore[no-untyped-def]
+    site, issuer
+):
+    """Django's login() empties a session that was another account's: the ID token stays."""
+    UserFactory(username="erin", email="erin@lab.example")
+    session = password_sign_in(requests.Session(), site, "erin").session  # type: ignore[attr-defined]
+    url, fields = provider_form(session, site)
+    answer = session.post(url, data={**fields, "username": "ada", "password": "ada-pw"}, timeout=30)
+    answer.session = session  # type: ignore[attr-defined]
+    assert signed_in_as(answer, site) == "ada"
+
+    out = sign_out(answer)
+
+    assert out.url == f"{site}/accounts/login/" and len(visited(out, issuer)) == 1
+    provider_form(session, site)
+
+
+def test_a_provider_without_sign_out_or_down_is_a_plain_sign_out_that_says_so(  # type: ignore[no-untyped-def]
+    site, settings, tmp_path
+):
+    with provider(tmp_path, site, PEOPLE, logout=False) as second:
+        settings.OIDC_ISSUER = second
+        sso.forget_provider()
+        answer = sign_in(site, "ada", "ada-pw")
+        assert signed_in_as(answer, site) == "ada"
+
+        out = sign_out(answer)
+
+        assert out.status_code == 200 and out.url == f"{site}/accounts/login/"
+        assert visited(out, second) == [] and PROVIDER_STILL_OPEN in out.text
+        assert signed_in_as(out, site) == ""
+        answer = sign_in(site, "ada", "ada-pw")
+    sso.forget_provider()  # its process is ended here: its discovery document is not read
+
+    out = sign_out(answer)
+
+    assert out.status_code == 200 and out.url == f"{site}/accounts/login/"
+    assert PROVIDER_STILL_OPEN in out.text and signed_in_as(out, site) == ""

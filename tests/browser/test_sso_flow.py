@@ -67,3 +67,28 @@ def test_the_login_page_leads_with_the_provider_and_keeps_passwords_for_staff(  
     page.wait_for_selector("#login-error")
     assert "Only staff sign in with a password here" in page.locator("#login-error").inner_text()
     assert page.locator("#staff-password").get_attribute("open") is not None
+
+
+def test_signing_out_signs_out_of_the_provider_so_the_next_person_gives_a_password(  # type: ignore[no-untyped-def]
+    issuer, site, page
+):
+    """A shared lab computer: after "Log out", "Sign in with Lab ID" asks for a password."""
+    provider_login = issuer.removesuffix("/o") + "/login/"
+    page.goto(f"{site}/accounts/login/")
+    page.click("#sso-start")
+    page.wait_for_url(f"{provider_login}**")
+    page.fill("input[name=username]", "ada")
+    page.fill("input[name=password]", "ada-pw")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{site}/")
+    assert page.locator("header .who").inner_text() == "ada"
+
+    page.click("header >> text=Log out")
+    page.wait_for_url(f"{site}/accounts/login/")
+    assert page.locator("header .who").count() == 0
+    screenshot(page, "sso-signed-out")
+
+    page.click("#sso-start")
+    page.wait_for_url(lambda url: url.startswith(provider_login) or url == f"{site}/")
+    assert page.url.startswith(provider_login), page.url  # not ada, signed straight back in
+    assert page.locator("input[name=password]").is_visible()
