@@ -211,7 +211,7 @@ class ServedAnswer(models.Model):
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="answers")
     key = models.CharField(max_length=64)  # the SHA-256 of the request
-    value = models.JSONField()  # evaluation/runners/served.py: Answer.value
+    value = models.JSONField()  # evaluation/runners/completions.py: Answer.value
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     # Taken from an earlier run of the same model, not asked of the server by this one.

@@ -20,16 +20,15 @@ from typing import Any
 
 from annotation.outbound.lines import Aborted, Refused, Reply, Unanswered
 from evaluation.runners.base import RunnerError
-from evaluation.runners.served import (
+from evaluation.runners.completions import (
     TOP,
     Answer,
-    Beat,
     Request,
-    ServedModel,
     echo_request,
     generation_request,
     next_token_request,
 )
+from evaluation.runners.served import Beat, ServedModel
 
 # Canary prompts: if the greedy token after one merges with its end when echoed, the next is
 # tried.
@@ -131,7 +130,7 @@ def probe(
 
 def _ask(client: ServedModel, report: Report, request: Request, seconds: float) -> dict[str, Any]:
     """One try, no retries: the answer's value, read as a run reads it
-    (evaluation/runners/served.py)."""
+    (evaluation/runners/completions.py)."""
     answer = client.once(request, deadline=seconds, beat=report.beat)
     report.spent.append(answer)
     return answer.value

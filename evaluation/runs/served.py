@@ -24,16 +24,16 @@ from annotation.models import Project, Release
 from annotation.prompting import Prompting
 from evaluation.models import EvaluationRun, ModelSpec, ServedAnswer
 from evaluation.runners.base import Progress, RunnerError
-from evaluation.runners.probe import Report, probe
-from evaluation.runners.prompted import cut
-from evaluation.runners.served import (
+from evaluation.runners.completions import (
     Answer,
     Request,
-    ServedModel,
     echo_request,
     generation_request,
     next_token_request,
 )
+from evaluation.runners.probe import Report, probe
+from evaluation.runners.prompted import cut
+from evaluation.runners.served import ServedModel
 from evaluation.runs.endpoint import clean_served, served_client, usage_of
 from evaluation.runs.prompting import choice_rows, generate, generated_rows
 from evaluation.runs.scorer import PROMPTED, Advance, ModelKind, ScoredPart, prediction_row
@@ -117,7 +117,7 @@ class ServedLM:
         self, contexts: Sequence[str], choices: Sequence[Sequence[str]], progress: Progress
     ) -> list[list[float]]:
         """Each choice's log-likelihood after its context, read by a rule the server gets
-        right (evaluation/runners/served.py): the next token's top list where every choice is
+        right (evaluation/runners/completions.py): the next token's top list where every choice is
         one token (one request per context), else the echo, aligned or shifted; or the reason
         none holds."""
         report = self._checked(progress, loglikelihood=True)

@@ -12,8 +12,9 @@ import pytest
 
 from evaluation.models import EvaluationRun, ModelSpec
 from evaluation.runners.base import RunnerError
+from evaluation.runners.completions import echo_request, next_token_request
 from evaluation.runners.probe import probe
-from evaluation.runners.served import ServedModel, echo_request, next_token_request
+from evaluation.runners.served import ServedModel
 from evaluation.runs.execute import run_evaluation
 from tests.evaluation.hostile import MODEL, HostileServer
 from tests.evaluation.runs.test_served import KEY, start
