@@ -52,10 +52,11 @@ def models_page(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Model {form.cleaned_data['name']} registered.")
             return redirect("models", slug=slug)
     on_page = [name for name, kind in KINDS.items() if kind.on_page]
+    specs = ModelSpec.objects.filter(project=project, kind__in=on_page)
     context = {
         "project": project,
         "form": form,
-        "specs": ModelSpec.objects.filter(project=project, kind__in=on_page),
+        "specs": [(spec, KINDS[spec.kind].label) for spec in specs],  # with its kind's label
         # Where staff's local models live, and what is there (never shown to anyone else)
         "models_dir": local_models() if request.user.is_staff else None,
     }

@@ -58,6 +58,8 @@ def test_a_kind_registered_in_one_line_is_offered_registered_and_scored(
     assert made.status_code == 201, made.json()
     assert made.json()["kind"] == FirstLabel.name
     spec = ModelSpec.objects.get(pk=made.json()["id"])
+    table = page.get(f"/p/{project.slug}/models/").content.decode().split("</table>")[0]
+    assert "<td>first label (a test&#x27;s kind)</td>" in table  # the Kind column names it
     run = evaluation_enqueue(release=released, model=spec, split="test", user=None, send=False)
     run = run_evaluation(run.pk)
     assert run.status == "succeeded", run.error
